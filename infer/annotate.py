@@ -1,0 +1,102 @@
+"""Writing inferred types back into a model as ``value_info`` (subgraphs included).
+
+Two styles for symbolic dims (DESIGN.md): ``expressions`` writes ``seq + 5`` as the
+``dim_param``, what compilers read; ``strict`` writes only identifier names (Clause 6.5.2 SHOULD)
+and leaves each name's definition in the dimension table.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from onnx import AttributeProto, GraphProto, ModelProto, ValueInfoProto
+
+from . import dims as D
+from . import types as T
+from .dims import Dim
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Engine
+
+STYLES = ("expressions", "strict")
+_PATH_STEP = re.compile(r"^(\d+):(.+)$")
+
+
+def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
+    """The graph at ``path`` (``main``, ``main/3:body``, ...) in ``model``."""
+    parts = path.split("/")
+    if parts[0] != "main":
+        return None
+    g = model.graph
+    for step in parts[1:]:
+        m = _PATH_STEP.match(step)
+        if not m:
+            return None  # a function body: not a graph of the model
+        idx, attr = int(m.group(1)), m.group(2)
+        if idx >= len(g.node):
+            return None
+        found = None
+        for a in g.node[idx].attribute:
+            if a.name == attr and a.type == AttributeProto.GRAPH:
+                found = a.g
+        if found is None:
+            return None
+        g = found
+    return g
+
+
+def dim_writer(engine: Engine, style: str):
+    table = engine.table
+
+    def write(d: Dim) -> int | str | None:
+        if d is None:
+            return None
+        if isinstance(d, int):
+            return d if d >= 0 else None
+        if d.is_Symbol:
+            return d.name
+        return D.to_str(d) if style == "expressions" else table.name_for(d)
+
+    return write
+
+
+def write_annotations(model: ModelProto, engine: Engine, style: str = "expressions") -> None:
+    """Write every typed value of every graph the engine walked into ``model`` in place."""
+    if style not in STYLES:
+        raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
+    write = dim_writer(engine, style)
+    for path, record in engine.records.items():
+        if record.kind != "graph":
+            continue
+        g = resolve_graph(model, path)
+        if g is None:
+            continue
+        outputs = {o.name: o for o in g.output}
+        if path != "main":
+            # Subgraph inputs may omit their types (Clause 7.1); fill them in.
+            for inp in g.input:
+                v = record.values.get(inp.name)
+                if v is not None and not isinstance(v.type, T.UnknownType):
+                    T.to_proto(v.type, write, inp.type)
+        for name, o in outputs.items():
+            v = record.values.get(name)
+            if v is not None and not isinstance(v.type, T.UnknownType):
+                T.to_proto(v.type, write, o.type)
+        typed: list[ValueInfoProto] = []
+        seen: set[str] = set()
+        for name in record.producers:
+            if name in outputs or name in seen:
+                continue
+            seen.add(name)
+            v = record.values[name]
+            if isinstance(v.type, T.UnknownType):
+                continue
+            vi = ValueInfoProto(name=name)
+            T.to_proto(v.type, write, vi.type)
+            typed.append(vi)
+        typed_names = {vi.name for vi in typed}
+        kept = [vi for vi in g.value_info if vi.name not in typed_names]
+        del g.value_info[:]
+        g.value_info.extend(kept)
+        g.value_info.extend(typed)

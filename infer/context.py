@@ -1,0 +1,189 @@
+"""What an inference rule sees of its node: inputs, attributes, and ways to report.
+
+A rule is ``rule(ctx) -> list`` with one entry per node output, each one of:
+
+- a shape (tuple of dims; ``None`` dims are unknown): a tensor whose element type the schema
+  decides;
+- a ``Type`` (a tensor type with ``elem=None`` gets its element type from the schema);
+- a ``Value`` (a type plus known contents);
+- ``None``: nothing known beyond what the schema says.
+
+Unknown dims become fresh variables with the reason the rule gave through ``because``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from onnx import NodeProto
+
+from .dims import Dim
+from .dimtable import DimTable, Site
+from .types import UNKNOWN, SparseTensorType, TensorType, Type
+from .values import Known, Value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from signatures.schema import Signature
+
+    from .engine import Engine, Frame
+
+_MISSING = object()
+
+
+class RuleError(Exception):
+    """A rule found the node malformed; the engine reports it and leaves outputs unknown."""
+
+    def __init__(self, code: str, message: str, suggestion: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.suggestion = suggestion
+
+
+class RuleContext:
+    """The node under inference, as a rule sees it."""
+
+    __slots__ = (
+        "attrs",
+        "causes",
+        "engine",
+        "frame",
+        "inputs",
+        "n_outputs",
+        "node",
+        "opset",
+        "reason",
+        "sig",
+        "site",
+        "version",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        node: NodeProto,
+        site: Site,
+        sig: Signature | None,
+        opset: int,
+        inputs: list[Value | None],
+        engine: Engine,
+        frame: Frame,
+        attrs: dict[str, Any],
+    ):
+        self.node = node
+        self.site = site
+        self.sig = sig
+        self.opset = opset
+        self.version = sig.since_version if sig is not None else opset
+        self.inputs = inputs
+        self.n_outputs = len(node.output)
+        self.engine = engine
+        self.frame = frame
+        self.attrs = attrs
+        self.reason: str | None = None
+        self.causes: tuple[str, ...] = ()
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self.inputs)
+
+    def has(self, i: int) -> bool:
+        """Is input ``i`` supplied (present and not an empty name, Clause 7.3.3)?"""
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def value(self, i: int) -> Value | None:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def type(self, i: int) -> Type:
+        v = self.value(i)
+        return UNKNOWN if v is None else v.type
+
+    def shape(self, i: int) -> tuple[Dim, ...] | None:
+        """Shape of tensor input ``i``; ``None`` if absent, not a tensor or of unknown rank."""
+        t = self.type(i)
+        if isinstance(t, (TensorType, SparseTensorType)):
+            return t.shape
+        return None
+
+    def rank(self, i: int) -> int | None:
+        s = self.shape(i)
+        return None if s is None else len(s)
+
+    def elem(self, i: int) -> int | None:
+        t = self.type(i)
+        return t.elem if isinstance(t, (TensorType, SparseTensorType)) else None
+
+    def known(self, i: int) -> Known | None:
+        v = self.value(i)
+        return None if v is None else v.known
+
+    def known_dims(self, i: int) -> list[Dim] | None:
+        """Contents of input ``i`` as dims (a shape tensor), if tracked."""
+        k = self.known(i)
+        return None if k is None else k.dims()
+
+    def known_ints(self, i: int) -> list[int] | None:
+        k = self.known(i)
+        return None if k is None else k.ints()
+
+    def input_name(self, i: int) -> str:
+        return self.node.input[i] if i < len(self.node.input) else ""
+
+    # -- attributes -----------------------------------------------------------------------------
+
+    def attr(self, name: str, default: Any = _MISSING) -> Any:
+        """The node's attribute, else the schema default, else ``default`` (else ``None``)."""
+        if name in self.attrs:
+            return self.attrs[name]
+        if self.sig is not None:
+            spec = self.sig.attributes.get(name)
+            if spec is not None and spec.default is not None:
+                return spec.default
+        return None if default is _MISSING else default
+
+    def has_attr(self, name: str) -> bool:
+        return name in self.attrs
+
+    def require(self, name: str) -> Any:
+        """A required attribute; its absence is a malformed node."""
+        v = self.attr(name)
+        if v is None:
+            raise RuleError("bad-attribute", f"{self.op_type} needs attribute '{name}'")
+        return v
+
+    # -- reporting ------------------------------------------------------------------------------
+
+    @property
+    def dims(self) -> DimTable:
+        return self.engine.table
+
+    def because(self, reason: str, *inputs: int) -> None:
+        """Why this node's unknown extents are unknown; ``inputs`` name the inputs responsible."""
+        self.reason = reason
+        self.causes = tuple(self.input_name(i) for i in inputs if self.input_name(i))
+
+    def contents_unknown(self, i: int, what: str) -> None:
+        """The usual reason: ``what`` is read from input ``i`` whose contents are not known."""
+        name = self.input_name(i)
+        self.because(f"{what} comes from `{name}`, whose contents are not known", i)
+
+    def error(self, code: str, message: str, suggestion: str | None = None) -> None:
+        """Report a contradiction found at this node (e.g. extents 3 and 4 cannot broadcast)."""
+        self.engine.report_node(self, code, message, suggestion)
+
+    def assume(self, text: str, dims: Sequence[Dim] = ()) -> None:
+        self.engine.table.assume(text, dims, self.site)
+
+    def input_types_str(self) -> str:
+        return ", ".join("-" if v is None else str(v.type) for v in self.inputs)
+
+    # -- subgraphs ------------------------------------------------------------------------------
+
+    def subgraph(self, attr_name: str, inputs: Sequence[Value]) -> list[Value] | None:
+        """Infer the graph attribute ``attr_name`` with ``inputs`` bound to its inputs."""
+        return self.engine.infer_subgraph(self, attr_name, list(inputs))

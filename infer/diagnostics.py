@@ -1,0 +1,104 @@
+"""Diagnostics: what validation and inference report (Clause 10.5).
+
+Every diagnostic has a severity, a stable code, the clause of the spec it rests on, a location
+and a message that quotes the types involved. Codes are stable: tools may match on them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+
+# code -> (severity, clause, one-line meaning). The table is the documentation of the codes.
+CODES: dict[str, tuple[str, str, str]] = {
+    # structure (Clause 7, 10.2)
+    "undefined-value": (ERROR, "7.5", "a node consumes a value no graph input, initializer or node produces"),
+    "duplicate-definition": (ERROR, "7.5", "a value is produced more than once in one graph"),
+    "cycle": (ERROR, "7.5", "the graph is not acyclic"),
+    "not-topological": (WARNING, "7.5", "nodes are not in topological order"),
+    "empty-name": (ERROR, "5.4.1", "a name is empty where one is required"),
+    "shadowing": (ERROR, "5.4.3", "a subgraph redefines a name visible from an enclosing graph"),
+    "missing-io-shape": (WARNING, "6.5.1", "a top-level input or output has no shape"),
+    # operator sets (Clause 5.3.2, 10.4)
+    "domain-not-imported": (ERROR, "5.3.2", "a node uses a domain the model does not import"),
+    "unknown-operator": (ERROR, "10.4", "no operator of that name exists in the declared opset"),
+    "arity": (ERROR, "7.3", "a node has too few or too many inputs or outputs"),
+    # inference (Clause 9)
+    "declared-type-clash": (ERROR, "9.4", "a declared type contradicts the inferred one"),
+    "shape-mismatch": (ERROR, "10.3", "known extents contradict each other"),
+    "type-mismatch": (ERROR, "10.3", "input types violate the operator's type constraints"),
+    "bad-attribute": (ERROR, "10.4", "an attribute is missing, of the wrong type or out of range"),
+    "no-rule": (INFO, "9.4", "no inference rule for this operator version; outputs unknown"),
+    "unsupported": (INFO, "9.4", "the operator is declared unsupported; outputs unknown"),
+    "rule-crash": (WARNING, "9.4", "an inference rule failed internally; outputs left unknown"),
+    "recursion": (ERROR, "8.4", "a function calls itself"),
+    "limit": (ERROR, "15.4", "a resource limit was reached; inference refused that part"),
+    "external-data": (WARNING, "13", "the model keeps tensors in external files"),
+    "binding-clash": (ERROR, "9.3", "a user binding of a dimension contradicts the model"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where in the model: graph path, node, and the value or attribute concerned."""
+
+    graph: str = "main"
+    node_index: int | None = None
+    node_name: str = ""
+    op_type: str = ""
+    value: str | None = None
+    attribute: str | None = None
+
+    def __str__(self) -> str:
+        parts = [self.graph]
+        if self.node_index is not None:
+            label = f"node {self.node_index}"
+            if self.op_type:
+                label += f" {self.op_type}"
+            if self.node_name:
+                label += f" `{self.node_name}`"
+            parts.append(label)
+        if self.value is not None:
+            parts.append(f"value `{self.value}`")
+        if self.attribute is not None:
+            parts.append(f"attribute `{self.attribute}`")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    severity: str
+    code: str
+    clause: str
+    message: str
+    location: Location = Location()
+    suggestion: str | None = None
+
+    def __str__(self) -> str:
+        s = f"{self.severity} [{self.code}] {self.location}: {self.message} (Clause {self.clause})"
+        if self.suggestion:
+            s += f"; {self.suggestion}"
+        return s
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["location"] = {k: v for k, v in d["location"].items() if v not in (None, "")}
+        if d["suggestion"] is None:
+            del d["suggestion"]
+        return d
+
+
+def make(
+    code: str,
+    message: str,
+    location: Location = Location(),
+    suggestion: str | None = None,
+    severity: str | None = None,
+) -> Diagnostic:
+    """A diagnostic of a registered code; severity and clause come from ``CODES``."""
+    sev, clause, _ = CODES[code]
+    return Diagnostic(severity or sev, code, clause, message, location, suggestion)

@@ -1,0 +1,180 @@
+"""The model-scoped table of dimension variables (Clause 6.5.2) and where each came from.
+
+One variable per ``dim_param`` name across every graph of the model. Inference adds fresh
+variables for extents it cannot determine (Clause 9.3), each with its origin: the node, output
+and axis that made it and why. Facts learned on the way (``N`` and ``M`` broadcast, a declared
+name equals an inferred expression) are kept beside the variables, so a report can say which
+conclusions rest on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+import sympy
+
+from . import dims as D
+from .dims import Dim
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A node in the model: graph path, position, name and operator."""
+
+    graph: str
+    node_index: int | None = None
+    node_name: str = ""
+    op_type: str = ""
+    domain: str = ""
+
+    def __str__(self) -> str:
+        if self.node_index is None:
+            return f"graph {self.graph}"
+        name = f" `{self.node_name}`" if self.node_name else ""
+        return f"{self.op_type}{name} (node {self.node_index} of {self.graph})"
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Why a variable exists."""
+
+    kind: str  # "declared" | "fresh" | "defined"
+    reason: str
+    site: Site | None = None
+    value: str | None = None
+    axis: int | None = None
+    causes: tuple[str, ...] = ()  # value names whose unknown contents or shapes led here
+
+
+@dataclass(slots=True)
+class Variable:
+    name: str
+    symbol: sympy.Symbol
+    origin: Origin
+    definition: Dim = None  # the expression a defined name stands for (strict output style)
+
+    @property
+    def is_fresh(self) -> bool:
+        return self.origin.kind == "fresh"
+
+    def __str__(self) -> str:
+        if self.definition is not None:
+            return f"{self.name} = {D.to_str(self.definition)}"
+        return f"{self.name}: {self.origin.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """Something inference relied on or learned: an assumption, an equality, a binding."""
+
+    kind: str  # "assumption" | "equality" | "binding"
+    text: str
+    names: tuple[str, ...] = ()
+    site: Site | None = None
+
+    def __str__(self) -> str:
+        where = f" at {self.site}" if self.site else ""
+        return f"{self.kind}: {self.text}{where}"
+
+
+@dataclass
+class DimTable:
+    """Owns every dimension variable of one model."""
+
+    reserved: frozenset[str] = frozenset()
+    bindings: Mapping[str, int] = field(default_factory=dict)
+    variables: dict[str, Variable] = field(default_factory=dict)
+    facts: list[Fact] = field(default_factory=list)
+    _by_key: dict[Hashable, sympy.Symbol] = field(default_factory=dict)
+    _by_definition: dict[Dim, str] = field(default_factory=dict)
+    _counter: int = 0
+    _fact_set: set[Fact] = field(default_factory=set)
+
+    # -- variables ------------------------------------------------------------------------------
+
+    def declared(self, name: str, where: str = "", value: str | None = None) -> Dim:
+        """The dim a ``dim_param`` names; a bound name gives its integer."""
+        if name in self.bindings:
+            return self.bindings[name]
+        var = self.variables.get(name)
+        if var is None:
+            origin = Origin("declared", f"declared as '{name}' {where}".rstrip(), value=value)
+            var = Variable(name, D.symbol(name), origin)
+            self.variables[name] = var
+        return var.symbol
+
+    def _new_name(self, prefix: str) -> str:
+        while True:
+            name = f"{prefix}__{self._counter}"
+            self._counter += 1
+            if name not in self.reserved and name not in self.variables:
+                return name
+
+    def fresh(self, origin: Origin, key: Hashable | None = None, prefix: str = "unk") -> sympy.Symbol:
+        """A new variable for an extent inference cannot determine (Clause 9.3).
+
+        The same ``key`` gives the same variable, so re-inferring a subgraph is stable.
+        """
+        if key is not None and key in self._by_key:
+            return self._by_key[key]
+        name = self._new_name(prefix)
+        var = Variable(name, D.symbol(name), origin)
+        self.variables[name] = var
+        if key is not None:
+            self._by_key[key] = var.symbol
+        return var.symbol
+
+    def name_for(self, expr: Dim) -> str:
+        """An identifier standing for ``expr`` (the strict output style), defined once."""
+        if isinstance(expr, sympy.Symbol):
+            return expr.name
+        name = self._by_definition.get(expr)
+        if name is None:
+            name = self._new_name("dim")
+            origin = Origin("defined", f"stands for {D.to_str(expr)}")
+            self.variables[name] = Variable(name, D.symbol(name), origin, definition=expr)
+            self._by_definition[expr] = name
+        return name
+
+    def get(self, name: str) -> Variable | None:
+        return self.variables.get(name)
+
+    def __iter__(self) -> Iterator[Variable]:
+        return iter(self.variables.values())
+
+    def __len__(self) -> int:
+        return len(self.variables)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.variables
+
+    def is_fresh(self, d: Dim) -> bool:
+        """True when ``d`` mentions a fresh variable (an extent inference could not determine)."""
+        return any((v := self.variables.get(n)) is not None and v.is_fresh for n in D.free_names(d))
+
+    def declared_names(self) -> list[str]:
+        return [v.name for v in self if v.origin.kind == "declared"]
+
+    # -- facts ----------------------------------------------------------------------------------
+
+    def note(self, kind: str, text: str, dims: Iterable[Dim] = (), site: Site | None = None) -> None:
+        names = tuple(sorted({n for d in dims for n in D.free_names(d)}))
+        fact = Fact(kind, text, names, site)
+        if fact not in self._fact_set:
+            self._fact_set.add(fact)
+            self.facts.append(fact)
+
+    def assume(self, text: str, dims: Iterable[Dim] = (), site: Site | None = None) -> None:
+        """Record an assumption a conclusion rests on (e.g. ``N`` and ``M`` broadcast)."""
+        self.note("assumption", text, dims, site)
+
+    def learn_equal(self, a: Dim, b: Dim, site: Site | None = None) -> None:
+        """Record that the model entails ``a == b`` (a declared name against an inferred extent)."""
+        self.note("equality", f"{D.to_str(a)} == {D.to_str(b)}", (a, b), site)
+
+    def summary(self) -> dict[str, list[str]]:
+        return {
+            "variables": [str(v) for v in self],
+            "facts": [str(f) for f in self.facts],
+        }

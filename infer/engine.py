@@ -1,0 +1,712 @@
+"""The walker: orders nodes, resolves names through scopes, runs rules, refines, records.
+
+One ``Engine`` infers one model. It walks the top-level graph in topological order (Clause
+7.5), looks each node's rule up by (domain, op_type, version), turns what the rule returns into
+values (element types from the schema, unknown extents into fresh variables with their origin),
+refines them against what the model declares (Clause 9.4) and records where everything came
+from. Subgraphs (Clause 7.6) and function bodies (Clause 8.4) are walked by the same code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto
+
+import signatures
+from signatures.registry import lookup
+from signatures.schema import (
+    ONNX_OPSET,
+    STANDARD_DOMAINS,
+    Signature,
+    attribute_value,
+    canonical_domain,
+    function_body,
+    parse_type_str,
+    signature,
+)
+
+from . import diagnostics as diag
+from . import dims as D
+from . import types as T
+from .context import RuleContext, RuleError
+from .diagnostics import Diagnostic, Location
+from .dims import Dim
+from .dimtable import DimTable, Origin, Site
+from .values import Known, Value, value_from_tensor
+
+DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
+
+
+@dataclass
+class Options:
+    """Knobs of one inference run (all keyword arguments of ``infer_model``)."""
+
+    dims_style: str = "expressions"  # "expressions" | "strict": how dims are written back
+    bindings: Mapping[str, int] = field(default_factory=dict)  # dim_param -> int
+    max_depth: int = 64  # subgraph and function nesting (Clause 15.4)
+
+
+class Scope:
+    """Names visible in one graph, with the enclosing graphs' behind it (Clause 5.4.3)."""
+
+    __slots__ = ("parent", "values")
+
+    def __init__(self, parent: Scope | None = None):
+        self.values: dict[str, Value] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Value | None:
+        s: Scope | None = self
+        while s is not None:
+            v = s.values.get(name)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+    def visible_outside(self, name: str) -> bool:
+        return self.parent is not None and self.parent.lookup(name) is not None
+
+
+@dataclass
+class ContentNote:
+    """Why a value's contents are not known (for ``explain``)."""
+
+    site: Site
+    reason: str
+    causes: tuple[str, ...] = ()
+
+
+@dataclass
+class GraphRecord:
+    """What inference found in one graph (or one function body at one call site)."""
+
+    path: str
+    kind: str  # "graph" | "function"
+    values: dict[str, Value] = field(default_factory=dict)
+    producers: dict[str, int] = field(default_factory=dict)  # value -> node index
+    nodes: list[NodeProto] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    initializers: set[str] = field(default_factory=set)
+    notes: dict[str, ContentNote] = field(default_factory=dict)  # why type, rank or contents unknown
+
+
+@dataclass
+class Frame:
+    """The state of walking one graph or function body."""
+
+    path: str
+    scope: Scope
+    opsets: Mapping[str, int]
+    declared: Mapping[str, TypeProto]
+    record: GraphRecord
+    depth: int
+    functions_active: tuple[tuple[str, str, str], ...] = ()
+    attr_refs: Mapping[str, AttributeProto] | None = None  # inside a function body
+
+
+def _attr_python(a: AttributeProto) -> Any:
+    if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS, AttributeProto.TENSOR,
+                  AttributeProto.SPARSE_TENSOR, AttributeProto.TYPE_PROTO):  # fmt: skip
+        from onnx import helper
+
+        return helper.get_attribute_value(a)
+    return attribute_value(a)
+
+
+def collect_dim_params(model: ModelProto) -> frozenset[str]:
+    """Every ``dim_param`` name anywhere in the model (fresh names must avoid them)."""
+    names: set[str] = set()
+
+    def from_type(tp: TypeProto) -> None:
+        kind = tp.WhichOneof("value")
+        if kind in ("tensor_type", "sparse_tensor_type"):
+            t = getattr(tp, kind)
+            if t.HasField("shape"):
+                names.update(d.dim_param for d in t.shape.dim if d.dim_param)
+        elif kind == "sequence_type":
+            from_type(tp.sequence_type.elem_type)
+        elif kind == "optional_type":
+            from_type(tp.optional_type.elem_type)
+        elif kind == "map_type":
+            from_type(tp.map_type.value_type)
+
+    def from_graph(g: GraphProto) -> None:
+        for vi in (*g.input, *g.output, *g.value_info):
+            from_type(vi.type)
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == AttributeProto.GRAPH:
+                    from_graph(a.g)
+                elif a.type == AttributeProto.GRAPHS:
+                    for sub in a.graphs:
+                        from_graph(sub)
+
+    from_graph(model.graph)
+    for f in model.functions:
+        for vi in (*f.value_info,):
+            from_type(vi.type)
+    return frozenset(names)
+
+
+def subgraph_uses(node: NodeProto) -> set[str]:
+    """Outer names a node's subgraphs read (its implicit inputs, for ordering)."""
+    used: set[str] = set()
+
+    def visit(g: GraphProto, outer_defined: set[str]) -> None:
+        defined = set(outer_defined)
+        defined.update(i.name for i in g.input)
+        defined.update(t.name for t in g.initializer)
+        defined.update(t.values.name for t in g.sparse_initializer)
+        for n in g.node:
+            defined.update(o for o in n.output if o)
+        for n in g.node:
+            used.update(i for i in n.input if i and i not in defined)
+            for a in n.attribute:
+                for sub in [a.g] if a.type == AttributeProto.GRAPH else a.graphs:
+                    visit(sub, defined)
+        used.update(o.name for o in g.output if o.name not in defined)
+
+    for a in node.attribute:
+        if a.type == AttributeProto.GRAPH:
+            visit(a.g, set())
+        elif a.type == AttributeProto.GRAPHS:
+            for sub in a.graphs:
+                visit(sub, set())
+    return used
+
+
+class Engine:
+    def __init__(self, model: ModelProto, options: Options | None = None):
+        signatures.load_all()
+        self.model = model
+        self.options = options or Options()
+        self.table = DimTable(reserved=collect_dim_params(model), bindings=dict(self.options.bindings))
+        self.diagnostics: list[Diagnostic] = []
+        self.records: dict[str, GraphRecord] = {}
+        self.opsets = self._read_opsets(model.opset_import, Location("main"))
+        self.functions: dict[tuple[str, str, str], FunctionProto] = {
+            (canonical_domain(f.domain), f.name, f.overload): f for f in model.functions
+        }
+
+    # -- reporting ------------------------------------------------------------------------------
+
+    def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None:
+        self.diagnostics.append(diag.make(code, message, location, suggestion))
+
+    def report_node(self, ctx: RuleContext, code: str, message: str, suggestion: str | None = None) -> None:
+        s = ctx.site
+        self.report(code, message, Location(s.graph, s.node_index, s.node_name, s.op_type), suggestion)
+
+    def _read_opsets(self, imports: Iterable[Any], where: Location) -> dict[str, int]:
+        opsets: dict[str, int] = {}
+        for imp in imports:
+            opsets[canonical_domain(imp.domain)] = int(imp.version)
+        if "" not in opsets:
+            opsets[""] = ONNX_OPSET
+            self.report(
+                "domain-not-imported",
+                f"the model imports no version of the default domain; assuming opset {ONNX_OPSET}",
+                where,
+                "add an opset_import entry for domain ''",
+            )
+        return opsets
+
+    # -- types from the model -------------------------------------------------------------------
+
+    def declared_type(self, tp: TypeProto, value: str) -> T.Type:
+        def read_dim(t: Any, axis: int) -> Dim:
+            d = t.shape.dim[axis]
+            kind = d.WhichOneof("value")
+            if kind == "dim_value":
+                return int(d.dim_value) if d.dim_value >= 0 else None
+            if kind == "dim_param" and d.dim_param:
+                return self.table.declared(d.dim_param, f"on `{value}`", value)
+            return None
+
+        return T.from_proto(tp, read_dim)
+
+    def _fill_unknown(self, t: T.Type, origin_for: Any) -> T.Type:
+        """Replace unknown dims of tensor types by fresh variables (``origin_for(axis)``)."""
+        if isinstance(t, (T.TensorType, T.SparseTensorType)) and t.shape is not None:
+            if any(d is None for d in t.shape):
+                shape = tuple(self.table.fresh(*origin_for(axis)) if d is None else d for axis, d in enumerate(t.shape))
+                return type(t)(t.elem, shape)
+        elif isinstance(t, T.SequenceType):
+            return T.SequenceType(self._fill_unknown(t.elem, origin_for))
+        elif isinstance(t, T.OptionalType):
+            return T.OptionalType(self._fill_unknown(t.elem, origin_for))
+        return t
+
+    # -- the walk -------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        graph = self.model.graph
+        frame = self._new_frame(graph, "main", Scope(), self.opsets, 0)
+        ir = self.model.ir_version
+        inits = self._initializers(graph)
+        for inp in graph.input:
+            name = inp.name
+            declared = self.declared_type(inp.type, name) if inp.HasField("type") else T.UNKNOWN
+            if isinstance(declared, (T.TensorType,)) and declared.shape is None:
+                self.report("missing-io-shape", f"graph input `{name}` has no shape", Location("main", value=name))
+            if name in inits:
+                init = inits.pop(name)
+                if ir and ir < 4:
+                    # Before IR 4 every initializer is listed as an input and is a constant.
+                    frame.scope.values[name] = init
+                    frame.record.values[name] = init
+                    frame.record.initializers.add(name)
+                    continue
+                # IR >= 4: a default the caller may override (Clause 7.2); contents not usable.
+                if isinstance(declared, T.UnknownType):
+                    declared = T.TensorType(getattr(init.type, "elem", None))
+            t = self._fill_unknown(
+                declared,
+                lambda axis, n=name: (
+                    Origin(
+                        "fresh",
+                        f"graph input `{n}` declares axis {axis} without extent or name",
+                        Site("main"),
+                        n,
+                        axis,
+                    ),
+                    ("input", n, axis),
+                ),
+            )
+            v = Value(t)
+            frame.scope.values[name] = v
+            frame.record.values[name] = v
+            frame.record.inputs.append(name)
+        for name, v in inits.items():
+            frame.scope.values[name] = v
+            frame.record.values[name] = v
+            frame.record.initializers.add(name)
+        self._walk_nodes(frame, list(graph.node))
+        self._finish_outputs(frame, graph)
+
+    def _new_frame(
+        self,
+        graph: GraphProto,
+        path: str,
+        scope: Scope,
+        opsets: Mapping[str, int],
+        depth: int,
+        functions_active: tuple = (),
+        attr_refs: Mapping[str, AttributeProto] | None = None,
+    ) -> Frame:
+        declared: dict[str, TypeProto] = {}
+        for vi in (*graph.value_info, *graph.output):
+            if vi.HasField("type"):
+                declared[vi.name] = vi.type
+        record = GraphRecord(path, "graph", nodes=list(graph.node))
+        record.outputs = [o.name for o in graph.output]
+        self.records[path] = record
+        return Frame(path, scope, opsets, declared, record, depth, functions_active, attr_refs)
+
+    def _initializers(self, graph: GraphProto) -> dict[str, Value]:
+        out: dict[str, Value] = {}
+        for t in graph.initializer:
+            out[t.name] = value_from_tensor(t)
+        for st in graph.sparse_initializer:
+            elem = st.values.data_type or None
+            out[st.values.name] = Value(T.SparseTensorType(elem, tuple(int(d) for d in st.dims)))
+        return out
+
+    def _finish_outputs(self, frame: Frame, graph: GraphProto) -> list[Value]:
+        outs = []
+        for o in graph.output:
+            v = frame.scope.lookup(o.name)
+            if v is None:
+                self.report(
+                    "undefined-value",
+                    f"graph output `{o.name}` is not produced by any node, input or initializer",
+                    Location(frame.path, value=o.name),
+                )
+                v = Value(self.declared_type(o.type, o.name)) if o.HasField("type") else Value()
+            outs.append(v)
+        return outs
+
+    def _order(self, frame: Frame, nodes: list[NodeProto]) -> list[int]:
+        """Node indices in an order where producers come first (Clause 7.5)."""
+        defined = set(frame.record.values)
+        in_order = True
+        for n in nodes:
+            for i in (*n.input, *subgraph_uses(n)):
+                if i and i not in defined and not frame.scope.visible_outside(i):
+                    in_order = False
+                    break
+            if not in_order:
+                break
+            defined.update(o for o in n.output if o)
+        if in_order:
+            return list(range(len(nodes)))
+        producer: dict[str, int] = {}
+        for idx, n in enumerate(nodes):
+            for o in n.output:
+                if o:
+                    producer.setdefault(o, idx)
+        g = nx.DiGraph()
+        g.add_nodes_from(range(len(nodes)))
+        for idx, n in enumerate(nodes):
+            for i in (*n.input, *subgraph_uses(n)):
+                p = producer.get(i)
+                if p is not None and p != idx:
+                    g.add_edge(p, idx)
+        try:
+            order = list(nx.lexicographical_topological_sort(g))
+            self.report(
+                "not-topological",
+                "nodes are not in topological order; inferred in dependency order instead",
+                Location(frame.path),
+                "sort the nodes so that each comes after the producers of its inputs",
+            )
+            return order
+        except nx.NetworkXUnfeasible:
+            cycle = nx.find_cycle(g)
+            members = sorted({a for a, _ in cycle})
+            names = ", ".join(f"{nodes[i].op_type} `{nodes[i].name}` (node {i})" for i in members)
+            self.report("cycle", f"the graph has a cycle through {names}", Location(frame.path))
+            # Walk what can be ordered; the rest in file order with unknown inputs.
+            acyclic = g.copy()
+            acyclic.remove_edges_from(cycle)
+            try:
+                return list(nx.lexicographical_topological_sort(acyclic))
+            except nx.NetworkXUnfeasible:
+                return list(range(len(nodes)))
+
+    def _walk_nodes(self, frame: Frame, nodes: list[NodeProto]) -> None:
+        for idx in self._order(frame, nodes):
+            node = nodes[idx]
+            outputs = self.infer_node(frame, idx, node)
+            for name, v in zip(node.output, outputs):
+                if not name:
+                    continue
+                if name in frame.record.values or frame.scope.visible_outside(name):
+                    code = "duplicate-definition" if name in frame.record.values else "shadowing"
+                    self.report(
+                        code,
+                        f"`{name}` is already defined"
+                        + (" in an enclosing graph" if code == "shadowing" else " in this graph"),
+                        Location(frame.path, idx, node.name, node.op_type, value=name),
+                    )
+                frame.scope.values[name] = v
+                frame.record.values[name] = v
+                frame.record.producers[name] = idx
+
+    # -- one node -------------------------------------------------------------------------------
+
+    def _node_attrs(self, frame: Frame, node: NodeProto) -> dict[str, Any]:
+        attrs: dict[str, Any] = {}
+        for a in node.attribute:
+            if a.ref_attr_name:
+                ref = (frame.attr_refs or {}).get(a.ref_attr_name)
+                if ref is None:
+                    continue  # no value at the call site and no default: omitted (Clause 8.4)
+                attrs[a.name] = _attr_python(ref)
+            else:
+                attrs[a.name] = _attr_python(a)
+        return attrs
+
+    def infer_node(self, frame: Frame, idx: int, node: NodeProto) -> list[Value]:
+        site = Site(frame.path, idx, node.name, node.op_type, node.domain)
+        loc = Location(frame.path, idx, node.name, node.op_type)
+        inputs: list[Value | None] = []
+        for name in node.input:
+            if not name:
+                inputs.append(None)
+                continue
+            v = frame.scope.lookup(name)
+            if v is None:
+                self.report(
+                    "undefined-value",
+                    f"{node.op_type} consumes `{name}`, which nothing defines",
+                    Location(frame.path, idx, node.name, node.op_type, value=name),
+                )
+                v = Value()
+            inputs.append(v)
+        domain = canonical_domain(node.domain)
+        opset = frame.opsets.get(domain)
+        attrs = self._node_attrs(frame, node)
+        fkey = (domain, node.op_type, node.overload)
+        if opset is None and fkey not in self.functions:
+            self.report(
+                "domain-not-imported",
+                f"{node.op_type} is in domain '{domain}', which the model does not import",
+                loc,
+                f"add an opset_import entry for '{domain}'",
+            )
+            return self._finish_node(frame, site, node, None, inputs, None, "its domain is not imported")
+        sig = signature(domain, node.op_type, opset) if opset is not None else None
+        ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, attrs)
+        raw: list[Any] | None = None
+        reason: str | None = None
+        if fkey in self.functions and (sig is None or domain not in STANDARD_DOMAINS):
+            raw = self._infer_function(frame, ctx, self.functions[fkey])
+        else:
+            entry = lookup(domain, node.op_type, sig.since_version if sig else (opset or 1))
+            if entry is not None and entry.rule is not None:
+                raw = self._run_rule(entry.rule, ctx, loc)
+            elif entry is not None:
+                reason = f"{node.op_type} is not supported: {entry.reason}"
+                self.report("unsupported", reason, loc)
+            elif sig is not None and (body := function_body(domain, node.op_type, opset)) is not None:
+                raw = self._infer_function(frame, ctx, body)
+            elif sig is not None:
+                reason = f"no inference rule for {node.op_type} at {domain or 'ai.onnx'} opset {opset}"
+                self.report("no-rule", reason, loc)
+            else:
+                reason = f"{node.op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}"
+                code = "unknown-operator" if domain in STANDARD_DOMAINS else "no-rule"
+                self.report(code, reason, loc)
+        return self._finish_node(frame, site, node, sig, inputs, raw, reason or ctx.reason, ctx.causes)
+
+    def _run_rule(self, fn: Any, ctx: RuleContext, loc: Location) -> list[Any] | None:
+        try:
+            return list(fn(ctx))
+        except RuleError as e:
+            self.report(e.code, f"{ctx.op_type} with inputs {ctx.input_types_str()}: {e}", loc, e.suggestion)
+            ctx.because(f"the node is malformed: {e}")
+        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError,
+                RecursionError, NotImplementedError, AssertionError) as e:  # fmt: skip
+            if DEBUG:
+                raise
+            self.report("rule-crash", f"rule for {ctx.op_type} failed: {type(e).__name__}: {e}", loc)
+            ctx.because("its inference rule failed")
+        return None
+
+    def _schema_types(self, sig: Signature | None, inputs: list[Value | None], n: int) -> list[T.Type]:
+        """Output types as far as the type constraints decide them (shape unknown)."""
+        if sig is None:
+            return [T.UNKNOWN] * n
+        bound: dict[str, T.Type] = {}
+        for i, v in enumerate(inputs):
+            formal = sig.input_formal(i)
+            if v is None or formal is None or formal.type_str not in sig.constraints:
+                continue
+            if formal.type_str not in bound and not isinstance(v.type, T.UnknownType):
+                bound[formal.type_str] = _strip_shape(v.type)
+        out = []
+        for k in range(n):
+            formal = sig.output_formal(k)
+            if formal is None:
+                out.append(T.UNKNOWN)
+                continue
+            ts = formal.type_str
+            if ts in bound:
+                out.append(bound[ts])
+            elif ts in sig.constraints:
+                allowed = sig.constraints[ts]
+                out.append(parse_type_str(allowed[0]) if len(allowed) == 1 else T.UNKNOWN)
+            else:
+                out.append(parse_type_str(ts))
+        return out
+
+    def _finish_node(
+        self,
+        frame: Frame,
+        site: Site,
+        node: NodeProto,
+        sig: Signature | None,
+        inputs: list[Value | None],
+        raw: list[Any] | None,
+        reason: str | None,
+        causes: tuple[str, ...] = (),
+    ) -> list[Value]:
+        n = len(node.output)
+        base = self._schema_types(sig, inputs, n)
+        reason = reason or f"the rule for {node.op_type} cannot determine this extent from its inputs"
+        outs: list[Value] = []
+        for k, name in enumerate(node.output):
+            spec = raw[k] if raw is not None and k < len(raw) else None
+            v = _to_value(spec, base[k])
+            if not name:
+                outs.append(v)
+                continue
+            t = self._fill_unknown(
+                v.type,
+                lambda axis, k=k, name=name: (
+                    Origin("fresh", reason, site, name, axis, causes),
+                    (site.graph, site.node_index, k, axis),
+                ),
+            )
+            t = self._refine_declared(frame, site, name, t)
+            if v.known is not None and not _known_fits(v.known, t):
+                v = Value(t)
+            else:
+                v = Value(t, v.known)
+            if (v.known is None and _is_small_int_tensor(t)) or _rank_unknown(t):
+                frame.record.notes[name] = ContentNote(site, reason, causes)
+            outs.append(v)
+        return outs
+
+    def _refine_declared(self, frame: Frame, site: Site, name: str, t: T.Type) -> T.Type:
+        tp = frame.declared.get(name)
+        if tp is None:
+            return t
+        declared = self.declared_type(tp, name)
+
+        def keep(axis: int, d: Dim, i: Dim) -> Dim:
+            # Both hold; keep the more useful one and record the equality the model entails.
+            if D.equal(d, i) is True:
+                return i
+            if not self.table.is_fresh(i):
+                self.table.learn_equal(d, i, site)
+            return d if isinstance(d, int) or self.table.is_fresh(i) else i
+
+        out, clashes = T.refine(declared, t, keep)
+        for c in clashes:
+            self.report(
+                "declared-type-clash",
+                f"`{name}` is declared {declared} but {site.op_type} produces {t}: {c}",
+                Location(site.graph, site.node_index, site.node_name, site.op_type, value=name),
+                "fix or remove the value_info entry" if name not in frame.record.outputs else None,
+            )
+        return out
+
+    # -- subgraphs and functions ----------------------------------------------------------------
+
+    def infer_subgraph(self, ctx: RuleContext, attr_name: str, inputs: list[Value]) -> list[Value] | None:
+        """Walk the graph attribute ``attr_name`` of ``ctx``'s node with ``inputs`` bound."""
+        frame = ctx.frame
+        graph = ctx.attrs.get(attr_name)
+        if not isinstance(graph, GraphProto):
+            return None
+        if frame.depth + 1 > self.options.max_depth:
+            self.report_node(ctx, "limit", f"subgraphs nest deeper than {self.options.max_depth}")
+            return None
+        path = f"{frame.path}/{ctx.site.node_index}:{attr_name}"
+        sub = self._new_frame(
+            graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1,
+            frame.functions_active, frame.attr_refs,
+        )  # fmt: skip
+        inits = self._initializers(graph)
+        for i, inp in enumerate(graph.input):
+            v = inputs[i] if i < len(inputs) else Value()
+            if inp.HasField("type"):
+                declared = self.declared_type(inp.type, inp.name)
+                t, clashes = T.refine(declared, v.type)
+                for c in clashes:
+                    self.report(
+                        "declared-type-clash",
+                        f"subgraph input `{inp.name}` is declared {declared} but receives {v.type}: {c}",
+                        Location(path, value=inp.name),
+                    )
+                v = Value(t, v.known)
+            if frame.scope.lookup(inp.name) is not None:
+                self.report("shadowing", f"subgraph input `{inp.name}` shadows an outer name",
+                            Location(path, value=inp.name))  # fmt: skip
+            sub.scope.values[inp.name] = v
+            sub.record.values[inp.name] = v
+            sub.record.inputs.append(inp.name)
+        for name, v in inits.items():
+            sub.scope.values[name] = v
+            sub.record.values[name] = v
+            sub.record.initializers.add(name)
+        self._walk_nodes(sub, list(graph.node))
+        return self._finish_outputs(sub, graph)
+
+    def _infer_function(self, frame: Frame, ctx: RuleContext, fn: FunctionProto) -> list[Any] | None:
+        key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
+        loc = Location(frame.path, ctx.site.node_index, ctx.node.name, ctx.op_type)
+        if key in frame.functions_active:
+            self.report("recursion", f"function {fn.domain}:{fn.name} calls itself", loc)
+            ctx.because("the function is recursive")
+            return None
+        if frame.depth + 1 > self.options.max_depth:
+            self.report("limit", f"functions nest deeper than {self.options.max_depth}", loc)
+            return None
+        refs: dict[str, AttributeProto] = {}
+        for a in fn.attribute_proto:  # defaults (IR >= 9)
+            refs[a.name] = a
+        for a in ctx.node.attribute:
+            if a.ref_attr_name:
+                outer = (frame.attr_refs or {}).get(a.ref_attr_name)
+                if outer is not None:
+                    refs[a.name] = outer
+            else:
+                refs[a.name] = a
+        opsets = dict(frame.opsets)
+        for imp in fn.opset_import:
+            opsets[canonical_domain(imp.domain)] = int(imp.version)
+        path = f"{frame.path}/{ctx.site.node_index}@{fn.domain}.{fn.name}"
+        scope = Scope()
+        record = GraphRecord(path, "function", nodes=list(fn.node))
+        record.outputs = list(fn.output)
+        self.records[path] = record
+        declared = {vi.name: vi.type for vi in getattr(fn, "value_info", ()) if vi.HasField("type")}
+        sub = Frame(path, scope, opsets, declared, record, frame.depth + 1,
+                    frame.functions_active + (key,), refs)  # fmt: skip
+        for i, name in enumerate(fn.input):
+            v = ctx.inputs[i] if i < len(ctx.inputs) else None
+            if v is not None and name:
+                scope.values[name] = v
+                record.values[name] = v
+                record.inputs.append(name)
+        self._walk_nodes(sub, list(fn.node))
+        out = []
+        for name in fn.output:
+            v = scope.lookup(name)
+            out.append(v if v is not None else None)
+        return out
+
+
+def _strip_shape(t: T.Type) -> T.Type:
+    if isinstance(t, T.TensorType):
+        return T.TensorType(t.elem)
+    if isinstance(t, T.SparseTensorType):
+        return T.SparseTensorType(t.elem)
+    if isinstance(t, T.SequenceType):
+        return T.SequenceType(_strip_shape(t.elem))
+    if isinstance(t, T.OptionalType):
+        return T.OptionalType(_strip_shape(t.elem))
+    return t
+
+
+def _to_value(spec: Any, base: T.Type) -> Value:
+    """Turn what a rule returned for one output into a value, filling the schema's types."""
+    known: Known | None = None
+    if isinstance(spec, Value):
+        known = spec.known
+        spec = spec.type
+    if spec is None:
+        return Value(base)
+    if isinstance(spec, (tuple, list)):
+        elem = base.elem if isinstance(base, (T.TensorType, T.SparseTensorType)) else None
+        cls = T.SparseTensorType if isinstance(base, T.SparseTensorType) else T.TensorType
+        return Value(cls(elem, tuple(D.normalize(d) for d in spec)), known)
+    if isinstance(spec, (T.TensorType, T.SparseTensorType)) and spec.elem is None:
+        if isinstance(base, (T.TensorType, T.SparseTensorType)):
+            spec = type(spec)(base.elem, spec.shape)
+    if isinstance(spec, T.UnknownType):
+        return Value(base, known)
+    return Value(spec, known)
+
+
+def _known_fits(k: Known, t: T.Type) -> bool:
+    if not isinstance(t, T.TensorType) or t.shape is None:
+        return True
+    if len(t.shape) != len(k.shape):
+        return False
+    return all(D.equal(a, b) is not False for a, b in zip(t.shape, k.shape))
+
+
+def _rank_unknown(t: T.Type) -> bool:
+    return isinstance(t, T.UnknownType) or (isinstance(t, T.TensorType) and t.shape is None)
+
+
+def _is_small_int_tensor(t: T.Type) -> bool:
+    from onnx import TensorProto
+
+    return (
+        isinstance(t, T.TensorType)
+        and t.elem in (TensorProto.INT64, TensorProto.INT32)
+        and t.shape is not None
+        and len(t.shape) <= 1
+    )

@@ -1,0 +1,168 @@
+"""Inferring one node without a model: for compiler passes that rewrite a graph.
+
+    out = infer.infer_node("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], {"pads": [1, 1, 1, 1]})
+    out.types        # [float[N,8,H,W]]
+
+Inputs are ``Type``s, ``Value``s (a type plus known contents), type strings, or ``None`` for an
+unsupplied optional input. Variables named in type strings live in the node's own table.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from onnx import ModelProto, helper
+
+from . import dims as D
+from . import types as T
+from .diagnostics import Diagnostic
+from .dimtable import DimTable
+from .engine import Engine, Frame, GraphRecord, Options, Scope
+from .values import Known, Value
+
+_TYPE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(\[(.*?)\])?\s*(=\s*\{(.*)\})?\s*$", re.S)
+
+
+@dataclass
+class NodeInference:
+    values: list[Value]
+    diagnostics: list[Diagnostic]
+    dims: DimTable
+
+    @property
+    def types(self) -> list[T.Type]:
+        return [v.type for v in self.values]
+
+    def __str__(self) -> str:
+        return ", ".join(str(t) for t in self.types)
+
+
+def _split(s: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_dim(src: str, table: DimTable) -> D.Dim:
+    """``3``, ``N``, ``N + 5``, ``floor(H/2)``, ``?`` (unknown) -> a dim."""
+    src = src.strip()
+    if src == "?":
+        return None
+
+    def ev(node: ast.AST) -> D.Dim:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            return table.declared(node.id, "in a type string")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return D.neg(ev(node.operand))
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            ops = {ast.Add: D.add, ast.Sub: D.sub, ast.Mult: D.mul, ast.FloorDiv: D.floordiv, ast.Mod: D.mod}
+            if type(node.op) in ops:
+                return ops[type(node.op)](a, b)
+            if isinstance(node.op, ast.Div) and isinstance(node, ast.BinOp):
+                return D.floordiv(a, b)  # inside floor(...)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            args = [ev(x) for x in node.args]
+            fn = {"floor": lambda x: x, "max": D.dmax, "min": D.dmin, "mod": D.mod}.get(node.func.id)
+            if fn is not None:
+                return fn(*args)
+        raise ValueError(f"cannot read dim {src!r}")
+
+    return ev(ast.parse(src, mode="eval").body)
+
+
+def parse_value(src: str, table: DimTable) -> Value:
+    """``float[N,3]``, ``int64[4]={0,0,12,64}``, ``float[*]`` (unknown rank), ``int64[]={N}``."""
+    m = _TYPE_RE.match(src)
+    if not m:
+        raise ValueError(f"cannot read type {src!r}")
+    elem_name, bracket, body, _, contents = m.groups()
+    elem = T.elem_from_name(elem_name)
+    if elem is None:
+        raise ValueError(f"unknown element type {elem_name!r}")
+    if bracket is None or body.strip() == "*":
+        shape = None
+    else:
+        shape = tuple(parse_dim(d, table) for d in _split(body)) if body.strip() else ()
+    known = None
+    if contents is not None:
+        items = _split(contents)
+        elems: list[Any] = []
+        for it in items:
+            if it in ("true", "false", "True", "False"):
+                elems.append(it.lower() == "true")
+            else:
+                try:
+                    elems.append(int(it))
+                except ValueError:
+                    try:
+                        elems.append(float(it))
+                    except ValueError:
+                        elems.append(parse_dim(it, table))
+        kshape = tuple(int(d) for d in shape) if shape is not None else (len(elems),)
+        known = Known(kshape, tuple(elems))
+    return Value(T.tensor(elem, shape), known)
+
+
+def infer_node(
+    op_type: str,
+    inputs: Sequence[T.Type | Value | str | None],
+    attributes: Mapping[str, Any] | None = None,
+    *,
+    opset: int | None = None,
+    domain: str = "",
+    n_outputs: int | None = None,
+    opsets: Mapping[str, int] | None = None,
+) -> NodeInference:
+    """Infer the outputs of one node from its input types and attributes."""
+    from signatures.schema import ONNX_OPSET, signature
+
+    model = ModelProto()
+    engine = Engine(model, Options())
+    imports = {"": ONNX_OPSET, **(opsets or {})}
+    if opset is not None:
+        imports[domain] = opset
+    elif domain not in imports:
+        imports[domain] = 1
+    engine.diagnostics.clear()  # the empty model's own complaints are not the node's
+    values: list[Value | None] = []
+    for x in inputs:
+        if x is None:
+            values.append(None)
+        elif isinstance(x, Value):
+            values.append(x)
+        elif isinstance(x, str):
+            values.append(parse_value(x, engine.table) if x else None)
+        else:
+            values.append(Value(x))
+    names = [f"in{i}" if v is not None else "" for i, v in enumerate(values)]
+    if n_outputs is None:
+        sig = signature(domain, op_type, imports[domain])
+        n_outputs = max(len(sig.outputs), 1) if sig is not None else 1
+    node = helper.make_node(
+        op_type, names, [f"out{k}" for k in range(n_outputs)], domain=domain or None, **(attributes or {})
+    )
+    scope = Scope()
+    for name, v in zip(names, values):
+        if v is not None:
+            scope.values[name] = v
+    record = GraphRecord("node", "graph", values=dict(scope.values), nodes=[node])
+    engine.records["node"] = record
+    frame = Frame("node", scope, imports, {}, record, 0)
+    outs = engine.infer_node(frame, 0, node)
+    return NodeInference(outs, engine.diagnostics, engine.table)

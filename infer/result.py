@@ -1,0 +1,182 @@
+"""The result of inferring one model: types, shapes, dimension table, diagnostics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from onnx import ModelProto
+
+from . import dims as D
+from . import types as T
+from .annotate import write_annotations
+from .diagnostics import ERROR, Diagnostic
+from .dimtable import DimTable
+from .engine import Engine, GraphRecord
+from .explain import Explanation, explain
+from .values import Value
+
+# How completely a value is known, from best to worst.
+KNOWN = "known"  # every dim an integer
+SYMBOLIC = "symbolic"  # every dim an integer or an expression over declared variables
+PARTIAL = "partial"  # rank known, some dim a fresh variable
+UNKNOWN_RANK = "unknown-rank"
+UNTYPED = "untyped"
+LEVELS = (KNOWN, SYMBOLIC, PARTIAL, UNKNOWN_RANK, UNTYPED)
+
+
+def classify(t: T.Type, table: DimTable) -> str:
+    if isinstance(t, T.UnknownType):
+        return UNTYPED
+    if isinstance(t, (T.TensorType, T.SparseTensorType)):
+        if t.shape is None:
+            return UNKNOWN_RANK
+        if t.elem is None:
+            return PARTIAL
+    levels = [KNOWN]
+    for d in T.dims_of(t):
+        if d is None or table.is_fresh(d):
+            levels.append(PARTIAL)
+        elif not isinstance(d, int):
+            levels.append(SYMBOLIC)
+    return max(levels, key=LEVELS.index)
+
+
+@dataclass
+class Summary:
+    values: int
+    counts: dict[str, int]
+
+    @property
+    def typed(self) -> int:
+        return self.values - self.counts.get(UNTYPED, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"values": self.values, "typed": self.typed, **{k: self.counts.get(k, 0) for k in LEVELS}}
+
+    def __str__(self) -> str:
+        c = self.counts
+        return (
+            f"{self.values} values: {self.typed} typed, {c.get(KNOWN, 0)} fully known, "
+            f"{c.get(SYMBOLIC, 0)} symbolic, {c.get(PARTIAL, 0)} with unknown dims, "
+            f"{c.get(UNKNOWN_RANK, 0)} of unknown rank"
+        )
+
+
+class InferenceResult:
+    """Everything inference found. ``model`` is an annotated copy; the input is never modified."""
+
+    def __init__(self, engine: Engine, source: ModelProto, owned: bool, dims_style: str):
+        self._engine = engine
+        self._source = source
+        self._owned = owned
+        self._dims_style = dims_style
+        self._model: ModelProto | None = None
+
+    # -- the annotated model ------------------------------------------------------------------
+
+    @property
+    def model(self) -> ModelProto:
+        """The model with inferred ``value_info`` written in (built on first access)."""
+        if self._model is None:
+            if self._owned:
+                m = self._source  # parsed by us from a path or bytes: nobody else holds it
+            else:
+                m = ModelProto()
+                m.CopyFrom(self._source)
+            write_annotations(m, self._engine, self._dims_style)
+            self._model = m
+        return self._model
+
+    # -- lookups ------------------------------------------------------------------------------
+
+    @property
+    def dims(self) -> DimTable:
+        return self._engine.table
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self._engine.diagnostics
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == ERROR]
+
+    @property
+    def graphs(self) -> dict[str, GraphRecord]:
+        return self._engine.records
+
+    def _record_for(self, name: str, graph: str | None) -> GraphRecord:
+        if graph is not None:
+            rec = self._engine.records.get(graph)
+            if rec is None or name not in rec.values:
+                raise KeyError(f"no value `{name}` in graph {graph}")
+            return rec
+        main = self._engine.records["main"]
+        if name in main.values:
+            return main
+        for path in sorted(self._engine.records):
+            rec = self._engine.records[path]
+            if rec.kind == "graph" and name in rec.values:
+                return rec
+        raise KeyError(f"no value `{name}` in the model")
+
+    def value(self, name: str, graph: str | None = None) -> Value:
+        return self._record_for(name, graph).values[name]
+
+    def type_of(self, name: str, graph: str | None = None) -> T.Type:
+        """The inferred type of ``name`` (main graph first, then subgraphs)."""
+        return self.value(name, graph).type
+
+    def shape_of(self, name: str, graph: str | None = None) -> tuple[D.Dim, ...] | None:
+        """Dims of tensor ``name``: ints and sympy expressions; ``None`` for unknown rank."""
+        t = self.type_of(name, graph)
+        return t.shape if isinstance(t, (T.TensorType, T.SparseTensorType)) else None
+
+    def explain(self, name: str, graph: str | None = None, dim: int | None = None) -> Explanation:
+        """Why ``name``'s type, rank or dims (only axis ``dim`` if given) are not known."""
+        rec = self._record_for(name, graph)
+        return explain(self._engine, rec.path, name, dim)
+
+    def values(self) -> Iterator[tuple[str, str, Value]]:
+        """(graph path, name, value) for every value computed by a node, subgraphs included."""
+        for path, rec in self._engine.records.items():
+            if rec.kind != "graph":
+                continue
+            for name in rec.producers:
+                yield path, name, rec.values[name]
+
+    def summary(self) -> Summary:
+        counts: Counter[str] = Counter()
+        n = 0
+        for _, _, v in self.values():
+            n += 1
+            counts[classify(v.type, self.dims)] += 1
+        return Summary(n, dict(counts))
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready report: summary, values, dimension table and diagnostics."""
+        table = self.dims
+        return {
+            "summary": self.summary().to_dict(),
+            "values": [
+                {"graph": g, "name": n, "type": str(v.type), "status": classify(v.type, table)}
+                for g, n, v in self.values()
+            ],
+            "dims": {
+                "variables": [
+                    {
+                        "name": var.name,
+                        "kind": var.origin.kind,
+                        "definition": None if var.definition is None else D.to_str(var.definition),
+                        "origin": var.origin.reason,
+                        "node": str(var.origin.site) if var.origin.site else None,
+                    }
+                    for var in table
+                ],
+                "facts": [str(f) for f in table.facts],
+            },
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }

@@ -1,0 +1,155 @@
+"""What flows along an edge: a type, and where known, the contents of a small tensor.
+
+Shapes are computed in models (``Shape -> Gather -> Concat -> Reshape``), so small integer
+tensors are tracked element by element as dims: ``Known((4,), (batch, seq, 12, 64))``. Constant
+floats and bools are tracked too (Resize scales, Where conditions). Only tensors up to
+``MAX_KNOWN_ELEMENTS`` elements are tracked (Clause 15.4: bounded memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from onnx import TensorProto, numpy_helper
+
+from . import dims as D
+from .types import UNKNOWN, TensorType, Type, tensor
+
+MAX_KNOWN_ELEMENTS = 1 << 12
+
+Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer)
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """Contents of a tensor: its shape and its elements, flat in row-major order."""
+
+    shape: tuple[int, ...]
+    elems: tuple[Elem, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return len(self.elems)
+
+    def scalar(self) -> Elem:
+        """The single element of a tensor of size 1, else ``None``."""
+        return self.elems[0] if len(self.elems) == 1 else None
+
+    def dims(self) -> list[D.Dim] | None:
+        """The elements as dims (ints or integer expressions); ``None`` if any is not one."""
+        out: list[D.Dim] = []
+        for e in self.elems:
+            if isinstance(e, bool):
+                out.append(int(e))
+            elif isinstance(e, int):
+                out.append(e)
+            elif isinstance(e, float):
+                if not e.is_integer():
+                    return None
+                out.append(int(e))
+            elif e is None:
+                out.append(None)
+            elif hasattr(e, "is_integer") and e.is_integer:
+                out.append(D.normalize(e))
+            else:
+                return None
+        return out
+
+    def ints(self) -> list[int] | None:
+        """The elements as plain ints, when every one is an integer."""
+        ds = self.dims()
+        if ds is None or not all(isinstance(d, int) for d in ds):
+            return None
+        return ds  # type: ignore[return-value]
+
+    def is_fully_known(self) -> bool:
+        return all(e is not None for e in self.elems)
+
+
+def known_vector(elems: Sequence[Elem]) -> Known:
+    return Known((len(elems),), tuple(elems))
+
+
+def known_scalar(elem: Elem) -> Known:
+    return Known((), (elem,))
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A value's type and, where tracked, its contents."""
+
+    type: Type = UNKNOWN
+    known: Known | None = None
+
+    def __str__(self) -> str:
+        if self.known is None or self.known.size > 16:
+            return str(self.type)
+        elems = ", ".join("?" if e is None else D.to_str(e) if not isinstance(e, str) else repr(e)
+                          for e in self.known.elems)  # fmt: skip
+        return f"{self.type} = [{elems}]"
+
+
+def _py(x: Any) -> Elem:
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer, int)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        return float(x)
+    if isinstance(x, bytes):
+        return x.decode("utf-8", errors="replace")
+    return x
+
+
+_TRACKED = {
+    TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,
+    TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
+    TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64,
+    TensorProto.BOOL, TensorProto.STRING,
+}  # fmt: skip
+
+
+def known_from_array(arr: np.ndarray) -> Known | None:
+    if arr.size > MAX_KNOWN_ELEMENTS:
+        return None
+    return Known(tuple(int(s) for s in arr.shape), tuple(_py(x) for x in arr.reshape(-1).tolist()))
+
+
+def tensor_element_count(t: TensorProto) -> int:
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n
+
+
+def value_from_tensor(t: TensorProto, read_contents: bool = True) -> Value:
+    """Type and (for small tensors stored in the model) contents of an initializer or attribute.
+
+    External data is never read here (Clause 13): such a tensor gets its type only.
+    """
+    typ: TensorType = tensor(t.data_type or None, tuple(int(d) for d in t.dims))
+    if (
+        not read_contents
+        or t.data_type not in _TRACKED
+        or t.data_location == TensorProto.EXTERNAL
+        or tensor_element_count(t) > MAX_KNOWN_ELEMENTS
+    ):
+        return Value(typ)
+    try:
+        arr = numpy_helper.to_array(t)
+    except Exception:  # malformed contents: the type still stands, the contents are unknown
+        return Value(typ)
+    if arr.size != tensor_element_count(t):
+        return Value(typ)
+    return Value(typ, known_from_array(arr))
+
+
+def type_only(v: Value | None) -> Type:
+    return UNKNOWN if v is None else v.type

@@ -1,0 +1,109 @@
+"""Operators that make tensors from attributes or shapes: Constant, ConstantOfShape, Range."""
+
+from __future__ import annotations
+
+import math
+
+from onnx import TensorProto
+
+from infer import dims as D
+from infer.context import RuleContext, RuleError
+from infer.types import SparseTensorType, TensorType
+from infer.values import Known, Value, value_from_tensor
+
+from .. import valueops as V
+from ..registry import example, rule
+
+_SCALAR_ATTRS = {
+    "value_float": (TensorProto.FLOAT, False),
+    "value_floats": (TensorProto.FLOAT, True),
+    "value_int": (TensorProto.INT64, False),
+    "value_ints": (TensorProto.INT64, True),
+    "value_string": (TensorProto.STRING, False),
+    "value_strings": (TensorProto.STRING, True),
+}
+
+
+@rule("Constant")
+def constant(ctx: RuleContext) -> list:
+    given = [name for name in ("value", "sparse_value", *_SCALAR_ATTRS) if ctx.has_attr(name)]
+    if len(given) != 1:
+        raise RuleError("bad-attribute", f"Constant needs exactly one value attribute, has {given or 'none'}")
+    name = given[0]
+    v = ctx.attr(name)
+    if name == "value":
+        return [value_from_tensor(v)]
+    if name == "sparse_value":
+        return [SparseTensorType(v.values.data_type or None, tuple(int(d) for d in v.dims))]
+    elem, is_list = _SCALAR_ATTRS[name]
+    if is_list:
+        return [Value(TensorType(elem, (len(v),)), Known((len(v),), tuple(v)))]
+    return [Value(TensorType(elem, ()), Known((), (v,)))]
+
+
+@rule("ConstantOfShape")
+def constant_of_shape(ctx: RuleContext) -> list:
+    fill = ctx.attr("value")
+    elem, scalar = TensorProto.FLOAT, 0.0
+    if fill is not None:
+        fv = value_from_tensor(fill)
+        elem = fv.type.elem  # type: ignore[union-attr]
+        scalar = fv.known.elems[0] if fv.known is not None and fv.known.size == 1 else None
+    dims = ctx.known_dims(0)
+    if dims is None:
+        s = ctx.shape(0)
+        ctx.contents_unknown(0, "the output shape")
+        if s is not None and len(s) == 1 and isinstance(s[0], int):
+            return [TensorType(elem, (None,) * s[0])]
+        return [TensorType(elem, None)]
+    if any(isinstance(d, int) and d < 0 for d in dims):
+        raise RuleError("shape-mismatch", f"the output shape {dims} has a negative extent")
+    known = V.fill(dims, scalar) if all(isinstance(d, int) for d in dims) else None  # type: ignore[arg-type]
+    return [Value(TensorType(elem, tuple(dims)), known)]
+
+
+@rule("Range")
+def range_(ctx: RuleContext) -> list:
+    start, limit, delta = (ctx.known(i) for i in range(3))
+    if start is None or limit is None or delta is None:
+        missing = next(i for i, k in enumerate((start, limit, delta)) if k is None)
+        ctx.contents_unknown(missing, "a Range bound")
+        return [(None,)]
+    s, lim, d = start.scalar(), limit.scalar(), delta.scalar()
+    if s is None or lim is None or d is None:
+        ctx.because("a Range bound is not fully known")
+        return [(None,)]
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (s, lim, d)):
+        if d == 0:
+            raise RuleError("bad-attribute", "Range with delta 0")
+        n = max(math.ceil((lim - s) / d), 0)
+        known = None
+        if n <= 4096 and all(isinstance(x, int) for x in (s, lim, d)):
+            known = Known((n,), tuple(range(s, lim, d)))
+        elif n <= 4096:
+            known = Known((n,), tuple(s + i * d for i in range(n)))
+        return [Value(TensorType(None, (n,)), known)]
+    # Symbolic bounds: integers (possibly carried through a float Cast) with an integer step.
+    s, lim, d = _integral(s), _integral(lim), _integral(d)
+    if s is None or lim is None or not isinstance(d, int) or d == 0:
+        ctx.because("a symbolic Range needs integral bounds and a non-zero integer delta")
+        return [(None,)]
+    return [(D.dmax(D.ceildiv(D.sub(lim, s), d), 0),)]
+
+
+def _integral(x: object) -> D.Dim:
+    if isinstance(x, bool) or isinstance(x, str):
+        return None
+    if isinstance(x, float):
+        return int(x) if x.is_integer() else None
+    return x  # type: ignore[return-value]
+
+
+example("ConstantOfShape", ["int64[3]={B,S,4}"], ["float[B,S,4]"])
+example("ConstantOfShape", ["int64[2]"], ["float[?,?]"])
+example("ConstantOfShape", ["int64[2]={2,2}"], ["float[2,2]={0.0,0.0,0.0,0.0}"])
+example("Range", ["int64[]={0}", "int64[]={S}", "int64[]={1}"], ["int64[S]"])
+example("Range", ["int64[]={0}", "int64[]={10}", "int64[]={3}"], ["int64[4]={0,3,6,9}"])
+example("Range", ["float[]={1.0}", "float[]={2.0}", "float[]={0.25}"], ["float[4]={1.0,1.25,1.5,1.75}"])
+example("Constant", [], ["int64[3]={1,2,3}"], attrs={"value_ints": [1, 2, 3]})
+example("Constant", [], ["float[]={0.5}"], attrs={"value_float": 0.5})

@@ -1,0 +1,118 @@
+"""Matrix products: MatMul, Gemm, Einsum."""
+
+from __future__ import annotations
+
+from infer.context import RuleContext, RuleError
+from infer.dims import Dim
+
+from ..helpers import broadcast, same_dim, unidirectional
+from ..registry import example, rule, shape_rule
+
+# numpy matmul semantics: 1-D operands are promoted and the promoted axis dropped again.
+MATMUL = [
+    "A[k], B[k] -> Y[]",
+    "A[k], B[*b, k, m] -> Y[*b, m]",
+    "A[*a, n, k], B[k] -> Y[*a, n]",
+    "A[*a, n, k], B[*b, k, m] -> Y[*broadcast(a, b), n, m]",
+]
+shape_rule("MatMul", MATMUL)
+
+
+@rule("Gemm")
+def gemm(ctx: RuleContext) -> list:
+    a, b = ctx.shape(0), ctx.shape(1)
+    for i, s in ((0, a), (1, b)):
+        if s is not None and len(s) != 2:
+            raise RuleError("shape-mismatch", f"input {i} of Gemm must be 2-D, has rank {len(s)}")
+    m = k1 = k2 = n = None
+    if a is not None:
+        m, k1 = (a[1], a[0]) if ctx.attr("transA", 0) else (a[0], a[1])
+    if b is not None:
+        k2, n = (b[1], b[0]) if ctx.attr("transB", 0) else (b[0], b[1])
+    if k1 is not None and k2 is not None:
+        same_dim(ctx, k1, k2, "inner dimensions")
+    if ctx.has(2) and ctx.version >= 7:
+        unidirectional(ctx, (m, n), ctx.shape(2))
+    return [(m, n)]
+
+
+def _parse_einsum(eq: str, ranks: list[int]) -> tuple[list[list[str]], list[str]]:
+    """Terms as lists of labels, with ``...`` expanded to numbered batch labels."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise RuleError("bad-attribute", f"equation has {len(terms)} operands, node has {len(ranks)}")
+    widths = []
+    for term, rank in zip(terms, ranks):
+        fixed = len(term.replace("...", ""))
+        if ("..." not in term and fixed != rank) or rank < fixed:
+            raise RuleError("shape-mismatch", f"term {term} has {fixed} labels, input has rank {rank}")
+        widths.append(rank - fixed if "..." in term else 0)
+    n_ell = max(widths, default=0)
+    parsed: list[list[str]] = []
+    for term, k in zip(terms, widths):
+        before, dots, after = term.partition("...")
+        # Ellipsis dims align to the right, as in broadcasting.
+        batch = [f"...{n_ell - k + j}" for j in range(k)] if dots else []
+        parsed.append(list(before) + batch + list(after))
+    ell = [f"...{j}" for j in range(n_ell)]
+    if arrow:
+        out: list[str] = []
+        if "..." in rhs:
+            before, _, after = rhs.partition("...")
+            out = list(before) + ell + list(after)
+        else:
+            out = list(rhs)
+    else:
+        counts: dict[str, int] = {}
+        for labels in parsed:
+            for lab in labels:
+                if not lab.startswith("..."):
+                    counts[lab] = counts.get(lab, 0) + 1
+        out = ell + sorted(lab for lab, c in counts.items() if c == 1)
+    return parsed, out
+
+
+@rule("Einsum")
+def einsum(ctx: RuleContext) -> list:
+    shapes = [ctx.shape(i) for i in range(ctx.n_inputs)]
+    if any(s is None for s in shapes):
+        return [None]
+    terms, out = _parse_einsum(ctx.require("equation"), [len(s) for s in shapes])  # type: ignore[arg-type]
+    # Ellipsis dims broadcast; named dims must agree.
+    ell_shapes: list[list[Dim]] = []
+    env: dict[str, Dim] = {}
+    for labels, s in zip(terms, shapes):
+        ell = [d for lab, d in zip(labels, s) if lab.startswith("...")]  # type: ignore[arg-type]
+        ell_shapes.append(ell)
+        for lab, d in zip(labels, s):  # type: ignore[arg-type]
+            if not lab.startswith("..."):
+                env[lab] = same_dim(ctx, env[lab], d, f"label '{lab}'") if lab in env else d
+    width = max((len(e) for e in ell_shapes), default=0)
+    bshape = broadcast(ctx, *ell_shapes) or ()
+    for j in range(width):
+        env[f"...{j}"] = bshape[j] if j < len(bshape) else None
+    missing = [lab for lab in out if lab not in env]
+    if missing:
+        raise RuleError("bad-attribute", f"output labels {missing} appear in no input")
+    return [tuple(env[lab] for lab in out)]
+
+
+example("MatMul", ["float[B,S,768]", "float[768,10]"], ["float[B,S,10]"])
+example("MatMul", ["float[B,H,S,D]", "float[B,H,D,T]"], ["float[B,H,S,T]"])
+example("MatMul", ["float[K]", "float[K]"], ["float[]"])
+example("MatMul", ["float[K]", "float[B,K,M]"], ["float[B,M]"])
+example("MatMul", ["float[B,N,K]", "float[K]"], ["float[B,N]"])
+example("MatMul", ["float[3,4]", "float[5,10]"], ["float[3,10]"], error="shape-mismatch")
+example("Gemm", ["float[N,64]", "float[10,64]", "float[10]"], ["float[N,10]"], attrs={"transB": 1})
+example("Gemm", ["float[64,N]", "float[64,10]"], ["float[N,10]"], attrs={"transA": 1})
+example("Einsum", ["float[B,I,K]", "float[B,K,J]"], ["float[B,I,J]"], attrs={"equation": "bik,bkj->bij"})
+example("Einsum", ["float[I,J]"], ["float[J,I]"], attrs={"equation": "ij->ji"})
+example(
+    "Einsum",
+    ["float[B,H,S,D]", "float[B,H,T,D]"],
+    ["float[B,H,S,T]"],
+    attrs={"equation": "...sd,...td->...st"},
+)
+example("Einsum", ["float[I,K]", "float[K,J]"], ["float[I,J]"], attrs={"equation": "ik,kj"})

@@ -1,0 +1,178 @@
+"""Convolution, pooling, softmax and dropout.
+
+Output extents follow the operator definitions exactly, symbolic heights included:
+``floor((h + pads - dilation*(k-1) - 1) / stride) + 1``.
+"""
+
+from __future__ import annotations
+
+from infer import dims as D
+from infer.context import RuleContext, RuleError
+from infer.dims import Dim
+
+from ..helpers import same_dim
+from ..registry import example, rule, shape_rule
+
+
+def _spatial_attrs(
+    ctx: RuleContext, n: int, kernel: list[Dim] | None
+) -> tuple[list[Dim], list[int], list[int], list[int]]:
+    """kernel_shape, strides, dilations, pads (begin..., end...) with their defaults."""
+    ks = ctx.attr("kernel_shape")
+    k = list(ks) if ks is not None else kernel
+    if k is None:
+        raise RuleError("bad-attribute", "kernel_shape is needed and the weights' shape is unknown")
+    if len(k) != n:
+        raise RuleError("bad-attribute", f"kernel_shape {k} has {len(k)} entries for {n} spatial axes")
+    strides = list(ctx.attr("strides") or [1] * n)
+    dilations = list(ctx.attr("dilations") or [1] * n)
+    pads = list(ctx.attr("pads") or [0] * (2 * n))
+    if len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
+        raise RuleError("bad-attribute", "strides, dilations or pads do not match the spatial rank")
+    if any(s <= 0 for s in strides) or any(d <= 0 for d in dilations):
+        raise RuleError("bad-attribute", "strides and dilations must be positive")
+    return k, strides, dilations, pads
+
+
+def window_extent(
+    x: Dim, k: Dim, stride: int, dilation: int, pad_begin: int, pad_end: int, auto_pad: str, ceil_mode: bool
+) -> Dim:
+    """Output extent of a sliding window along one axis (Conv and pooling)."""
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return D.ceildiv(x, stride)
+    eff = D.add(D.mul(dilation, D.sub(k, 1)), 1)
+    if auto_pad == "VALID":
+        return D.add(D.floordiv(D.sub(x, eff), stride), 1)
+    span = D.sub(D.add(x, pad_begin + pad_end), eff)
+    if not ceil_mode:
+        return D.add(D.floordiv(span, stride), 1)
+    out = D.add(D.ceildiv(span, stride), 1)
+    # A window may not start in the end padding; drop the last one when it would.
+    if isinstance(out, int) and isinstance(x, int):
+        return out - 1 if (out - 1) * stride >= x + pad_begin else out
+    if isinstance(eff, int) and stride <= eff - pad_end:
+        return out  # the last window always starts inside the input
+    return None
+
+
+def _pool_like(ctx: RuleContext, kernel_from_weights: list[Dim] | None = None) -> tuple[Dim, ...] | None:
+    x = ctx.shape(0)
+    if x is None:
+        return None
+    if len(x) < 3:
+        raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
+    n = len(x) - 2
+    k, strides, dilations, pads = _spatial_attrs(ctx, n, kernel_from_weights)
+    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    ceil_mode = bool(ctx.attr("ceil_mode", 0))
+    out = []
+    for i in range(n):
+        e = window_extent(x[i + 2], k[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad, ceil_mode)
+        if e is None:
+            ctx.because("ceil_mode on a symbolic extent: whether the last window starts in the padding depends on it")
+        out.append(e)
+    return tuple(out)
+
+
+@rule("Conv")
+def conv(ctx: RuleContext) -> list:
+    x, w = ctx.shape(0), ctx.shape(1)
+    if x is None and w is None:
+        return [None]
+    rank = len(x) if x is not None else len(w)  # type: ignore[arg-type]
+    group = ctx.attr("group", 1)
+    if x is not None and w is not None:
+        if len(w) != len(x):
+            raise RuleError("shape-mismatch", f"weights of rank {len(w)} for input of rank {len(x)}")
+        same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
+    if x is None:
+        return [(None, w[0]) + (None,) * (rank - 2)]  # type: ignore[index]
+    spatial = _pool_like(ctx, list(w[2:]) if w is not None else None)
+    return [(x[0], None if w is None else w[0]) + tuple(spatial)]  # type: ignore[arg-type]
+
+
+@rule("ConvTranspose")
+def conv_transpose(ctx: RuleContext) -> list:
+    x, w = ctx.shape(0), ctx.shape(1)
+    if x is None:
+        return [None]
+    n = len(x) - 2
+    group = ctx.attr("group", 1)
+    channels = D.mul(w[1], group) if w is not None else None
+    if w is not None:
+        same_dim(ctx, x[1], w[0], "input channels and weight dim 0")
+    k, strides, dilations, pads = _spatial_attrs(ctx, n, list(w[2:]) if w is not None else None)
+    out_shape = ctx.attr("output_shape")
+    if out_shape is not None:
+        out_shape = list(out_shape)[-n:]
+        return [(x[0], channels) + tuple(out_shape)]
+    out_pad = list(ctx.attr("output_padding") or [0] * n)
+    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    spatial = []
+    for i in range(n):
+        eff = D.add(D.mul(dilations[i], D.sub(k[i], 1)), 1)
+        full = D.add(D.add(D.mul(strides[i], D.sub(x[i + 2], 1)), out_pad[i]), eff)
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            # The definition says x * stride; runtimes reach it by padding, which cannot be
+            # negative, so a kernel narrower than the stride gives the unpadded extent.
+            spatial.append(D.dmin(D.mul(x[i + 2], strides[i]), full))
+            continue
+        total = pads[i] + pads[i + n] if auto_pad == "NOTSET" else 0
+        spatial.append(D.sub(full, total))
+    return [(x[0], channels) + tuple(spatial)]
+
+
+@rule(["MaxPool", "AveragePool", "LpPool"])
+def pool(ctx: RuleContext) -> list:
+    x = ctx.shape(0)
+    spatial = _pool_like(ctx)
+    if x is None or spatial is None:
+        return [None] * ctx.n_outputs
+    out = (x[0], x[1]) + spatial
+    return [out] * ctx.n_outputs  # MaxPool's Indices has the output's shape
+
+
+@rule(["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"])
+def global_pool(ctx: RuleContext) -> list:
+    x = ctx.shape(0)
+    if x is None:
+        return [None]
+    if len(x) < 2:
+        raise RuleError("shape-mismatch", f"input must have rank >= 2, has {len(x)}")
+    return [x[:2] + (1,) * (len(x) - 2)]
+
+
+shape_rule(["Softmax", "LogSoftmax", "Hardmax"], "X[*s] -> Y[*s]")
+# Dropout's optional mask has the data's shape.
+shape_rule("Dropout", "X[*s] -> Y[*s], Mask[*s]")
+
+
+example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], ["float[N,8,H,W]"], attrs={"pads": [1, 1, 1, 1]})
+example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], ["float[N,8,floor((H - 3)/2) + 1,floor((W - 3)/2) + 1]"],
+        attrs={"strides": [2, 2]})  # fmt: skip
+example("Conv", ["float[N,3,H,W]", "float[8,3,7,7]"], ["float[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
+        attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"})  # fmt: skip
+example("Conv", ["float[N,4,L]", "float[8,2,3]"], ["float[N,8,L - 4]"], attrs={"group": 2, "dilations": [2]})
+example("Conv", ["float[N,3,H,W]", "float[8,4,3,3]"], ["float[N,8,H - 2,W - 2]"], error="shape-mismatch")
+example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,4,4]"], ["float[N,4,2*H,2*W]"],
+        attrs={"strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
+example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,floor((H - 3)/2) + 1,floor((W - 3)/2) + 1]"],
+        attrs={"kernel_shape": [3, 3], "strides": [2, 2]})  # fmt: skip
+example("MaxPool", ["float[N,C,32,32]"], ["float[N,C,16,16]", "int64[N,C,16,16]"],
+        attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
+example(
+    "MaxPool",
+    ["float[1,1,5,5]"],
+    ["float[1,1,3,3]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1},
+)
+example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,?,?]"],
+        attrs={"kernel_shape": [2, 2], "strides": [3, 3], "ceil_mode": 1})  # fmt: skip
+example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor((H + 1)/2),floor((W + 1)/2)]"],
+        attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})  # fmt: skip
+example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor(H/2),floor(W/2)]"],
+        attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1})  # fmt: skip
+example("GlobalAveragePool", ["float[N,C,H,W]"], ["float[N,C,1,1]"])
+example("Softmax", ["float[B,H,S,S]"], ["float[B,H,S,S]"])
+example("LogSoftmax", ["float[N,10]"], ["float[N,10]"], attrs={"axis": 1})
+example("Dropout", ["float[B,S,64]"], ["float[B,S,64]", "bool[B,S,64]"], opset=13)

@@ -1,0 +1,44 @@
+"""Normalization layers: the data keeps its shape; statistics have the reduced shape."""
+
+from __future__ import annotations
+
+from infer.context import RuleContext
+from infer.types import TensorType
+
+from ..helpers import norm_axis
+from ..registry import example, rule, shape_rule
+
+
+@rule("BatchNormalization")
+def batch_normalization(ctx: RuleContext) -> list:
+    """Y has X's shape; every other output (running or saved statistics) is ``[C]``."""
+    x = ctx.shape(0)
+    c = x[1] if x is not None and len(x) > 1 else None
+    return [x] + [(c,)] * (ctx.n_outputs - 1)
+
+
+@rule("LayerNormalization", since=17)
+def layer_normalization(ctx: RuleContext) -> list:
+    """Mean and InvStdDev keep the dims before ``axis`` and are 1 after; their type is stash_type."""
+    x = ctx.shape(0)
+    stash = ctx.attr("stash_type", 1)
+    if x is None:
+        return [None, TensorType(stash, None), TensorType(stash, None)][: ctx.n_outputs]
+    axis = norm_axis(ctx, ctx.attr("axis", -1), len(x))
+    stats = x[:axis] + (1,) * (len(x) - axis)
+    return [x, TensorType(stash, stats), TensorType(stash, stats)][: ctx.n_outputs]
+
+
+shape_rule(
+    ["InstanceNormalization", "LpNormalization", "MeanVarianceNormalization", "LRN"],
+    "X[*s] -> Y[*s]",
+)
+shape_rule("GroupNormalization", "X[n, c, *s] -> Y[n, c, *s]")
+
+
+example("BatchNormalization", ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
+        ["float[N,C,H,W]"], opset=15)  # fmt: skip
+example("LayerNormalization", ["float[B,S,64]", "float[64]", "float[64]"],
+        ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"])  # fmt: skip
+example("LayerNormalization", ["float16[B,S,64]", "float16[S,64]"], ["float16[B,S,64]", "float[B,1,1]", "float[B,1,1]"],
+        attrs={"axis": 1})  # fmt: skip

@@ -1,0 +1,103 @@
+"""Reductions: ReduceX (axes as attribute or, from opset 13/18, as an input), ArgMax/Min, TopK."""
+
+from __future__ import annotations
+
+from infer.context import RuleContext, RuleError
+from infer.dims import Dim
+from infer.types import TensorType
+from infer.values import Value
+
+from .. import valueops as V
+from ..helpers import norm_axes, norm_axis
+from ..registry import example, rule
+
+# The opset from which each reduction takes its axes as an input instead of an attribute.
+AXES_INPUT_SINCE = {
+    "ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
+    "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18, "ReduceLogSumExp": 18, "ReduceSumSquare": 18,
+}  # fmt: skip
+_VALUE_OPS = {"ReduceSum": V.ADD, "ReduceProd": V.MUL, "ReduceMax": V.MAX, "ReduceMin": V.MIN}
+
+
+def reduced_shape(shape: tuple[Dim, ...], axes: list[int] | None, keepdims: bool) -> tuple[Dim, ...]:
+    ax = set(range(len(shape))) if axes is None else set(axes)
+    if keepdims:
+        return tuple(1 if i in ax else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in ax)
+
+
+@rule(list(AXES_INPUT_SINCE))
+def reduce(ctx: RuleContext) -> list:
+    x = ctx.shape(0)
+    keepdims = bool(ctx.attr("keepdims", 1))
+    if ctx.version >= AXES_INPUT_SINCE[ctx.op_type]:
+        if ctx.has(1):
+            axes = ctx.known_ints(1)
+            if axes is None:
+                ctx.contents_unknown(1, "the axes")
+                a = ctx.shape(1)
+                if x is None:
+                    return [None]
+                if keepdims:
+                    return [(None,) * len(x)]
+                if a is not None and len(a) == 1 and isinstance(a[0], int):
+                    return [(None,) * (len(x) - a[0])]
+                return [None]
+        else:
+            axes = None
+    else:
+        axes = ctx.attr("axes")
+    if x is None:
+        return [None]
+    if not axes:
+        if ctx.attr("noop_with_empty_axes", 0):
+            return [Value(TensorType(None, x), ctx.known(0))]
+        axes = None
+    norm = None if axes is None else norm_axes(ctx, axes, len(x))
+    out = reduced_shape(x, norm, keepdims)
+    op = _VALUE_OPS.get(ctx.op_type)
+    known = V.reduce(ctx.known(0), op, norm, keepdims) if op is not None else None
+    return [Value(TensorType(None, out), known)]
+
+
+@rule(["ArgMax", "ArgMin"])
+def arg_reduce(ctx: RuleContext) -> list:
+    x = ctx.shape(0)
+    if x is None:
+        return [None]
+    axis = norm_axis(ctx, ctx.attr("axis", 0), len(x))
+    return [reduced_shape(x, [axis], bool(ctx.attr("keepdims", 1)))]
+
+
+@rule("TopK")
+def topk(ctx: RuleContext) -> list:
+    x = ctx.shape(0)
+    if ctx.version < 10:
+        k: Dim = ctx.require("k")
+    else:
+        kk = ctx.known_dims(1)
+        if kk is None or len(kk) != 1:
+            ctx.contents_unknown(1, "K")
+            k = None
+        else:
+            k = kk[0]
+    if x is None:
+        return [None, None]
+    axis = norm_axis(ctx, ctx.attr("axis", -1), len(x))
+    if isinstance(k, int) and isinstance(x[axis], int) and k > x[axis]:
+        raise RuleError("shape-mismatch", f"K={k} exceeds the extent {x[axis]} of axis {axis}")
+    out = x[:axis] + (k,) + x[axis + 1 :]
+    return [out, out]
+
+
+example("ReduceMean", ["float[B,S,64]", "int64[1]={-1}"], ["float[B,S,1]"], opset=18)
+example("ReduceMean", ["float[B,S,64]"], ["float[B,S]"], attrs={"axes": [-1], "keepdims": 0}, opset=13)
+example("ReduceSum", ["float[B,S,64]", "int64[1]={1}"], ["float[B,64]"], attrs={"keepdims": 0})
+example("ReduceSum", ["float[B,S,64]"], ["float[1,1,1]"])
+example("ReduceSum", ["float[B,S,64]", "int64[0]={}"], ["float[B,S,64]"], attrs={"noop_with_empty_axes": 1})
+example("ReduceMax", ["float[B,S,64]", "int64[1]"], ["float[?,?,?]"], opset=18)
+example("ReduceMin", ["float[B,S,64]"], ["float[B,S,1]"], attrs={"axes": [2]}, opset=13)
+example("ReduceProd", ["int64[3]={B,S,64}"], ["int64[1]={64*B*S}"], opset=18)
+example("ArgMax", ["float[B,S,V]"], ["int64[B,S,1]"], attrs={"axis": -1})
+example("ArgMax", ["float[B,S,V]"], ["int64[B,S]"], attrs={"axis": 2, "keepdims": 0})
+example("TopK", ["float[B,V]", "int64[1]={5}"], ["float[B,5]", "int64[B,5]"])

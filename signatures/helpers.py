@@ -1,0 +1,106 @@
+"""Shape algebra shared by the rules: broadcasting, axes, element counts.
+
+Every helper takes the rule context so it can report contradictions at the node and record the
+assumptions a result rests on (Clause 9.3: distinct variables are never silently equated).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from infer import dims as D
+from infer.context import RuleContext, RuleError
+from infer.dims import Dim
+
+Shape = tuple[Dim, ...]
+
+
+def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
+    """The extent of one broadcast position (Clause 6.6.2), given the extents present there."""
+    ints = {d for d in ds if isinstance(d, int)}
+    big = ints - {1}
+    if len(big) > 1:
+        ctx.error(
+            "shape-mismatch",
+            f"{ctx.op_type} with inputs {ctx.input_types_str()}: extents "
+            f"{' and '.join(map(str, sorted(big)))} do not broadcast",
+        )
+        return None
+    if big:
+        return big.pop()  # every other extent must be 1 or this one
+    others = [d for d in ds if not (isinstance(d, int) and d == 1)]
+    if not others:
+        return 1
+    if any(d is None for d in others):
+        return None
+    out = others[0]
+    for d in others[1:]:
+        if D.equal(out, d):
+            continue
+        ctx.assume(f"{D.to_str(out)} and {D.to_str(d)} broadcast (each equal or 1)", (out, d))
+        out = D.dmax(out, d)
+    return out
+
+
+def broadcast(ctx: RuleContext, *shapes: Sequence[Dim] | None) -> Shape | None:
+    """Multidirectional broadcasting of ``shapes``; ``None`` if any rank is unknown."""
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    out = []
+    for pos in range(rank):
+        ds = [s[len(s) - rank + pos] for s in shapes if len(s) - rank + pos >= 0]  # type: ignore[arg-type]
+        out.append(broadcast_dim(ctx, ds))
+    return tuple(out)
+
+
+def unidirectional(ctx: RuleContext, target: Sequence[Dim] | None, b: Sequence[Dim] | None) -> None:
+    """Check that ``b`` broadcasts to ``target`` (Clause 6.6.3); report where it cannot."""
+    if target is None or b is None:
+        return
+    if len(b) > len(target):
+        ctx.error("shape-mismatch", f"{ctx.op_type}: rank {len(b)} does not broadcast to rank {len(target)}")
+        return
+    for t, d in zip(reversed(target), reversed(b)):
+        if isinstance(t, int) and isinstance(d, int) and d not in (1, t):
+            ctx.error(
+                "shape-mismatch",
+                f"{ctx.op_type} with inputs {ctx.input_types_str()}: extent {d} does not broadcast to {t}",
+            )
+
+
+def norm_axis(ctx: RuleContext, axis: int, rank: int, what: str = "axis") -> int:
+    """``axis`` in ``[-rank, rank)`` as a non-negative index; out of range is a malformed node."""
+    if not -rank <= axis < rank:
+        raise RuleError("bad-attribute", f"{ctx.op_type}: {what} {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def norm_axes(ctx: RuleContext, axes: Iterable[int], rank: int, what: str = "axes") -> list[int]:
+    out = [norm_axis(ctx, a, rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise RuleError("bad-attribute", f"{ctx.op_type}: {what} {list(axes)} repeat an axis")
+    return out
+
+
+def same_dim(ctx: RuleContext, a: Dim, b: Dim, what: str) -> Dim:
+    """Two extents the operator requires equal: report a contradiction, keep the better one."""
+    eq = D.equal(a, b)
+    if eq is False:
+        ctx.error(
+            "shape-mismatch",
+            f"{ctx.op_type} with inputs {ctx.input_types_str()}: {what} {D.to_str(a)} and {D.to_str(b)} differ",
+        )
+        return a
+    if a is None:
+        return b
+    if eq is None and b is not None:
+        ctx.assume(f"{D.to_str(a)} == {D.to_str(b)} ({what})", (a, b))
+        if isinstance(b, int):
+            return b
+    return a
+
+
+def elements(shape: Sequence[Dim] | None) -> Dim:
+    """Number of elements of a shape, or ``None``."""
+    return None if shape is None else D.product(shape)

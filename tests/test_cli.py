@@ -1,0 +1,153 @@
+"""The command line, run as a user would: exit statuses, outputs, and bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "bert_tiny.onnx"
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "infer.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=120
+    )
+
+
+def _unknown_reshape_model(path: Path) -> Path:
+    """x[N,6] reshaped to a shape computed by NonZero-free but data-dependent input ``p``."""
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "p"], ["y"], name="n12"), helper.make_node("Relu", ["y"], ["z"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+         helper.make_tensor_value_info("p", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return path
+
+
+def _mismatch_model(path: Path) -> Path:
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"], name="n3")],
+        "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.zeros((4, 5), np.float32), "b")],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return path
+
+
+def test_annotate_writes_a_valid_model(tmp_path):
+    out = tmp_path / "bert.onnx"
+    r = cli("annotate", str(EXAMPLE), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "values" in r.stdout and "typed" in r.stdout
+    m = onnx.load(out)
+    onnx.checker.check_model(m)
+    assert len(m.graph.value_info) > 200
+    dims = {d.dim_param for vi in m.graph.value_info for d in vi.type.tensor_type.shape.dim if d.dim_param}
+    assert {"batch", "sequence"} <= dims
+
+
+def test_annotate_default_output_and_no_overwrite(tmp_path):
+    src = tmp_path / "m.onnx"
+    src.write_bytes(EXAMPLE.read_bytes())
+    r = cli("annotate", str(src))
+    assert r.returncode == 0 and (tmp_path / "m.inferred.onnx").exists()
+    r = cli("annotate", str(src))
+    assert r.returncode == 2 and "exists" in r.stderr
+    r = cli("annotate", str(src), "-o", str(src))
+    assert r.returncode == 2 and "--in-place" in r.stderr
+    assert src.read_bytes() == EXAMPLE.read_bytes()  # the input is untouched
+    r = cli("annotate", str(src), "--in-place")
+    assert r.returncode == 0 and len(onnx.load(src).graph.value_info) > 200
+
+
+def test_annotate_json_and_strict_dims(tmp_path):
+    out = tmp_path / "o.onnx"
+    r = cli("annotate", str(_unknown_reshape_model(tmp_path / "u.onnx")), "-o", str(out), "--json", "--dims", "strict")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["summary"]["values"] == 2
+    assert {v["name"] for v in report["dims"]["variables"]} >= {"N"}
+    ident = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+    m = onnx.load(out)
+    params = [d.dim_param for vi in m.graph.value_info for d in vi.type.tensor_type.shape.dim if d.dim_param]
+    assert params and all(ident.match(p) for p in params)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is not a model", EXAMPLE.read_bytes()[:5000], b""],
+    ids=["garbage", "truncated", "empty"],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, content):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(content)
+    for verb in ("annotate", "check", "explain"):
+        args = [verb, str(bad)] + (["x"] if verb == "explain" else [])
+        r = cli(*args)
+        assert r.returncode == 2, (verb, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "bad.inferred.onnx").exists()
+
+
+def test_missing_file_and_directory(tmp_path):
+    for path in (tmp_path / "nope.onnx", tmp_path):
+        r = cli("check", str(path))
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_check_reports_errors_with_exit_1(tmp_path):
+    r = cli("check", str(_mismatch_model(tmp_path / "bad.onnx")))
+    assert r.returncode == 1
+    assert "MatMul" in r.stdout and "shape-mismatch" in r.stdout
+    r = cli("check", str(_mismatch_model(tmp_path / "bad2.onnx")), "--json")
+    data = json.loads(r.stdout)
+    d = data["diagnostics"][0]
+    assert d["severity"] == "error" and d["code"] == "shape-mismatch" and d["location"]["node_name"] == "n3"
+    assert cli("check", str(EXAMPLE)).returncode == 0
+
+
+def test_explain_names_the_root_cause(tmp_path):
+    model = _unknown_reshape_model(tmp_path / "u.onnx")
+    r = cli("explain", str(model), "z")
+    assert r.returncode == 0, r.stderr
+    assert "`p` is an input of the model" in r.stdout and "Reshape" in r.stdout
+    r = cli("explain", str(model), "z", "--json")
+    assert any("`p`" in root for root in json.loads(r.stdout)["roots"])
+    assert cli("explain", str(model), "nope").returncode == 2
+
+
+def test_bind_specializes(tmp_path):
+    out = tmp_path / "o.onnx"
+    r = cli("annotate", str(EXAMPLE), "-o", str(out), "--bind", "batch=2", "--bind", "sequence=7", "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)["summary"]
+    assert s["known"] == s["values"]
+    assert cli("annotate", str(EXAMPLE), "--bind", "batch").returncode == 2
+
+
+def test_ops_statement():
+    r = cli("ops", "--json", "--domain", "ai.onnx")
+    rows = json.loads(r.stdout)["operators"]
+    matmul = [x for x in rows if x["op_type"] == "MatMul"]
+    assert matmul and all(x["status"] == "rule" for x in matmul)
+    assert cli("ops").returncode == 0
+
+
+def test_every_verb_answers_help():
+    for verb in ("annotate", "check", "explain", "ops"):
+        r = cli(verb, "--help")
+        assert r.returncode == 0 and "usage" in r.stdout

@@ -1,0 +1,92 @@
+"""The expression core: canonical forms, and soundness of every simplification (hypothesis).
+
+Random expressions are built through ``infer.dims`` and, separately, computed with plain
+integers at random positive bindings; the two must always agree.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from infer import dims as D
+
+NAMES = ("a", "b", "c")
+
+
+@st.composite
+def expr_and_value(draw, depth: int = 0):
+    """A (dim, function from bindings to int) pair built from the same random tree."""
+    if depth > 3 or draw(st.integers(0, 3)) == 0:
+        if draw(st.booleans()):
+            n = draw(st.integers(-6, 12))
+            return n, lambda env, n=n: n
+        name = draw(st.sampled_from(NAMES))
+        return D.symbol(name), lambda env, name=name: env[name]
+    op = draw(st.sampled_from(["add", "sub", "mul", "floordiv", "ceildiv", "mod", "max", "min"]))
+    a, fa = draw(expr_and_value(depth + 1))
+    if op in ("floordiv", "ceildiv", "mod"):
+        k = draw(st.integers(1, 5))
+        b, fb = (k, lambda env, k=k: k) if draw(st.booleans()) else (D.symbol("a"), lambda env: env["a"])
+    else:
+        b, fb = draw(expr_and_value(depth + 1))
+    ops = {
+        "add": (D.add, lambda x, y: x + y),
+        "sub": (D.sub, lambda x, y: x - y),
+        "mul": (D.mul, lambda x, y: x * y),
+        "floordiv": (D.floordiv, lambda x, y: x // y),
+        "ceildiv": (D.ceildiv, lambda x, y: -((-x) // y)),
+        "mod": (D.mod, lambda x, y: x % y),
+        "max": (D.dmax, max),
+        "min": (D.dmin, min),
+    }
+    sym, num = ops[op]
+    return sym(a, b), lambda env: num(fa(env), fb(env))
+
+
+@settings(max_examples=400, deadline=None)
+@given(expr_and_value(), st.fixed_dictionaries({n: st.integers(1, 40) for n in NAMES}))
+def test_simplification_is_sound(pair, env):
+    d, f = pair
+    assert D.evaluate(d, env) == f(env), f"{D.to_str(d)} at {env}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(expr_and_value(), expr_and_value(), st.fixed_dictionaries({n: st.integers(1, 40) for n in NAMES}))
+def test_comparisons_are_sound(p, q, env):
+    (a, fa), (b, fb) = p, q
+    eq, lt = D.equal(a, b), D.less(a, b)
+    if eq is not None:
+        assert eq == (fa(env) == fb(env)), f"equal({D.to_str(a)}, {D.to_str(b)}) = {eq} at {env}"
+    if lt is not None:
+        assert lt == (fa(env) < fb(env)), f"less({D.to_str(a)}, {D.to_str(b)}) = {lt} at {env}"
+
+
+def test_readable_forms():
+    h, s = D.symbol("h"), D.symbol("seq")
+    assert D.to_str(D.add(s, 5)) == "seq + 5"
+    assert D.to_str(D.add(D.floordiv(D.sub(h, 3), 2), 1)) == "floor((h + 1)/2) - 1"
+    assert D.to_str(D.ceildiv(h, 2)) == "floor((h + 1)/2)"
+    assert D.to_str(D.dmax(h, s)) == "max(h, seq)"
+
+
+def test_canonical_forms_compare_equal():
+    h, w = D.symbol("h"), D.symbol("w")
+    assert D.equal(D.dmin(h, w), D.dmin(w, h)) is True
+    assert D.equal(D.floordiv(D.mul(4, h), 2), D.mul(2, h)) is True
+    assert D.equal(D.floordiv(D.mul(h, w), w), h) is True
+    assert D.dmax(h, D.dmin(h, 64)) == h
+    assert D.dmax(h, 1) == h and D.dmin(h, 1) == 1
+
+
+def test_distinct_variables_are_never_equated():
+    n, m = D.symbol("n"), D.symbol("m")
+    assert D.equal(n, m) is None  # Clause 9.3
+    assert D.equal(n, 3) is None
+    assert D.equal(n, 0) is False and D.equal(n, -1) is False  # extents are positive
+
+
+def test_integer_fast_paths_stay_int():
+    assert D.add(2, 3) == 5 and isinstance(D.mul(2, 3), int)
+    assert D.floordiv(7, 2) == 3 and D.ceildiv(7, 2) == 4 and D.floordiv(7, 0) is None
+    assert D.product([2, 3, None]) is None and D.product([0, None]) == 0

@@ -1,0 +1,61 @@
+"""Real exported models (tests/models): every claim checked against onnxruntime at two sizes.
+
+The corpus is made by tests/models/export_corpus.py from PyTorch and transformers with both
+exporters and dynamic axes. A value is exact when every dim is an integer or an expression over
+the inputs' dimension variables and is right at both sizes; no claim may be wrong.
+"""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+
+import infer
+from tests.support import runtime as R
+
+ENTRIES = R.manifest()
+
+
+@pytest.fixture(scope="module", params=ENTRIES, ids=[e["file"] for e in ENTRIES])
+def checked(request):
+    entry = request.param
+    model = onnx.load(str(R.MODELS / entry["file"]))
+    result = infer.infer_model(model)
+    exposed = R.expose_all(model)
+    runs = [(b["dims"], R.run(exposed, R.feeds_for(entry, b["dims"]))) for b in entry["bindings"]]
+    return entry, result, R.check(result, runs)
+
+
+def test_no_claim_is_contradicted_by_onnxruntime(checked):
+    _, _, c = checked
+    assert not c.wrong, "\n".join(c.wrong[:20])
+
+
+def test_every_value_is_typed_with_a_rank(checked):
+    _, result, _ = checked
+    s = result.summary()
+    assert s.counts.get("untyped", 0) == 0 and s.counts.get("unknown-rank", 0) == 0, s
+
+
+def test_at_least_99_percent_exact(checked):
+    entry, _, c = checked
+    assert c.ratio >= 0.99, f"{entry['file']}: {c.exact}/{c.values} exact; not exact: {c.not_exact[:10]}"
+
+
+def test_valid_models_raise_no_errors(checked):
+    _, result, _ = checked
+    assert not result.errors, result.errors[:5]
+
+
+def test_annotated_model_passes_the_checker_and_runs(checked, tmp_path):
+    entry, result, _ = checked
+    annotated = result.model
+    onnx.checker.check_model(annotated)
+    names = {vi.name for vi in annotated.graph.value_info}
+    produced = {o for n in annotated.graph.node for o in n.output if o}
+    outputs = {o.name for o in annotated.graph.output}
+    assert produced - outputs <= names
+    b = entry["bindings"][0]
+    out = R.run(annotated, R.feeds_for(entry, b["dims"]))
+    for name, shape in b["output_shapes"].items():
+        assert list(out[name].shape) == shape

@@ -1,0 +1,75 @@
+"""Run every invocation example declared beside the rules (``signatures.registry.example``)."""
+
+from __future__ import annotations
+
+import pytest
+
+import infer
+import signatures
+from infer import dims as D
+from infer import types as T
+from infer.node import parse_value
+from signatures.registry import EXAMPLES, REGISTRY
+
+signatures.load_all()
+
+
+def _matches(got: infer.Value, want: infer.Value, table) -> str | None:
+    gt, wt = got.type, want.type
+    if not isinstance(wt, T.TensorType):
+        return None if gt == wt else f"type {gt}, expected {wt}"
+    if not isinstance(gt, T.TensorType) or gt.elem != wt.elem:
+        return f"type {gt}, expected {wt}"
+    if wt.shape is None:
+        return None if gt.shape is None else f"shape {gt}, expected unknown rank"
+    if gt.shape is None or len(gt.shape) != len(wt.shape):
+        return f"shape {gt}, expected {wt}"
+    for axis, (g, w) in enumerate(zip(gt.shape, wt.shape)):
+        if w is None:
+            if g is not None and not table.is_fresh(g):
+                return f"dim {axis} is {D.to_str(g)}, expected unknown ({gt} vs {wt})"
+        elif D.equal(g, w) is not True:
+            return f"dim {axis} is {D.to_str(g)}, expected {D.to_str(w)} ({gt} vs {wt})"
+    if want.known is not None:
+        if got.known is None:
+            return f"contents unknown, expected {want.known.elems}"
+        if len(got.known.elems) != len(want.known.elems):
+            return f"contents {got.known.elems}, expected {want.known.elems}"
+        for g, w in zip(got.known.elems, want.known.elems):
+            same = D.equal(g, w) is True if not isinstance(w, (float, bool, str)) else g == w
+            if not same:
+                return f"contents {got.known.elems}, expected {want.known.elems}"
+    return None
+
+
+def _id(ex) -> str:
+    return f"{ex.op_type}-{','.join(ex.inputs)}"
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=[_id(e) for e in EXAMPLES])
+def test_example(ex) -> None:
+    out = infer.infer_node(
+        ex.op_type, list(ex.inputs), dict(ex.attrs), opset=ex.opset, domain=ex.domain, n_outputs=len(ex.outputs)
+    )
+    codes = {d.code for d in out.diagnostics}
+    if ex.error:
+        assert ex.error in codes, f"expected diagnostic {ex.error}, got {out.diagnostics}"
+    else:
+        bad = [d for d in out.diagnostics if d.severity != "info"]
+        assert not bad, bad
+        for want_src, got in zip(ex.outputs, out.values):
+            want = parse_value(want_src, out.dims)
+            problem = _matches(got, want, out.dims)
+            assert problem is None, problem
+
+
+FOUNDATION_OPS = """Add Sub Mul Div Pow Equal Not Relu Erf Gelu Sqrt MatMul Gemm Conv ConvTranspose MaxPool
+AveragePool GlobalAveragePool BatchNormalization LayerNormalization Softmax LogSoftmax Reshape Flatten Transpose
+Squeeze Unsqueeze Concat Split Slice Gather Expand Tile Pad ReduceMean ReduceSum ReduceMax ReduceMin Cast CastLike
+Constant ConstantOfShape Shape Size Range Where Identity Dropout Trilu Einsum TopK ArgMax Resize""".split()
+
+
+@pytest.mark.parametrize("op", FOUNDATION_OPS)
+def test_every_foundation_op_has_a_rule_and_an_example(op: str) -> None:
+    assert ("", op) in REGISTRY.operators(), f"no rule registered for {op}"
+    assert any(e.op_type == op for e in EXAMPLES), f"no invocation example for {op}"
