@@ -448,7 +448,8 @@ class Engine:
         raw: list[Any] | None = None
         reason: str | None = None
         if fkey in self.functions and (sig is None or domain not in STANDARD_DOMAINS):
-            raw = self._infer_function(frame, ctx, self.functions[fkey])
+            fn = self.functions[fkey]
+            raw = self._run_rule(lambda c: self._infer_function(frame, c, fn), ctx, loc)
         else:
             entry = lookup(domain, node.op_type, sig.since_version if sig else (opset or 1))
             if entry is not None and entry.rule is not None:
@@ -457,7 +458,7 @@ class Engine:
                 reason = f"{node.op_type} is not supported: {entry.reason}"
                 self.report("unsupported", reason, loc)
             elif sig is not None and (body := function_body(domain, node.op_type, opset)) is not None:
-                raw = self._infer_function(frame, ctx, body)
+                raw = self._run_rule(lambda c: self._infer_function(frame, c, body), ctx, loc)
             elif sig is not None:
                 reason = f"no inference rule for {node.op_type} at {domain or 'ai.onnx'} opset {opset}"
                 self.report("no-rule", reason, loc)
@@ -469,12 +470,12 @@ class Engine:
 
     def _run_rule(self, fn: Any, ctx: RuleContext, loc: Location) -> list[Any] | None:
         try:
-            return list(fn(ctx))
+            out = fn(ctx)
+            return None if out is None else list(out)
         except RuleError as e:
             self.report(e.code, f"{ctx.op_type} with inputs {ctx.input_types_str()}: {e}", loc, e.suggestion)
             ctx.because(f"the node is malformed: {e}")
-        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError,
-                RecursionError, NotImplementedError, AssertionError) as e:  # fmt: skip
+        except Exception as e:  # a bug in a rule must not stop the walk: report it, go on
             if DEBUG:
                 raise
             self.report("rule-crash", f"rule for {ctx.op_type} failed: {type(e).__name__}: {e}", loc)
@@ -490,6 +491,8 @@ class Engine:
             formal = sig.input_formal(i)
             if v is None or formal is None or formal.type_str not in sig.constraints:
                 continue
+            if formal.option == "variadic" and not formal.homogeneous:
+                continue  # each position of a heterogeneous variadic has a type of its own
             if formal.type_str not in bound and not isinstance(v.type, T.UnknownType):
                 bound[formal.type_str] = _strip_shape(v.type)
         out = []
@@ -499,7 +502,9 @@ class Engine:
                 out.append(T.UNKNOWN)
                 continue
             ts = formal.type_str
-            if ts in bound:
+            if formal.option == "variadic" and not formal.homogeneous:
+                out.append(T.UNKNOWN)
+            elif ts in bound:
                 out.append(bound[ts])
             elif ts in sig.constraints:
                 allowed = sig.constraints[ts]

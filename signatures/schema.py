@@ -176,13 +176,11 @@ def function_body(domain: str, op_type: str, opset: int, input_types: tuple = ()
         if s.has_function:
             body = s.get_function_with_opset_version(opset)
             if body is None:
-                body = s.function_body
-            return body
-        if s.has_context_dependent_function:
-            return None  # needs a build context; handled by the engine when it can supply one
+                return s.function_body
+            return onnx.FunctionProto.FromString(body) if isinstance(body, bytes) else body
     except Exception:  # onnx raises various errors for bodies it cannot build
         return None
-    return None
+    return None  # context-dependent bodies need the node's input types: see the engine
 
 
 def all_signatures() -> list[Signature]:
