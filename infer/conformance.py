@@ -7,7 +7,7 @@ from typing import Any
 
 import signatures
 from signatures.registry import lookup
-from signatures.schema import all_signatures, canonical_domain, function_body
+from signatures.schema import all_signatures, canonical_domain, has_function_body
 
 SUPPORTED = "rule"
 FUNCTION = "function"  # inferred through the schema's function body
@@ -22,7 +22,7 @@ def status(domain: str, op_type: str, since: int) -> tuple[str, str]:
         return SUPPORTED, entry.pattern or f"{entry.module}"
     if entry is not None:
         return UNSUPPORTED, entry.reason or ""
-    if function_body(domain, op_type, since) is not None:
+    if has_function_body(domain, op_type, since):
         return FUNCTION, "inferred through the schema's function body"
     return MISSING, "no rule yet: outputs get their schema types only"
 

@@ -280,7 +280,7 @@ class Engine:
                     ("input", n, axis),
                 ),
             )
-            v = Value(t)
+            v = _with_empty_contents(Value(t))
             frame.scope.values[name] = v
             frame.record.values[name] = v
             frame.record.inputs.append(name)
@@ -457,7 +457,7 @@ class Engine:
             elif entry is not None:
                 reason = f"{node.op_type} is not supported: {entry.reason}"
                 self.report("unsupported", reason, loc)
-            elif sig is not None and (body := function_body(domain, node.op_type, opset)) is not None:
+            elif sig is not None and (body := self._schema_body(domain, node, opset, inputs)) is not None:
                 raw = self._run_rule(lambda c: self._infer_function(frame, c, body), ctx, loc)
             elif sig is not None:
                 reason = f"no inference rule for {node.op_type} at {domain or 'ai.onnx'} opset {opset}"
@@ -467,6 +467,15 @@ class Engine:
                 code = "unknown-operator" if domain in STANDARD_DOMAINS else "no-rule"
                 self.report(code, reason, loc)
         return self._finish_node(frame, site, node, sig, inputs, raw, reason or ctx.reason, ctx.causes)
+
+    def _schema_body(self, domain: str, node: NodeProto, opset: int, inputs: list[Value | None]) -> Any:
+        """The schema's function body for this node (built for its input types if it must be)."""
+
+        def write(d: Dim) -> int | str | None:
+            return d if isinstance(d, int) or d is None else D.to_str(d)
+
+        types = [None if v is None else T.to_proto(v.type, write) for v in inputs]
+        return function_body(domain, node.op_type, opset, node, types)
 
     def _run_rule(self, fn: Any, ctx: RuleContext, loc: Location) -> list[Any] | None:
         try:
@@ -545,7 +554,7 @@ class Engine:
             if v.known is not None and not _known_fits(v.known, t):
                 v = Value(t)
             else:
-                v = Value(t, v.known)
+                v = _with_empty_contents(Value(t, v.known))
             if (v.known is None and _is_small_int_tensor(t)) or _rank_unknown(t):
                 frame.record.notes[name] = ContentNote(site, reason, causes)
             outs.append(v)
@@ -660,6 +669,15 @@ class Engine:
             v = scope.lookup(name)
             out.append(v if v is not None else None)
         return out
+
+
+def _with_empty_contents(v: Value) -> Value:
+    """A tensor with no elements has known contents: none (an empty ``axes`` input, say)."""
+    t = v.type
+    if v.known is None and isinstance(t, T.TensorType) and t.shape is not None and 0 in t.shape:
+        if all(isinstance(d, int) for d in t.shape):
+            return Value(t, Known(tuple(t.shape), ()))  # type: ignore[arg-type]
+    return v
 
 
 def _strip_shape(t: T.Type) -> T.Type:

@@ -1,24 +1,27 @@
 """Operator signatures and inference rules, by domain and family.
 
-Importing a family module registers its rules; ``load_all`` imports every family once.
+Each domain is a subpackage (``ai_onnx``, ``ai_onnx_ml``, ``com_microsoft``, ...) and each family
+a module in it; importing a module registers its rules. ``load_all`` imports every module of
+every domain package once, so a new family is a new file and nothing else.
 """
 
 from __future__ import annotations
 
 import importlib
-
-FAMILIES = (
-    "signatures.ai_onnx.elementwise",
-    "signatures.ai_onnx.generators",
-    "signatures.ai_onnx.linalg",
-    "signatures.ai_onnx.nn",
-    "signatures.ai_onnx.normalization",
-    "signatures.ai_onnx.reduction",
-    "signatures.ai_onnx.tensor",
-    "signatures.ai_onnx.control_flow",
-)
+import pkgutil
+from pathlib import Path
 
 _loaded = False
+
+
+def family_modules() -> list[str]:
+    """Every rule module, in a stable order."""
+    here = Path(__file__).parent
+    names = []
+    for pkg in sorted(p.name for p in here.iterdir() if (p / "__init__.py").exists()):
+        for mod in sorted(m.name for m in pkgutil.iter_modules([str(here / pkg)])):
+            names.append(f"signatures.{pkg}.{mod}")
+    return names
 
 
 def load_all() -> None:
@@ -27,5 +30,5 @@ def load_all() -> None:
     if _loaded:
         return
     _loaded = True
-    for name in FAMILIES:
+    for name in family_modules():
         importlib.import_module(name)

@@ -8,8 +8,9 @@ Custom domains (``com.microsoft``) declare a ``Signature`` of their own with the
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import onnx
@@ -161,26 +162,56 @@ def signature(domain: str, op_type: str, opset: int) -> Signature | None:
         return None
 
 
-@cache
-def function_body(domain: str, op_type: str, opset: int, input_types: tuple = ()) -> Any:
-    """The schema's function body for this version, or ``None``.
+def function_body(
+    domain: str, op_type: str, opset: int, node: Any = None, input_types: Sequence[Any] = ()
+) -> onnx.FunctionProto | None:
+    """The schema's function body in force at ``opset``, or ``None``.
 
-    Context-dependent bodies depend on the input element types, given as ``TypeProto`` bytes.
+    Context-dependent bodies are built for ``node`` (a ``NodeProto``) and its ``input_types``
+    (``TypeProto`` or ``None`` per input); without a node they are not available.
     """
-    domain = canonical_domain(domain)
+    types = tuple(b"" if t is None else t.SerializeToString() for t in input_types)
+    node_bytes = node.SerializeToString() if node is not None else b""
+    return _function_body(canonical_domain(domain), op_type, opset, node_bytes, types)
+
+
+@lru_cache(maxsize=4096)
+def _function_body(domain: str, op_type: str, opset: int, node: bytes, types: tuple[bytes, ...]):
     try:
         s = defs.get_schema(op_type, opset, domain)
     except defs.SchemaError:
         return None
     try:
         if s.has_function:
-            body = s.get_function_with_opset_version(opset)
-            if body is None:
-                return s.function_body
-            return onnx.FunctionProto.FromString(body) if isinstance(body, bytes) else body
+            versions = [v for v in s.function_opset_versions if v <= opset]
+            if versions:
+                return _as_function(s.get_function_with_opset_version(max(versions)))
+            return _as_function(s.function_body)
+        if s.has_context_dependent_function and node:
+            versions = [v for v in s.context_dependent_function_opset_versions if v <= opset]
+            if versions and all(types):
+                body = s.get_context_dependent_function_with_opset_version(max(versions), node, list(types))
+                return _as_function(body)
     except Exception:  # onnx raises various errors for bodies it cannot build
         return None
-    return None  # context-dependent bodies need the node's input types: see the engine
+    return None
+
+
+def _as_function(body: Any) -> onnx.FunctionProto | None:
+    if isinstance(body, bytes):
+        body = onnx.FunctionProto.FromString(body)
+    if body is None or not len(body.node):
+        return None
+    return body
+
+
+def has_function_body(domain: str, op_type: str, opset: int) -> bool:
+    """Whether a body exists (context-dependent ones count: they are built per node)."""
+    try:
+        s = defs.get_schema(op_type, opset, canonical_domain(domain))
+    except defs.SchemaError:
+        return False
+    return bool(s.has_function or s.has_context_dependent_function)
 
 
 def all_signatures() -> list[Signature]:
