@@ -23,6 +23,7 @@ from onnx import helper
 import infer
 from infer import dims as D
 from infer import types as T
+from infer.result import KNOWN, SYMBOLIC, classify
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 ort.set_default_logger_severity(3)
@@ -107,16 +108,11 @@ def check(result: infer.InferenceResult, runs: list[tuple[Mapping[str, int], dic
         t = v.type
         out.values += 1
         problems: list[str] = []
-        exact = isinstance(t, T.TensorType) and t.shape is not None and t.elem is not None
         for bindings, observed in runs:
             if name not in observed:
                 continue
-            arr = np.asarray(observed[name])
-            problems += _check_one(name, t, v.known, arr, bindings, result, declared)
-        if isinstance(t, T.TensorType) and t.shape is not None:
-            for d in t.shape:
-                if d is None or not D.free_names(d) <= declared:
-                    exact = False
+            problems += check_value(name, t, v.known, observed[name], bindings, result, declared)
+        exact = classify(t, result.dims) in (KNOWN, SYMBOLIC) and all(D.free_names(d) <= declared for d in T.dims_of(t))
         if problems:
             out.wrong.extend(problems)
         elif exact:
@@ -127,13 +123,41 @@ def check(result: infer.InferenceResult, runs: list[tuple[Mapping[str, int], dic
     return out
 
 
-def _check_one(name: str, t: T.Type, known: Any, arr: np.ndarray, bindings: Mapping[str, int],
-               result: infer.InferenceResult, declared: set[str]) -> list[str]:  # fmt: skip
+def check_value(name: str, t: T.Type, known: Any, observed: Any, bindings: Mapping[str, int],
+                result: infer.InferenceResult, declared: set[str]) -> list[str]:  # fmt: skip
+    """Problems with claim ``t`` for an observed runtime value (tensor, list, dict or None)."""
     where = f"`{name}` at {dict(bindings)}"
     if isinstance(t, T.UnknownType):
         return []
+    if isinstance(t, T.OptionalType):
+        if observed is None:
+            return []
+        return check_value(name, t.elem, None, observed, bindings, result, declared)
+    if isinstance(t, T.SequenceType):
+        if not isinstance(observed, list):
+            return [f"{where}: claimed {t}, runtime gave {type(observed).__name__}"]
+        return [p for item in observed for p in check_value(name, t.elem, None, item, bindings, result, declared)]
+    if isinstance(t, T.MapType):
+        if not isinstance(observed, dict):
+            return [f"{where}: claimed {t}, runtime gave {type(observed).__name__}"]
+        probs = []
+        for key, val in observed.items():
+            want_str = t.key == onnx.TensorProto.STRING
+            if t.key is not None and want_str != isinstance(key, str):
+                probs.append(f"{where}: map key {key!r} does not fit {t}")
+            probs += check_value(name, t.value, None, np.asarray(val), bindings, result, declared)
+        return probs
+    if isinstance(observed, (list, dict)) or observed is None:
+        return [f"{where}: claimed {t}, runtime gave {type(observed).__name__}"]
+    return _check_one(name, t, known, np.asarray(observed), bindings, declared)
+
+
+def _check_one(name: str, t: T.Type, known: Any, arr: np.ndarray, bindings: Mapping[str, int],
+               declared: set[str]) -> list[str]:  # fmt: skip
+    where = f"`{name}` at {dict(bindings)}"
     if not isinstance(t, T.TensorType):
         return [f"{where}: claimed {t}, runtime gave a tensor"]
+
     probs = []
     if t.elem is not None and t.elem != _np_elem(arr):
         probs.append(f"{where}: element type {T.elem_name(t.elem)}, runtime {arr.dtype}")
