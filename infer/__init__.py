@@ -10,15 +10,13 @@ result.explain("y")            # why a dim is unknown, down to the root cause
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from .annotate import STYLES
+# Light modules only: importing ``infer.types`` must not pull in the engine, since the rule
+# modules (imported by the engine) import ``infer.types`` themselves.
 from .diagnostics import Diagnostic, Location
 from .dimtable import DimTable
-from .engine import Engine, Options
-from .explain import Explanation
-from .loader import ModelLoadError, ModelSource, load
-from .node import NodeInference, infer_node
-from .result import InferenceResult, Summary
+from .loader import ModelLoadError, ModelSource
 from .types import (
     UNKNOWN,
     MapType,
@@ -30,6 +28,32 @@ from .types import (
     Type,
 )
 from .values import Known, Value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .explain import Explanation
+    from .node import NodeInference
+    from .result import InferenceResult, Summary
+
+_LAZY = {
+    "InferenceResult": "result",
+    "Summary": "result",
+    "Explanation": "explain",
+    "NodeInference": "node",
+    "infer_node": "node",
+    "Engine": "engine",
+    "Options": "engine",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The engine-side names, imported on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'infer' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
 
 __version__ = "0.1.0"
 
@@ -72,6 +96,11 @@ def infer_model(
     when the input is not a readable model; everything wrong *inside* a model is reported in
     ``result.diagnostics`` instead.
     """
+    from .annotate import STYLES
+    from .engine import Engine, Options
+    from .loader import load
+    from .result import InferenceResult
+
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
     loaded = load(model)

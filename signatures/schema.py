@@ -227,10 +227,31 @@ def all_signatures() -> list[Signature]:
 _TYPE_RE = re.compile(r"^(tensor|sparse_tensor|seq|optional|map)\((.*)\)$")
 
 
+def normalize_type_str(s: str) -> str:
+    """One spelling per type: no spaces, and a bare element name as a map value means a tensor.
+
+    The schemas write both ``map(string, tensor(int64))`` and ``seq(map(int64, float))``.
+    """
+    s = s.replace(" ", "")
+    m = _TYPE_RE.match(s)
+    if not m:
+        return s
+    kind, inner = m.groups()
+    if kind == "map":
+        key, _, value = inner.partition(",")
+        value = normalize_type_str(value)
+        if not _TYPE_RE.match(value):
+            value = f"tensor({value})"
+        return f"map({key},{value})"
+    if kind in ("seq", "optional"):
+        return f"{kind}({normalize_type_str(inner)})"
+    return s
+
+
 @cache
 def parse_type_str(s: str) -> Type:
     """``tensor(float)`` -> ``TensorType(FLOAT, None)``; nested kinds too; unknown -> ``UNKNOWN``."""
-    m = _TYPE_RE.match(s.replace(" ", ""))
+    m = _TYPE_RE.match(normalize_type_str(s))
     if not m:
         return UNKNOWN
     kind, inner = m.groups()

@@ -145,7 +145,12 @@ def check_value(name: str, t: T.Type, known: Any, observed: Any, bindings: Mappi
             want_str = t.key == onnx.TensorProto.STRING
             if t.key is not None and want_str != isinstance(key, str):
                 probs.append(f"{where}: map key {key!r} does not fit {t}")
-            probs += check_value(name, t.value, None, np.asarray(val), bindings, result, declared)
+            if isinstance(val, (int, float)) and isinstance(t.value, T.TensorType):
+                # Map values come back as Python scalars: the element width is not observable.
+                t_value = T.TensorType(None, t.value.shape)
+                probs += check_value(name, t_value, None, np.asarray(val), bindings, result, declared)
+            else:
+                probs += check_value(name, t.value, None, np.asarray(val), bindings, result, declared)
         return probs
     if isinstance(observed, (list, dict)) or observed is None:
         return [f"{where}: claimed {t}, runtime gave {type(observed).__name__}"]
