@@ -143,6 +143,7 @@ def declare(sig: Signature) -> Signature:
     versions = _custom.setdefault((canonical_domain(sig.domain), sig.name), [])
     versions.append(sig)
     versions.sort(key=lambda s: s.since_version)
+    signature.cache_clear()  # a lookup made before this declaration may have cached "none"
     return sig
 
 

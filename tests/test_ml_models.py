@@ -125,7 +125,7 @@ def test_exact_values_do_not_regress(checked):
 
 
 def test_valid_models_raise_no_errors(checked):
-    entry, result, _ = checked
+    _, result, _ = checked
     assert not result.errors, result.errors[:5]
 
 
