@@ -7,28 +7,92 @@ such as ``seq * 12``) are computed element by element.
 
 from __future__ import annotations
 
-from infer.context import RuleContext
+import math
+from collections.abc import Callable
+
+import numpy as np
+from onnx import TensorProto
+
+from infer import dims as D
+from infer.context import RuleContext, RuleError
 from infer.types import TensorType
-from infer.values import Value
+from infer.values import Elem, Known, Value
 
 from .. import valueops as V
-from ..helpers import broadcast
+from ..helpers import broadcast, norm_axis, same_dim
 from ..registry import example, rule, shape_rule
 
 UNARY = [
-    "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Ceil", "Celu", "Cos",
-    "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "IsInf", "IsNaN",
-    "LeakyRelu", "Log", "Mish", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign",
+    "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Celu", "Cos",
+    "Cosh", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid", "HardSwish", "IsInf", "IsNaN",
+    "LeakyRelu", "Log", "Mish", "Reciprocal", "Selu", "Shrink", "Sigmoid",
     "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Swish", "Tan", "Tanh", "ThresholdedRelu",
 ]  # fmt: skip
 
 shape_rule(UNARY, "X[*s] -> Y[*s]")
 
-# Unary ops whose contents we follow (they appear in shape computations).
-_UNARY_VALUES = {"Neg": V.neg, "Abs": V.absolute, "Not": V.logical_not}
+
+_FLOATS = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16, TensorProto.DOUBLE: np.float64}
 
 
-@rule(["Neg", "Abs", "Not"])
+def in_type(k: Known | None, elem: int | None) -> Known | None:
+    """Float results computed in double, rounded to the tensor's element type.
+
+    One rounding of the exact double result is the IEEE float32 / float16 result of +, -, *
+    and / (double carries more than twice their precision). Other float types are not tracked.
+    """
+    if k is None or not any(isinstance(e, float) for e in k.elems):
+        return k
+    t = _FLOATS.get(elem)  # type: ignore[arg-type]
+    with np.errstate(all="ignore"):
+        return Known(k.shape, tuple((float(t(e)) if t is not None else None) if isinstance(e, float) else e
+                                    for e in k.elems))  # fmt: skip
+
+
+def _round_even(x: Elem) -> Elem:
+    return float(np.round(x)) if isinstance(x, float) else x
+
+
+def _numeric(f: Callable[[Elem], Elem]) -> Callable[[Elem], Elem]:
+    """Lift a map on numbers to contents: ints and symbolic extents pass through unchanged."""
+
+    def op(x: Elem) -> Elem:
+        if x is None or isinstance(x, (bool, str)):
+            return None
+        if not isinstance(x, float):
+            return x  # integer-valued already (an int or a symbolic extent)
+        return f(x) if math.isfinite(x) else x
+
+    return op
+
+
+def _relu(x: Elem) -> Elem:
+    if x is None or isinstance(x, (bool, str)):
+        return None
+    if isinstance(x, (int, float)):
+        return max(x, 0) if not isinstance(x, float) else max(x, 0.0)
+    lb = D.lower_bound(x)
+    return x if lb is not None and lb >= 0 else None
+
+
+def _sign(x: Elem) -> Elem:
+    if x is None or isinstance(x, (bool, str)):
+        return None
+    if isinstance(x, (int, float)):
+        return type(x)((x > 0) - (x < 0)) if not (isinstance(x, float) and math.isnan(x)) else None
+    lb = D.lower_bound(x)
+    return 1 if lb is not None and lb >= 1 else None
+
+
+# Unary ops whose contents we follow (they appear in shape computations, e.g. Floor(H * 0.5)).
+_UNARY_VALUES = {
+    "Neg": V.neg, "Abs": V.absolute, "Not": V.logical_not,
+    "Floor": _numeric(lambda x: float(math.floor(x))), "Ceil": _numeric(lambda x: float(math.ceil(x))),
+    "Round": _numeric(_round_even), "Relu": _relu, "Sign": _sign,
+}  # fmt: skip
+
+
+@rule(list(_UNARY_VALUES))
 def unary_with_values(ctx: RuleContext) -> list:
     op = _UNARY_VALUES[ctx.op_type]
     return [Value(TensorType(None, ctx.shape(0)), V.unary(op, ctx.known(0)))]
@@ -56,34 +120,73 @@ def binary(ctx: RuleContext) -> list:
     if ctx.op_type == "Mod":
         op = None if ctx.attr("fmod", 0) else V.MOD  # fmod=1 takes the dividend's sign: not tracked
     known = V.elementwise(op, ctx.known(0), ctx.known(1)) if op is not None else None
-    return [Value(TensorType(None, shape), known)]
+    return [Value(TensorType(None, shape), in_type(known, ctx.elem(0)))]
 
 
 @rule(["Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Less", "Greater"], since=1)
 def binary_legacy(ctx: RuleContext) -> list:
-    """Before opset 7: with ``broadcast=1`` B is broadcast to A; either way the output is A's shape."""
+    """Before opset 7 the output has A's shape.
+
+    Without ``broadcast`` both inputs have the same shape; with ``broadcast=1`` B is broadcast
+    to A, its dims matched against A's from ``axis`` (default: the trailing dims).
+    """
+    a, b = ctx.shape(0), ctx.shape(1)
     if not ctx.attr("broadcast", 0):
-        return [broadcast(ctx, ctx.shape(0), ctx.shape(1))]
-    return [ctx.shape(0)]
+        if a is not None and b is not None:
+            if len(a) != len(b):
+                raise RuleError("shape-mismatch", f"ranks {len(a)} and {len(b)} differ and broadcast is not set")
+            a = tuple(same_dim(ctx, x, y, f"dim {i}") for i, (x, y) in enumerate(zip(a, b)))
+        out = a if a is not None else b
+    else:
+        out = a
+        if a is not None and b is not None:
+            if len(b) > len(a):
+                raise RuleError("shape-mismatch", f"B of rank {len(b)} does not broadcast to A of rank {len(a)}")
+            axis = ctx.attr("axis")
+            start = len(a) - len(b) if axis is None else norm_axis(ctx, axis, len(a))
+            if start + len(b) > len(a):
+                raise RuleError("shape-mismatch", f"B of rank {len(b)} at axis {axis} overruns A of rank {len(a)}")
+            for i, d in enumerate(b):
+                t = a[start + i]
+                if isinstance(t, int) and isinstance(d, int) and d not in (1, t):
+                    raise RuleError("shape-mismatch", f"extent {d} of B does not broadcast to {t}")
+    known = None
+    op = _BINARY_VALUES.get(ctx.op_type)
+    ka, kb = ctx.known(0), ctx.known(1)
+    # Contents where numpy's alignment is the operator's: equal shapes, or B a trailing block.
+    if op is not None and ka is not None and kb is not None:
+        if ka.shape == kb.shape or (ctx.attr("broadcast", 0) and ctx.attr("axis") is None):
+            known = in_type(V.elementwise(op, ka, kb), ctx.elem(0))
+    return [Value(TensorType(None, out), known)]
 
 
 @rule(["Max", "Min", "Sum", "Mean"], since=8)
 def variadic(ctx: RuleContext) -> list:
     shape = broadcast(ctx, *(ctx.shape(i) for i in range(ctx.n_inputs)))
-    op = _BINARY_VALUES.get(ctx.op_type)
+    op = _BINARY_VALUES.get(ctx.op_type) if ctx.op_type != "Sum" else V.ADD
     known = None
     if op is not None:
         known = ctx.known(0)
-        for i in range(1, ctx.n_inputs):
-            known = V.elementwise(op, known, ctx.known(i))
+        for i in range(1, ctx.n_inputs):  # rounded at every step, as the runtime accumulates
+            known = in_type(V.elementwise(op, known, ctx.known(i)), ctx.elem(0))
     return [Value(TensorType(None, shape), known)]
 
 
 @rule(["Max", "Min", "Sum", "Mean"], since=1)
 def variadic_legacy(ctx: RuleContext) -> list:
     """Before opset 8 every input has the same shape."""
-    shapes = [ctx.shape(i) for i in range(ctx.n_inputs)]
-    return [next((s for s in shapes if s is not None), None)]
+    out = None
+    for i in range(ctx.n_inputs):
+        s = ctx.shape(i)
+        if s is None:
+            continue
+        if out is None:
+            out = s
+            continue
+        if len(s) != len(out):
+            raise RuleError("shape-mismatch", f"inputs of ranks {len(out)} and {len(s)}: they must have one shape")
+        out = tuple(same_dim(ctx, x, y, f"dim {j}") for j, (x, y) in enumerate(zip(out, s)))
+    return [out]
 
 
 # ``slope`` broadcasts unidirectionally to ``X`` (Clause 6.6.3): the output has X's shape.
@@ -119,3 +222,27 @@ example("Where", ["bool[4]={false,true,false,false}", "int64[4]={1,1,1,1}", "int
 example("Where", ["bool[N,1]", "float[1,3]", "float[]"], ["float[N,3]"])
 example("PRelu", ["float[N,8,H,W]", "float[8,1,1]"], ["float[N,8,H,W]"])
 example("Clip", ["float[N,3]", "float[]", "float[]"], ["float[N,3]"])
+example("Floor", ["float[2]={1.5,-0.5}"], ["float[2]={1.0,-1.0}"])
+example("Ceil", ["float[1]={1.25}"], ["float[1]={2.0}"], opset=6)
+example("Round", ["float[3]={0.5,1.5,2.5}"], ["float[3]={0.0,2.0,2.0}"])
+example("Relu", ["int64[2]={S,-3}"], ["int64[2]={S,0}"], opset=14)
+example("Floor", ["float[N,3]"], ["float[N,3]"], attrs={"consumed_inputs": [0]}, opset=1)
+example("Sign", ["float[2]={-2.0,0.0}"], ["float[2]={-1.0,0.0}"])
+example("Elu", ["float[N,3]"], ["float[N,3]"], opset=1)
+example("Add", ["float[N,3]", "float[N,3]"], ["float[N,3]"], opset=6)
+example("Add", ["float[N,3]", "float[M,3]"], ["float[N,3]"], opset=1)
+example("Mul", ["float[2,3,4]", "float[3]"], ["float[2,3,4]"], attrs={"broadcast": 1, "axis": 1}, opset=6)
+example("Sub", ["float[2,3]", "float[4]"], ["float[2,3]"], attrs={"broadcast": 1}, opset=6, error="shape-mismatch")
+example("Pow", ["float[2,3]", "float[3]"], ["float[2,3]"], attrs={"broadcast": 1}, opset=1)
+example("Equal", ["int64[2]={S,1}", "int64[2]={S,2}"], ["bool[2]={true,false}"], opset=1)
+example("Div", ["float[N,3]", "float[N,2]"], ["float[N,3]"], opset=6, error="shape-mismatch")
+example("Sum", ["float[N,3]", "float[N,3]", "float[N,3]"], ["float[N,3]"], opset=6)
+example("Max", ["float[N,3]", "float[3]"], ["float[N,3]"], opset=6, error="shape-mismatch")
+example("Sum", ["float[2]={1.0,2.5}", "float[2]={2.0,0.5}"], ["float[2]={3.0,3.0}"])
+example("Mod", ["int64[2]={7,-7}", "int64[]={3}"], ["int64[2]={1,2}"])
+example("BitShift", ["uint8[N,3]", "uint8[3]"], ["uint8[N,3]"], attrs={"direction": "LEFT"})
+example("Clip", ["float[N,3]"], ["float[N,3]"], attrs={"min": 0.0, "max": 6.0}, opset=6)
+example("GreaterOrEqual", ["float[N,1]", "float[4]"], ["bool[N,4]"], opset=12)
+example("Div", ["float[]={1.0}", "float[]={3.0}"], ["float[]={0.3333333432674408}"])
+example("Div", ["double[]={1.0}", "double[]={3.0}"], ["double[]={0.3333333333333333}"])
+example("Add", ["float16[]={1.0}", "float16[]={0.0001}"], ["float16[]={1.0}"])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from onnx import TensorProto
 
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.types import SparseTensorType, TensorType
-from infer.values import Known, Value, value_from_tensor
+from infer.values import MAX_KNOWN_ELEMENTS, Known, Value, value_from_tensor
 
 from .. import valueops as V
 from ..registry import example, rule
@@ -62,6 +63,9 @@ def constant_of_shape(ctx: RuleContext) -> list:
     return [Value(TensorType(elem, tuple(dims)), known)]
 
 
+_NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorProto.FLOAT16: np.float16}
+
+
 @rule("Range")
 def range_(ctx: RuleContext) -> list:
     start, limit, delta = (ctx.known(i) for i in range(3))
@@ -73,22 +77,54 @@ def range_(ctx: RuleContext) -> list:
     if s is None or lim is None or d is None:
         ctx.because("a Range bound is not fully known")
         return [(None,)]
-    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (s, lim, d)):
+    if all(isinstance(x, int) and not isinstance(x, bool) for x in (s, lim, d)):
         if d == 0:
             raise RuleError("bad-attribute", "Range with delta 0")
-        n = max(math.ceil((lim - s) / d), 0)
-        known = None
-        if n <= 4096 and all(isinstance(x, int) for x in (s, lim, d)):
-            known = Known((n,), tuple(range(s, lim, d)))
-        elif n <= 4096:
-            known = Known((n,), tuple(s + i * d for i in range(n)))
+        n = max(-((s - lim) // d), 0)  # ceil((lim - s) / d), exact
+        known = Known((n,), tuple(range(s, lim, d))) if n <= MAX_KNOWN_ELEMENTS else None
         return [Value(TensorType(None, (n,)), known)]
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (s, lim, d)):
+        return [_float_range(ctx, float(s), float(lim), float(d))]
     # Symbolic bounds: integers (possibly carried through a float Cast) with an integer step.
     s, lim, d = _integral(s), _integral(lim), _integral(d)
     if s is None or lim is None or not isinstance(d, int) or d == 0:
         ctx.because("a symbolic Range needs integral bounds and a non-zero integer delta")
         return [(None,)]
     return [(D.dmax(D.ceildiv(D.sub(lim, s), d), 0),)]
+
+
+def _float_range(ctx: RuleContext, s: float, lim: float, d: float) -> Value | tuple:
+    """Floating-point Range: the count as the runtimes compute it, the values where they agree."""
+    if d == 0 or not all(math.isfinite(x) for x in (s, lim, d)):
+        raise RuleError("bad-attribute", f"Range with bounds {s}, {lim}, {d}")
+    # onnxruntime and the reference evaluator both count in double: ceil((limit - start) / delta).
+    # Half precision may count in float32 (Range-27 stash_type) or in half: claim only a count
+    # every precision agrees on.
+    counts = {max(math.ceil((lim - s) / d), 0)}
+    elem = ctx.elem(0)
+    if elem in (TensorProto.FLOAT16, TensorProto.BFLOAT16):
+        with np.errstate(all="ignore"):
+            for t in (np.float32, np.float16):
+                q = (t(lim) - t(s)) / t(d)
+                counts.add(max(math.ceil(float(q)), 0) if np.isfinite(q) else -1)
+    if len(counts) != 1:
+        ctx.because("the element count differs between float precisions (runtimes differ)")
+        return (None,)
+    n = counts.pop()
+    known = None
+    t = _NP_OF.get(elem)  # type: ignore[arg-type]
+    if t is not None and n <= MAX_KNOWN_ELEMENTS:
+        # onnxruntime accumulates (v += delta), the definition computes start + i * delta: keep
+        # the values only where both give the same numbers in the output type.
+        with np.errstate(all="ignore"):
+            direct = [t(s) + t(i) * t(d) for i in range(n)]
+            acc, v = [], t(s)
+            for _ in range(n):
+                acc.append(v)
+                v = t(v + t(d))
+        if all(a == b for a, b in zip(direct, acc)):
+            known = Known((n,), tuple(float(a) for a in direct))
+    return Value(TensorType(None, (n,)), known)
 
 
 def _integral(x: object) -> D.Dim:
@@ -107,3 +143,10 @@ example("Range", ["int64[]={0}", "int64[]={10}", "int64[]={3}"], ["int64[4]={0,3
 example("Range", ["float[]={1.0}", "float[]={2.0}", "float[]={0.25}"], ["float[4]={1.0,1.25,1.5,1.75}"])
 example("Constant", [], ["int64[3]={1,2,3}"], attrs={"value_ints": [1, 2, 3]})
 example("Constant", [], ["float[]={0.5}"], attrs={"value_float": 0.5})
+example("Range", ["int32[]={10}", "int32[]={1}", "int32[]={-3}"], ["int32[3]={10,7,4}"])
+example("Range", ["float[]={0.0}", "float[]={1.0}", "float[]={0.5}"], ["float[2]={0.0,0.5}"], opset=27)
+example("Range", ["float[]", "float[]={1.0}", "float[]={0.5}"], ["float[?]"])
+example("Range", ["float[]={0.0}", "float[]={1.0}", "float[]={0.0}"], ["float[?]"], error="bad-attribute")
+example("Range", ["int64[]={S}", "int64[]={0}", "int64[]={-2}"], ["int64[floor((S + 1)/2)]"])
+example("ConstantOfShape", ["int64[0]={}"], ["float[]"])
+example("Constant", [], ["string[2]"], attrs={"value_strings": ["a", "b"]})

@@ -31,8 +31,19 @@ def gemm(ctx: RuleContext) -> list:
         k2, n = (b[1], b[0]) if ctx.attr("transB", 0) else (b[0], b[1])
     if k1 is not None and k2 is not None:
         same_dim(ctx, k1, k2, "inner dimensions")
-    if ctx.has(2) and ctx.version >= 7:
-        unidirectional(ctx, (m, n), ctx.shape(2))
+    c = ctx.shape(2) if ctx.has(2) else None
+    if c is not None and ctx.version < 7 and not ctx.attr("broadcast", 0):
+        # Before opset 7, C without broadcast=1 has the output's shape exactly.
+        if len(c) != 2:
+            raise RuleError("shape-mismatch", f"C of rank {len(c)} needs broadcast=1")
+        return [(same_dim(ctx, m, c[0], "rows of A and C"), same_dim(ctx, n, c[1], "columns of B and C"))]
+    if c is not None:
+        unidirectional(ctx, (m, n), c)
+        # C broadcasts to (M, N): an extent of C other than 1 is the output's extent there.
+        if len(c) == 2 and isinstance(c[0], int) and c[0] != 1 and m is None:
+            m = c[0]
+        if 1 <= len(c) <= 2 and isinstance(c[-1], int) and c[-1] != 1 and n is None:
+            n = c[-1]
     return [(m, n)]
 
 
@@ -116,3 +127,11 @@ example(
     attrs={"equation": "...sd,...td->...st"},
 )
 example("Einsum", ["float[I,K]", "float[K,J]"], ["float[I,J]"], attrs={"equation": "ik,kj"})
+example("Gemm", ["float[*]", "float[*]", "float[4,5]"], ["float[4,5]"])
+example("Gemm", ["float[N,K]", "float[K,M]", "float[N,M]"], ["float[N,M]"], opset=6)
+example("Gemm", ["float[N,K]", "float[K,5]", "float[5]"], ["float[N,5]"], attrs={"broadcast": 1}, opset=6)
+example("Gemm", ["float[N,K]", "float[K,M]"], ["float[N,M]"], opset=11)
+example("Gemm", ["float[N,K]", "float[K,4]", "float[3]"], ["float[N,4]"], error="shape-mismatch")
+example("MatMul", ["float[*]", "float[B,K,M]"], ["float[*]"])
+example("Einsum", ["float[B,I,I]"], ["float[B,I]"], attrs={"equation": "bii->bi"})
+example("Einsum", ["float[I]", "float[J]"], ["float[I,J]"], attrs={"equation": "i,j->ij"}, opset=12)

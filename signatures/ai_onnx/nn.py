@@ -39,10 +39,18 @@ def window_extent(
 ) -> Dim:
     """Output extent of a sliding window along one axis (Conv and pooling)."""
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        # ceil_mode changes nothing here. (onnx's reference evaluator gets MaxPool SAME_LOWER
+        # wrong, e.g. 1 for x=3, stride 2; the definition, onnxruntime and the onnx test data agree.)
         return D.ceildiv(x, stride)
     eff = D.add(D.mul(dilation, D.sub(k, 1)), 1)
     if auto_pad == "VALID":
-        return D.add(D.floordiv(D.sub(x, eff), stride), 1)
+        valid = D.add(D.floordiv(D.sub(x, eff), stride), 1)
+        if not ceil_mode:
+            return valid
+        # With ceil_mode the definition and the reference evaluator keep this extent, onnxruntime
+        # rounds up as with explicit zero pads: claim it only where the two agree.
+        ort = window_extent(x, k, stride, dilation, 0, 0, "NOTSET", True)
+        return valid if D.equal(valid, ort) is True else None
     span = D.sub(D.add(x, pad_begin + pad_end), eff)
     if not ceil_mode:
         return D.add(D.floordiv(span, stride), 1)
@@ -52,6 +60,11 @@ def window_extent(
         return out - 1 if (out - 1) * stride >= x + pad_begin else out
     if isinstance(eff, int) and stride <= eff - pad_end:
         return out  # the last window always starts inside the input
+    if isinstance(eff, int) and pad_end <= eff:
+        # Windows start at 0, stride, ... below x + pad_begin: ceil((x + pad_begin) / stride) of
+        # them. With pad_end <= eff at most the last of the ``out`` windows starts past that, so
+        # dropping it is taking the minimum.
+        return D.dmin(out, D.ceildiv(D.add(x, pad_begin), stride))
     return None
 
 
@@ -69,7 +82,7 @@ def _pool_like(ctx: RuleContext, kernel_from_weights: list[Dim] | None = None) -
     for i in range(n):
         e = window_extent(x[i + 2], k[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad, ceil_mode)
         if e is None:
-            ctx.because("ceil_mode on a symbolic extent: whether the last window starts in the padding depends on it")
+            ctx.because("ceil_mode on a symbolic extent: runtimes round the last window differently")
         out.append(e)
     return tuple(out)
 
@@ -124,7 +137,12 @@ def conv_transpose(ctx: RuleContext) -> list:
 
 @rule(["MaxPool", "AveragePool", "LpPool"])
 def pool(ctx: RuleContext) -> list:
+    """MaxPool (its Indices from opset 8 too), AveragePool and LpPool: sliding windows."""
     x = ctx.shape(0)
+    if x is not None and ctx.attr("kernel_shape") is None and ctx.op_type == "LpPool" and ctx.version < 2:
+        # LpPool-1 leaves kernel_shape optional and says nothing of a default.
+        ctx.because("LpPool-1 without kernel_shape: the window is not defined")
+        return [x[:2] + (None,) * (len(x) - 2)]
     spatial = _pool_like(ctx)
     if x is None or spatial is None:
         return [None] * ctx.n_outputs
@@ -166,8 +184,40 @@ example(
     ["float[1,1,3,3]"],
     attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1},
 )
-example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,?,?]"],
+example("AveragePool", ["float[N,C,H,W]"],
+        ["float[N,C,min(floor((H + 2)/3), floor(H/3) + 1),min(floor((W + 2)/3), floor(W/3) + 1)]"],
         attrs={"kernel_shape": [2, 2], "strides": [3, 3], "ceil_mode": 1})  # fmt: skip
+example("AveragePool", ["float[N,C,L]"], ["float[N,C,floor((L - 1)/2) + 1]"],
+        attrs={"kernel_shape": [3], "strides": [2], "pads": [1, 1], "count_include_pad": 1}, opset=7)  # fmt: skip
+example("AveragePool", ["float[N,C,L]"], ["float[N,C,L - 4]"], attrs={"kernel_shape": [3], "dilations": [2]}, opset=19)
+example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,H - 1,W - 1]"], attrs={"kernel_shape": [2, 2]}, opset=1)
+example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,H - 1,W - 1]", "int64[N,C,H - 1,W - 1]"],
+        attrs={"kernel_shape": [2, 2], "storage_order": 1}, opset=8)  # fmt: skip
+example("MaxPool", ["float[N,C,L]"], ["float[N,C,L - 2]"], attrs={"kernel_shape": [2], "dilations": [2]}, opset=10)
+example("MaxPool", ["float[N,C,L]"], ["float[N,C,floor((L - 1)/2) + 1]"],
+        attrs={"kernel_shape": [3], "strides": [2], "auto_pad": "SAME_UPPER"}, opset=12)  # fmt: skip
+example("MaxPool", ["float[N,C,3]"], ["float[N,C,?]"],
+        attrs={"kernel_shape": [2], "strides": [2], "auto_pad": "VALID", "ceil_mode": 1}, opset=12)  # fmt: skip
+example("MaxPool", ["float[N,C,L]"], ["float[N,C,L - 1]"],
+        attrs={"kernel_shape": [2], "auto_pad": "VALID", "ceil_mode": 1}, opset=12)  # fmt: skip
+example("AveragePool", ["float[N,C,L]"], ["float[N,C,floor((L + 2)/3)]"],
+        attrs={"kernel_shape": [2], "strides": [3], "auto_pad": "SAME_LOWER", "ceil_mode": 1}, opset=19)  # fmt: skip
+example("LpPool", ["float[N,C,H,W]"], ["float[N,C,?,?]"], opset=1)
+example("LpPool", ["float[N,C,H,W]"], ["float[N,C,H - 2,W - 2]"], attrs={"kernel_shape": [3, 3], "p": 1}, opset=2)
+example("LpPool", ["float[N,C,L]"], ["float[N,C,min(floor((L + 1)/2) + 1, floor(L/2) + 1)]"],
+        attrs={"kernel_shape": [2], "strides": [2], "ceil_mode": 1, "pads": [1, 1]}, opset=18)  # fmt: skip
+example("GlobalLpPool", ["float[N,C,H,W]"], ["float[N,C,1,1]"], attrs={"p": 3}, opset=2)
+example("GlobalMaxPool", ["float[N,C,L]"], ["float[N,C,1]"], opset=22)
+example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[8]"], ["float[N,8,H - 2,W - 2]"], opset=1)
+example("Conv", ["float[N,3,L]", "float[8,3,K]"], ["float[N,8,L - K + 1]"], opset=11)
+example("ConvTranspose", ["float[N,8,L]", "float[8,4,3]"], ["float[N,4,10]"],
+        attrs={"output_shape": [10], "strides": [2]})  # fmt: skip
+example("ConvTranspose", ["float[N,8,L]", "float[8,2,3]"], ["float[N,4,L + 2]"], attrs={"group": 2}, opset=22)
+example("Hardmax", ["float[N,10]"], ["float[N,10]"], attrs={"axis": 1}, opset=1)
+example("Softmax", ["float[N,10]"], ["float[N,10]"], opset=1)
+example("Dropout", ["float[N,10]"], ["float[N,10]", "float[N,10]"], attrs={"is_test": 0}, opset=1)
+example("Dropout", ["float[N,10]", "float[]={0.1}", "bool[]={true}"], ["float[N,10]", "bool[N,10]"], opset=12)
+example("Dropout", ["float[N,10]"], ["float[N,10]", "bool[N,10]"], opset=10)
 example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor((H + 1)/2),floor((W + 1)/2)]"],
         attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})  # fmt: skip
 example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor(H/2),floor(W/2)]"],

@@ -11,10 +11,19 @@ from ..registry import example, rule, shape_rule
 
 @rule("BatchNormalization")
 def batch_normalization(ctx: RuleContext) -> list:
-    """Y has X's shape; every other output (running or saved statistics) is ``[C]``."""
+    """Y has X's shape; every other output (running or saved statistics) is ``[C]``.
+
+    Before opset 9, ``spatial=0`` keeps statistics per activation: ``[C, D1, ..., Dn]``.
+    """
     x = ctx.shape(0)
-    c = x[1] if x is not None and len(x) > 1 else None
-    return [x] + [(c,)] * (ctx.n_outputs - 1)
+    per_activation = ctx.version < 9 and not ctx.attr("spatial", 1)
+    if x is None:
+        stats = None if per_activation else (None,)
+    elif per_activation:
+        stats = x[1:]
+    else:
+        stats = (x[1] if len(x) > 1 else None,)
+    return [x] + [stats] * (ctx.n_outputs - 1)
 
 
 @rule("LayerNormalization", since=17)
@@ -42,3 +51,17 @@ example("LayerNormalization", ["float[B,S,64]", "float[64]", "float[64]"],
         ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"])  # fmt: skip
 example("LayerNormalization", ["float16[B,S,64]", "float16[S,64]"], ["float16[B,S,64]", "float[B,1,1]", "float[B,1,1]"],
         attrs={"axis": 1})  # fmt: skip
+example("BatchNormalization", ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
+        ["float[N,C,H,W]", "float[C]", "float[C]"], attrs={"training_mode": 1}, opset=15)  # fmt: skip
+example("BatchNormalization", ["float[N,C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]"],
+        ["float[N,C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]"],
+        attrs={"spatial": 0}, opset=7)  # fmt: skip
+example("BatchNormalization", ["float[N,C,L]", "float[C]", "float[C]", "float[C]", "float[C]"],
+        ["float[N,C,L]", "float[C]", "float[C]", "float[C]", "float[C]"], attrs={"consumed_inputs": [0, 0, 0, 1, 1]},
+        opset=1)  # fmt: skip
+example("InstanceNormalization", ["float[N,C,H,W]", "float[C]", "float[C]"], ["float[N,C,H,W]"])
+example("LpNormalization", ["float[N,C]"], ["float[N,C]"], attrs={"axis": 1, "p": 1})
+example("MeanVarianceNormalization", ["float[N,C,H,W]"], ["float[N,C,H,W]"], opset=9)
+example("LRN", ["float[N,C,H,W]"], ["float[N,C,H,W]"], attrs={"size": 3})
+example("GroupNormalization", ["float[N,C,H,W]", "float[C]", "float[C]"], ["float[N,C,H,W]"],
+        attrs={"num_groups": 2}, opset=21)  # fmt: skip

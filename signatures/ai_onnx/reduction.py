@@ -28,29 +28,21 @@ def reduced_shape(shape: tuple[Dim, ...], axes: list[int] | None, keepdims: bool
 
 @rule(list(AXES_INPUT_SINCE))
 def reduce(ctx: RuleContext) -> list:
+    """Axes from the attribute, or (ReduceSum from 13, the others from 18) from an input."""
     x = ctx.shape(0)
     keepdims = bool(ctx.attr("keepdims", 1))
+    noop = bool(ctx.attr("noop_with_empty_axes", 0))
     if ctx.version >= AXES_INPUT_SINCE[ctx.op_type]:
-        if ctx.has(1):
-            axes = ctx.known_ints(1)
-            if axes is None:
-                ctx.contents_unknown(1, "the axes")
-                a = ctx.shape(1)
-                if x is None:
-                    return [None]
-                if keepdims:
-                    return [(None,) * len(x)]
-                if a is not None and len(a) == 1 and isinstance(a[0], int):
-                    return [(None,) * (len(x) - a[0])]
-                return [None]
-        else:
-            axes = None
+        axes = ctx.known_ints(1) if ctx.has(1) else None
+        if ctx.has(1) and axes is None:
+            ctx.contents_unknown(1, "the axes")
+            return [_unknown_axes(ctx, x, keepdims, noop)]
     else:
         axes = ctx.attr("axes")
     if x is None:
         return [None]
     if not axes:
-        if ctx.attr("noop_with_empty_axes", 0):
+        if noop and ctx.version >= AXES_INPUT_SINCE[ctx.op_type]:
             return [Value(TensorType(None, x), ctx.known(0))]
         axes = None
     norm = None if axes is None else norm_axes(ctx, axes, len(x))
@@ -58,6 +50,19 @@ def reduce(ctx: RuleContext) -> list:
     op = _VALUE_OPS.get(ctx.op_type)
     known = V.reduce(ctx.known(0), op, norm, keepdims) if op is not None else None
     return [Value(TensorType(None, out), known)]
+
+
+def _unknown_axes(ctx: RuleContext, x: tuple[Dim, ...] | None, keepdims: bool, noop: bool) -> tuple | None:
+    """The output when the axes input's contents are unknown (its length may be known)."""
+    if x is None:
+        return None
+    a = ctx.shape(1)
+    n = a[0] if a is not None and len(a) == 1 and isinstance(a[0], int) else None
+    if n == 0:  # no axes: every axis is reduced, or none with noop_with_empty_axes
+        return x if noop else reduced_shape(x, None, keepdims)
+    if keepdims:
+        return tuple(1 if d == 1 else None for d in x)  # a reduced axis becomes 1, an extent 1 stays 1
+    return None if n is None or n > len(x) else (None,) * (len(x) - n)
 
 
 @rule(["ArgMax", "ArgMin"])
@@ -101,3 +106,17 @@ example("ReduceProd", ["int64[3]={B,S,64}"], ["int64[1]={64*B*S}"], opset=18)
 example("ArgMax", ["float[B,S,V]"], ["int64[B,S,1]"], attrs={"axis": -1})
 example("ArgMax", ["float[B,S,V]"], ["int64[B,S]"], attrs={"axis": 2, "keepdims": 0})
 example("TopK", ["float[B,V]", "int64[1]={5}"], ["float[B,5]", "int64[B,5]"])
+example("ReduceSum", ["float[B,1,64]", "int64[2]"], ["float[?,1,?]"], opset=13)
+example("ReduceSum", ["float[B,1,64]", "int64[2]"], ["float[?]"], attrs={"keepdims": 0}, opset=13)
+example("ReduceSum", ["float[B,1,64]", "int64[0]"], ["float[]"], attrs={"keepdims": 0}, opset=13)
+example("ReduceL2", ["float[B,S,64]"], ["float[B,S]"], attrs={"axes": [2], "keepdims": 0}, opset=1)
+example("ReduceLogSumExp", ["float[B,S,64]", "int64[1]={0}"], ["float[1,S,64]"], opset=18)
+example("ReduceSumSquare", ["float[B,S,64]"], ["float[1,1,1]"], opset=18)
+example("ReduceMin", ["float[B,S,64]", "int64[0]={}"], ["float[B,S,64]"], attrs={"noop_with_empty_axes": 1},
+        opset=18)  # fmt: skip
+example("ArgMin", ["float[B,S,V]"], ["int64[1,S,V]"], opset=1)
+example("ArgMax", ["float[B,S,V]"], ["int64[B,V]"], attrs={"axis": -2, "keepdims": 0, "select_last_index": 1}, opset=12)
+example("TopK", ["float[B,V]"], ["float[B,3]", "int64[B,3]"], attrs={"k": 3}, opset=1)
+example("TopK", ["float[B,V]", "int64[1]"], ["float[B,?]", "int64[B,?]"], opset=11)
+example("TopK", ["float[B,V]", "int64[1]={K}"], ["float[K,V]", "int64[K,V]"], attrs={"axis": 0}, opset=24)
+example("TopK", ["float[B,4]", "int64[1]={5}"], ["float[B,5]", "int64[B,5]"], error="shape-mismatch")

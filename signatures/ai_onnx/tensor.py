@@ -6,15 +6,17 @@ These are the rules that carry shapes through exported models (``Shape -> Gather
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
+import numpy as np
 from onnx import TensorProto
 
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
-from infer.values import Known, Value, known_vector
+from infer.values import Elem, Known, Value, known_vector
 
 from .. import valueops as V
 from ..helpers import broadcast, elements, norm_axes, norm_axis, same_dim
@@ -25,9 +27,14 @@ from ..registry import example, rule, shape_rule
 BIG = (1 << 31) - 1
 INT32_MAX, INT64_MAX = (1 << 31) - 1, (1 << 63) - 1
 
-_INT_TYPES = {TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
-              TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64}  # fmt: skip
-_FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16}
+_INT_RANGE = {
+    TensorProto.INT8: (-(1 << 7), (1 << 7) - 1), TensorProto.INT16: (-(1 << 15), (1 << 15) - 1),
+    TensorProto.INT32: (-(1 << 31), (1 << 31) - 1), TensorProto.INT64: (-(1 << 63), (1 << 63) - 1),
+    TensorProto.UINT8: (0, (1 << 8) - 1), TensorProto.UINT16: (0, (1 << 16) - 1),
+    TensorProto.UINT32: (0, (1 << 32) - 1), TensorProto.UINT64: (0, (1 << 64) - 1),
+}  # fmt: skip
+# Float targets whose rounding numpy reproduces (bfloat16 and the 8-bit floats are not tracked).
+_NP_FLOAT = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorProto.FLOAT16: np.float16}
 
 
 def _vec(known: Known | None) -> Value:
@@ -47,20 +54,80 @@ def identity(ctx: RuleContext) -> list:
     return [v]
 
 
+def _fits(v: int, to: int) -> bool:
+    lo, hi = _INT_RANGE[to]
+    return lo <= v <= hi
+
+
+def _wrap_int(v: int, to: int) -> int:
+    """Integer-to-integer Cast keeps the low bits (two's complement), as C casts do."""
+    lo, hi = _INT_RANGE[to]
+    span = hi - lo + 1
+    v %= span
+    return v - span if v > hi else v
+
+
+def _cast_elem(e: Elem, to: int) -> Elem:
+    """One element after ``Cast(to=...)``, or ``None`` where the result is not certain."""
+    if e is None or isinstance(e, str):
+        if isinstance(e, str) and (to in _INT_RANGE or to in _NP_FLOAT):
+            try:
+                e = float(e)  # runtimes parse numeric strings
+            except ValueError:
+                return None
+            if to in _INT_RANGE and not e.is_integer():
+                return None
+        else:
+            return None
+    if not isinstance(e, (bool, int, float)):  # a symbolic extent (a positive integer below 2^31)
+        if to in (TensorProto.INT32, TensorProto.INT64, TensorProto.UINT32, TensorProto.UINT64):
+            return e
+        if to in (TensorProto.FLOAT, TensorProto.DOUBLE):
+            return e  # exact for the extents we reason about (see docs/architecture.md)
+        if to == TensorProto.BOOL:
+            lb = D.lower_bound(e)
+            return True if lb is not None and lb >= 1 else None
+        return None
+    if to == TensorProto.BOOL:
+        return bool(e)
+    if to in _INT_RANGE:
+        if isinstance(e, float):
+            if not math.isfinite(e) or not _fits(math.trunc(e), to):
+                return None  # out of range: undefined, runtimes differ
+            return math.trunc(e)
+        return _wrap_int(int(e), to)
+    if to in _NP_FLOAT:
+        with np.errstate(all="ignore"):
+            return float(_NP_FLOAT[to](e))
+    return None
+
+
+def cast_known(k: Known | None, to: int) -> Known | None:
+    """Contents after ``Cast``: rounded to the target type, integers wrapped like C casts."""
+    if k is None:
+        return None
+    return Known(k.shape, tuple(_cast_elem(e, to) for e in k.elems))
+
+
+def _to_type(to: object) -> int:
+    # Cast-1 names the type as a string ("FLOAT"); later versions use the enum value.
+    return (
+        int(to)
+        if not isinstance(to, (str, bytes))
+        else TensorProto.DataType.Value((to.decode() if isinstance(to, bytes) else to).upper())
+    )
+
+
 @rule("Cast")
 def cast(ctx: RuleContext) -> list:
-    to = ctx.require("to")
-    to = int(to) if not isinstance(to, str) else TensorProto.DataType.Value(to.upper())
-    known = V.cast(ctx.known(0), to in _FLOAT_TYPES, to in _INT_TYPES, to == TensorProto.BOOL)
-    return [Value(TensorType(to, ctx.shape(0)), known)]
+    to = _to_type(ctx.require("to"))
+    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to))]
 
 
 @rule("CastLike")
 def cast_like(ctx: RuleContext) -> list:
     to = ctx.elem(1)
-    known = None
-    if to is not None:
-        known = V.cast(ctx.known(0), to in _FLOAT_TYPES, to in _INT_TYPES, to == TensorProto.BOOL)
+    known = cast_known(ctx.known(0), to) if to is not None else None
     return [Value(TensorType(to, ctx.shape(0)), known)]
 
 
@@ -95,11 +162,13 @@ def size(ctx: RuleContext) -> list:
 
 
 def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Dim], allowzero: bool) -> list[Dim]:
-    """Resolve Reshape's 0 (copy) and -1 (infer) entries."""
+    """Resolve Reshape's 0 (copy) and -1 (infer) entries; ``None`` entries are unknown."""
     out: list[Dim] = []
     infer_at = None
     for i, t in enumerate(target):
-        if isinstance(t, int) and t == 0 and not allowzero:
+        if t is None:
+            out.append(None)  # may be 0 or -1 too: resolved below from the element count
+        elif isinstance(t, int) and t == 0 and not allowzero:
             if data is None or i >= len(data):
                 if data is not None:
                     raise RuleError("shape-mismatch", f"target entry {i} is 0 but the input has rank {len(data)}")
@@ -116,17 +185,24 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
         else:
             out.append(t)
     total = elements(data)
-    if infer_at is not None:
-        rest = D.product(d for j, d in enumerate(out) if j != infer_at)
-        if total is not None and rest is not None and rest != 0:
-            q = D.floordiv(total, rest)
+    open_ = [j for j, d in enumerate(out) if d is None]
+    if len(open_) == 1 and total is not None:
+        # Whatever the one open entry is (-1, a copied 0 or an extent), the element count fixes it.
+        j = open_[0]
+        rest = D.product(d for k, d in enumerate(out) if k != j)
+        if rest is not None and rest != 0:
             if isinstance(total, int) and isinstance(rest, int) and total % rest:
                 raise RuleError(
                     "shape-mismatch", f"{total} elements cannot be reshaped with the other dims giving {rest}"
                 )
-            out[infer_at] = q
+            out[j] = D.floordiv(total, rest)
+        elif rest == 0 and infer_at is not None:
+            ctx.because("-1 next to a 0 extent does not determine the inferred dim")
+    elif open_:
+        if infer_at is not None and len(open_) > 1:
+            ctx.because("the target shape has unknown entries besides the -1")
         else:
-            ctx.because("the element count needed to resolve -1 is not known")
+            ctx.because("the element count needed to resolve the target shape is not known")
     elif total is not None:
         got = D.product(out)
         if D.equal(total, got) is False:
@@ -138,15 +214,23 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
     return out
 
 
+def _int_length(ctx: RuleContext, i: int) -> int | None:
+    """The length of 1-D input ``i`` when its shape says it (contents may be unknown)."""
+    s = ctx.shape(i)
+    return s[0] if s is not None and len(s) == 1 and isinstance(s[0], int) else None
+
+
 @rule("Reshape", since=5)
 def reshape(ctx: RuleContext) -> list:
     target = ctx.known_dims(1)
     if target is None:
-        ts = ctx.shape(1)
         ctx.contents_unknown(1, "the target shape")
-        if ts is not None and len(ts) == 1 and isinstance(ts[0], int):
-            return [(None,) * ts[0]]
-        return [None]
+        n = _int_length(ctx, 1)
+        if n is None:
+            return [None]
+        if n == 1:
+            return [(elements(ctx.shape(0)),)]  # one extent: it holds every element
+        return [(None,) * n]
     out = reshape_dims(ctx, ctx.shape(0), target, bool(ctx.attr("allowzero", 0)))
     k = ctx.known(0)
     known = V.reshape(k, out) if k is not None and all(isinstance(d, int) for d in out) else None
@@ -155,15 +239,16 @@ def reshape(ctx: RuleContext) -> list:
 
 @rule("Reshape", since=1)
 def reshape_v1(ctx: RuleContext) -> list:
+    """Reshape-1 takes the target shape as an attribute."""
     return [tuple(reshape_dims(ctx, ctx.shape(0), list(ctx.require("shape")), False))]
 
 
 @rule("Flatten")
 def flatten(ctx: RuleContext) -> list:
     s = ctx.shape(0)
-    if s is None:
-        return [(None, None)]
     axis = ctx.attr("axis", 1)
+    if s is None:
+        return [(1, None) if axis == 0 else (None, None)]
     if not -len(s) <= axis <= len(s):
         raise RuleError("bad-attribute", f"axis {axis} is out of range for rank {len(s)}")
     axis = axis + len(s) if axis < 0 else axis
@@ -174,10 +259,11 @@ def flatten(ctx: RuleContext) -> list:
 def transpose(ctx: RuleContext) -> list:
     s = ctx.shape(0)
     if s is None:
-        return [None]
+        perm = ctx.attr("perm")
+        return [None if perm is None else (None,) * len(perm)]
     perm = ctx.attr("perm")
     perm = list(range(len(s)))[::-1] if perm is None else list(perm)
-    if sorted(norm_axes(ctx, perm, len(s), "perm")) != list(range(len(s))) or len(perm) != len(s):
+    if len(perm) != len(s) or sorted(norm_axes(ctx, perm, len(s), "perm")) != list(range(len(s))):
         raise RuleError("bad-attribute", f"perm {perm} is not a permutation of {len(s)} axes")
     perm = [p % len(s) for p in perm]
     known = V.transpose(ctx.known(0), perm) if ctx.known(0) is not None else None
@@ -201,6 +287,16 @@ def _axes(ctx: RuleContext, attr_before: int, input_index: int) -> list[int] | b
     return axes
 
 
+def _is_one(d: Dim) -> bool | None:
+    """Is the extent 1? ``None`` when a variable decides it."""
+    if isinstance(d, int):
+        return d == 1
+    if d is None:
+        return None
+    lb = D.lower_bound(d)
+    return False if lb is not None and lb >= 2 else None
+
+
 @rule("Squeeze")
 def squeeze(ctx: RuleContext) -> list:
     s = ctx.shape(0)
@@ -208,17 +304,25 @@ def squeeze(ctx: RuleContext) -> list:
     if s is None:
         return [None]
     if axes is False:
-        return [None]
+        # The squeezed axes have extent 1: when exactly as many axes may be 1 as are removed,
+        # they are the ones.
+        n = _int_length(ctx, 1)
+        if n is None or n > len(s):
+            return [None]
+        maybe = [i for i, d in enumerate(s) if _is_one(d) is not False]
+        if len(maybe) == n:
+            return [tuple(d for i, d in enumerate(s) if i not in maybe)]
+        return [(None,) * (len(s) - n)]
     if axes is None:
-        if any(not isinstance(d, int) for d in s):
+        if any(_is_one(d) is None for d in s):
             ctx.because("Squeeze without axes removes the dims equal to 1, and a symbolic dim may be 1")
             return [None]
-        out = tuple(d for d in s if d != 1)
+        out = tuple(d for d in s if not _is_one(d))
     else:
         ax = set(norm_axes(ctx, axes, len(s)))
         for a in ax:
-            if isinstance(s[a], int) and s[a] != 1:
-                raise RuleError("shape-mismatch", f"cannot squeeze axis {a} of extent {s[a]}")
+            if _is_one(s[a]) is False:
+                raise RuleError("shape-mismatch", f"cannot squeeze axis {a} of extent {D.to_str(s[a])}")
         out = tuple(d for i, d in enumerate(s) if i not in ax)
     k = ctx.known(0)
     known = V.reshape(k, out) if k is not None and all(isinstance(d, int) for d in out) else None
@@ -231,8 +335,11 @@ def unsqueeze(ctx: RuleContext) -> list:
     axes = _axes(ctx, 13, 1)
     if axes is None:
         raise RuleError("bad-attribute", "Unsqueeze needs axes")
-    if s is None or axes is False:
+    if s is None:
         return [None]
+    if axes is False:
+        n = _int_length(ctx, 1)
+        return [None if n is None else (None,) * (len(s) + n)]
     rank = len(s) + len(axes)
     ax = set(norm_axes(ctx, axes, rank))
     it = iter(s)
@@ -242,8 +349,18 @@ def unsqueeze(ctx: RuleContext) -> list:
     return [_out(out, known)]
 
 
+@rule("Concat", since=1)
+def concat_v1(ctx: RuleContext) -> list:
+    """Concat-1: ``axis`` is optional and defaults to 1."""
+    return _concat(ctx, ctx.attr("axis", 1))
+
+
 @rule("Concat", since=4)
 def concat(ctx: RuleContext) -> list:
+    return _concat(ctx, ctx.require("axis"))
+
+
+def _concat(ctx: RuleContext, axis: int) -> list:
     shapes = [ctx.shape(i) for i in range(ctx.n_inputs) if ctx.has(i)]
     known_rank = next((s for s in shapes if s is not None), None)
     if known_rank is None:
@@ -251,7 +368,7 @@ def concat(ctx: RuleContext) -> list:
     rank = len(known_rank)
     if any(s is not None and len(s) != rank for s in shapes):
         raise RuleError("shape-mismatch", "inputs have different ranks")
-    axis = norm_axis(ctx, ctx.require("axis"), rank)
+    axis = norm_axis(ctx, axis, rank)
     out: list[Dim] = []
     for i in range(rank):
         col = [None if s is None else s[i] for s in shapes]
@@ -266,6 +383,34 @@ def concat(ctx: RuleContext) -> list:
     return [_out(tuple(out), known)]
 
 
+def _split_sizes(ctx: RuleContext) -> list[Dim] | bool | None:
+    """The split sizes: a list, ``None`` when not given, ``False`` when given but not known."""
+    from_input = ctx.version >= 13 or (ctx.version < 2 and ctx.has(1))
+    if not from_input:
+        sizes = ctx.attr("split")
+        return None if sizes is None else list(sizes)
+    if not ctx.has(1):
+        return None
+    sizes = ctx.known_dims(1)
+    if sizes is None:
+        ctx.contents_unknown(1, "the split sizes")
+        return False
+    return sizes if sizes else None  # an empty split input counts as not given
+
+
+def _chunks(d: Dim, n: int) -> list[Dim]:
+    """Split-18 ``num_outputs``: chunks of ceil(d / n), the last one smaller.
+
+    Where that leaves nothing for the last chunks (d=5, n=4) onnxruntime rejects the node and the
+    reference evaluator gives empty ones (2, 2, 1, 0): chunk k is min(chunk, max(d - k*chunk, 0))
+    for both wherever they run.
+    """
+    chunk = D.ceildiv(d, n)
+    if n <= 2:  # d - ceil(d/2) is never negative
+        return [chunk] * (n - 1) + [D.sub(d, D.mul(chunk, n - 1))]
+    return [chunk] + [D.dmin(chunk, D.dmax(D.sub(d, D.mul(chunk, k)), 0)) for k in range(1, n)]
+
+
 @rule("Split")
 def split(ctx: RuleContext) -> list:
     s = ctx.shape(0)
@@ -274,24 +419,25 @@ def split(ctx: RuleContext) -> list:
         return [None] * n
     axis = norm_axis(ctx, ctx.attr("axis", 0), len(s))
     d = s[axis]
-    if ctx.version >= 13 or (ctx.version < 11 and ctx.has(1)):
-        sizes = ctx.known_ints(1) if ctx.has(1) else None
-        if ctx.has(1) and sizes is None:
-            ctx.contents_unknown(1, "the split sizes")
-            parts: list[Dim] = [None] * n
-            return [s[:axis] + (p,) + s[axis + 1 :] for p in parts]
-    else:
-        sizes = ctx.attr("split")
+    sizes = _split_sizes(ctx)
+    if sizes is False:
+        return [s[:axis] + (None,) + s[axis + 1 :]] * n
+    num_outputs = ctx.attr("num_outputs") if ctx.version >= 18 else None
     if sizes is not None:
-        sizes = list(sizes)
+        if num_outputs is not None:
+            raise RuleError("bad-attribute", "Split has both split sizes and num_outputs")
         if len(sizes) != n:
             raise RuleError("shape-mismatch", f"{len(sizes)} split sizes for {n} outputs")
-        if isinstance(d, int) and sum(sizes) != d:
-            raise RuleError("shape-mismatch", f"split sizes {sizes} do not add up to extent {d}")
+        if any(isinstance(p, int) and p < 0 for p in sizes):
+            raise RuleError("shape-mismatch", f"split sizes {sizes} have a negative entry")
+        if None not in sizes and D.equal(D.total(sizes), d) is False:
+            raise RuleError("shape-mismatch", f"split sizes {[D.to_str(p) for p in sizes]} do not add up "
+                            f"to extent {D.to_str(d)}")  # fmt: skip
         parts = list(sizes)
-    elif ctx.version >= 18 and ctx.has_attr("num_outputs"):
-        chunk = D.ceildiv(d, n)
-        parts = [chunk] * (n - 1) + [D.sub(d, D.mul(chunk, n - 1))]
+    elif num_outputs is not None:
+        if num_outputs != n:
+            raise RuleError("bad-attribute", f"num_outputs is {num_outputs} but the node has {n} outputs")
+        parts = _chunks(d, n)
     else:
         if isinstance(d, int) and d % n:
             raise RuleError("shape-mismatch", f"extent {d} does not split evenly into {n}")
@@ -302,17 +448,18 @@ def split(ctx: RuleContext) -> list:
 # -- slicing and gathering ------------------------------------------------------------------------
 
 
-def _sign(x: Dim) -> int | None:
+def _nonneg(x: Dim) -> bool | None:
+    """Is the index ``>= 0`` (counted from the start) or negative (from the end)? ``None``: unknown."""
     if isinstance(x, int):
-        return (x > 0) - (x < 0)
+        return x >= 0
     if x is None:
         return None
     lb = D.lower_bound(x)
     if lb is not None and lb >= 0:
-        return 1 if lb > 0 else None
+        return True
     nlb = D.lower_bound(D.neg(x))  # type: ignore[arg-type]
     if nlb is not None and nlb > 0:
-        return -1
+        return False
     return None
 
 
@@ -325,12 +472,10 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
         def clamp(i: Dim) -> Dim:
             if isinstance(i, int) and i >= BIG:
                 return n
-            sg = _sign(i)
-            if sg is None:
+            nonneg = _nonneg(i)
+            if nonneg is None:
                 return None
-            if sg < 0:
-                return D.dmax(D.add(i, n), 0)
-            return D.dmin(i, n)
+            return D.dmin(i, n) if nonneg else D.dmax(D.add(i, n), 0)
 
         s, e = clamp(start), clamp(end)
         return D.dmax(D.ceildiv(D.sub(e, s), step), 0)
@@ -345,12 +490,10 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
             return D.sub(n, 1)
         if isinstance(i, int) and i <= -BIG:
             return low
-        sg = _sign(i)
-        if sg is None:
+        nonneg = _nonneg(i)
+        if nonneg is None:
             return None
-        if sg < 0:
-            return D.dmax(D.add(i, n), low)
-        return D.dmin(i, D.sub(n, 1))
+        return D.dmin(i, D.sub(n, 1)) if nonneg else D.dmax(D.add(i, n), low)
 
     s, e = clamp_neg(start, 0), clamp_neg(end, -1)
     return D.dmax(D.ceildiv(D.sub(s, e), -step), 0)
@@ -359,24 +502,42 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
 @rule("Slice", since=10)
 def slice_(ctx: RuleContext) -> list:
     s = ctx.shape(0)
-    starts, ends = ctx.known_dims(1), ctx.known_dims(2)
-    axes = ctx.known_ints(3) if ctx.has(3) else None
-    steps = ctx.known_ints(4) if ctx.has(4) else None
     if s is None:
         return [None]
     rank = len(s)
-    if starts is None or ends is None or (ctx.has(3) and axes is None) or (ctx.has(4) and steps is None):
-        which = next(i for i, ok in ((1, starts), (2, ends), (3, axes), (4, steps)) if ctx.has(i) and ok is None)
-        ctx.contents_unknown(which, "a slice bound")
-        if axes is not None:
-            ax = set(norm_axes(ctx, axes, rank))
-            return [tuple(None if i in ax else d for i, d in enumerate(s))]
-        return [(None,) * rank]
-    return [_slice(ctx, s, starts, ends, axes, steps)]
+    vectors = {i: ctx.known_dims(i) if ctx.has(i) else None for i in (1, 2, 3, 4)}
+    unknown = [i for i in (1, 2, 3, 4) if ctx.has(i) and vectors[i] is None]
+    if not unknown:
+        starts, ends, axes, steps = (vectors[i] for i in (1, 2, 3, 4))
+        axes_i = None if axes is None else _int_list(ctx, axes, 3)
+        if all(p is None or isinstance(p, int) for p in steps or []):
+            return [_slice(ctx, s, starts, ends, axes_i, steps)]  # type: ignore[arg-type]
+        unknown = [4]
+    ctx.contents_unknown(unknown[0], "a slice bound")
+    # Which axes are sliced is still known when the axes are, or when they default to the first k.
+    if ctx.has(3):
+        axes = vectors[3]
+        if axes is None or any(not isinstance(a, int) for a in axes):
+            return [(None,) * rank]
+        ax = set(norm_axes(ctx, axes, rank))  # type: ignore[arg-type]
+    else:
+        k = next((len(v) for v in (vectors[1], vectors[2]) if v is not None), None)
+        k = k if k is not None else next((n for n in (_int_length(ctx, 1), _int_length(ctx, 2)) if n), None)
+        if k is None or k > rank:
+            return [(None,) * rank]
+        ax = set(range(k))
+    return [tuple(None if i in ax else d for i, d in enumerate(s))]
+
+
+def _int_list(ctx: RuleContext, v: list[Dim], i: int) -> list[int]:
+    if any(not isinstance(a, int) for a in v):
+        raise RuleError("bad-attribute", f"input {i} of {ctx.op_type} must hold integers")
+    return v  # type: ignore[return-value]
 
 
 @rule("Slice", since=1)
 def slice_v1(ctx: RuleContext) -> list:
+    """Slice-1 takes starts, ends and axes as attributes, and has no steps."""
     s = ctx.shape(0)
     if s is None:
         return [None]
@@ -386,7 +547,7 @@ def slice_v1(ctx: RuleContext) -> list:
 
 
 def _slice(ctx: RuleContext, s: tuple[Dim, ...], starts: list[Dim], ends: list[Dim],
-           axes: list[int] | None, steps: list[int] | None) -> Value:  # fmt: skip
+           axes: list[int] | None, steps: list[Dim] | None) -> Value:  # fmt: skip
     rank = len(s)
     axes = list(range(len(starts))) if axes is None else axes
     steps = [1] * len(starts) if steps is None else steps
@@ -397,11 +558,13 @@ def _slice(ctx: RuleContext, s: tuple[Dim, ...], starts: list[Dim], ends: list[D
     for a, st, en, sp in zip(norm, starts, ends, steps):
         if sp == 0:
             raise RuleError("bad-attribute", "a slice step is 0")
-        out[a] = slice_extent(s[a], st, en, sp)
+        out[a] = None if sp is None else slice_extent(s[a], st, en, sp)  # type: ignore[arg-type]
     known = None
     k = ctx.known(0)
-    if k is not None and all(isinstance(x, int) for x in (*starts, *ends)):
-        known = V.slice_known(k, starts, ends, norm, steps)  # type: ignore[arg-type]
+    if k is not None and all(isinstance(x, int) for x in (*starts, *ends, *steps)):
+        # Not where runtimes read a negative-step end differently (see slice_extent).
+        if not any(sp < 0 and en in (INT32_MAX, INT64_MAX) for en, sp in zip(ends, steps)):  # type: ignore[operator]
+            known = V.slice_known(k, starts, ends, norm, steps)  # type: ignore[arg-type]
     return _out(tuple(out), known)
 
 
@@ -424,13 +587,13 @@ def expand(ctx: RuleContext) -> list:
     target = ctx.known_dims(1)
     if target is None:
         ctx.contents_unknown(1, "the target shape")
-        ts = ctx.shape(1)
-        if s is None or ts is None or not isinstance(ts[0], int):
+        n = _int_length(ctx, 1)
+        if s is None or n is None:
             return [None]
-        rank = max(len(s), ts[0])
+        rank = max(len(s), n)
         padded = (1,) * (rank - len(s)) + s
         # Where the input extent is not 1 it wins (the target must be 1 or equal there).
-        return [tuple(d if isinstance(d, int) and d != 1 else None for d in padded)]
+        return [tuple(d if _is_one(d) is False else None for d in padded)]
     out = broadcast(ctx, s, target)
     known = None
     if ctx.known(0) is not None and out is not None and all(isinstance(d, int) for d in out):
@@ -442,35 +605,38 @@ def expand(ctx: RuleContext) -> list:
 def tile(ctx: RuleContext) -> list:
     s = ctx.shape(0)
     reps = ctx.known_dims(1)
-    if s is None:
-        return [None]
     if reps is None:
         ctx.contents_unknown(1, "the repeats")
-        return [(None,) * len(s)]
+        n = len(s) if s is not None else _int_length(ctx, 1)
+        return [None if n is None else (None,) * n]
+    if s is None:
+        return [(None,) * len(reps)]
     if len(reps) != len(s):
         raise RuleError("shape-mismatch", f"{len(reps)} repeats for rank {len(s)}")
+    if any(isinstance(r, int) and r < 0 for r in reps):
+        raise RuleError("shape-mismatch", f"repeats {reps} have a negative entry")
     return [tuple(D.mul(d, r) for d, r in zip(s, reps))]
 
 
-@rule("Pad", since=2)
-def pad(ctx: RuleContext) -> list:
+@rule("Tile", since=1)
+def tile_v1(ctx: RuleContext) -> list:
+    """Tile-1 repeats along one axis: ``tiles`` copies along the scalar input ``axis``."""
     s = ctx.shape(0)
+    tiles, axis = ctx.known_dims(1), ctx.known_dims(2)
     if s is None:
         return [None]
-    rank = len(s)
-    if ctx.version < 11:
-        pads = list(ctx.require("pads"))
-        axes = list(range(rank))
-    else:
-        pads = ctx.known_dims(1)
-        axes = ctx.known_ints(3) if ctx.has(3) else list(range(rank))
-        if pads is None or axes is None:
-            ctx.contents_unknown(1 if pads is None else 3, "the pads")
-            if axes is not None:
-                ax = set(norm_axes(ctx, axes, rank))
-                return [tuple(None if i in ax else d for i, d in enumerate(s))]
-            return [(None,) * rank]
-    axes = norm_axes(ctx, axes, rank)
+    if axis is None or len(axis) != 1 or not isinstance(axis[0], int):
+        ctx.contents_unknown(2, "the axis")
+        return [(None,) * len(s)]
+    a = norm_axis(ctx, axis[0], len(s))
+    t = tiles[0] if tiles is not None and len(tiles) == 1 else None
+    if t is None:
+        ctx.contents_unknown(1, "the number of tiles")
+    return [s[:a] + (D.mul(s[a], t),) + s[a + 1 :]]
+
+
+def _padded(ctx: RuleContext, s: tuple[Dim, ...], pads: list[Dim], axes: list[int]) -> tuple[Dim, ...]:
+    axes = norm_axes(ctx, axes, len(s))
     if len(pads) != 2 * len(axes):
         raise RuleError("shape-mismatch", f"{len(pads)} pads for {len(axes)} axes")
     out = list(s)
@@ -478,7 +644,39 @@ def pad(ctx: RuleContext) -> list:
         out[a] = D.add(D.add(s[a], pads[j]), pads[j + len(axes)])
         if isinstance(out[a], int) and out[a] < 0:
             raise RuleError("shape-mismatch", f"padding makes axis {a} negative")
-    return [tuple(out)]
+    return tuple(out)
+
+
+@rule("Pad", since=11)
+def pad(ctx: RuleContext) -> list:
+    """Pads (and from opset 18 the axes they apply to) are inputs."""
+    s = ctx.shape(0)
+    if s is None:
+        return [None]
+    rank = len(s)
+    pads = ctx.known_dims(1)
+    axes = ctx.known_ints(3) if ctx.has(3) else list(range(rank))
+    if pads is None or axes is None:
+        ctx.contents_unknown(1 if pads is None else 3, "the pads")
+        if axes is not None:
+            ax = set(norm_axes(ctx, axes, rank))
+            return [tuple(None if i in ax else d for i, d in enumerate(s))]
+        return [(None,) * rank]
+    return [_padded(ctx, s, pads, axes)]
+
+
+@rule("Pad", since=2)
+def pad_v2(ctx: RuleContext) -> list:
+    """Pad-2 to Pad-10: ``pads`` is an attribute."""
+    s = ctx.shape(0)
+    return [None if s is None else _padded(ctx, s, list(ctx.require("pads")), list(range(len(s))))]
+
+
+@rule("Pad", since=1)
+def pad_v1(ctx: RuleContext) -> list:
+    """Pad-1: the attribute is called ``paddings`` (same layout as ``pads``)."""
+    s = ctx.shape(0)
+    return [None if s is None else _padded(ctx, s, list(ctx.require("paddings")), list(range(len(s))))]
 
 
 shape_rule("Trilu", "X[*s, n, m] -> Y[*s, n, m]")
@@ -488,13 +686,72 @@ shape_rule("Trilu", "X[*s, n, m] -> Y[*s, n, m]")
 
 
 def _scaled(d: Dim, scale: float) -> Dim:
-    """``floor(d * scale)``, exact only for scales whose binary fraction is short."""
+    """``floor(d * scale)`` as every runtime computes it, else ``None``.
+
+    onnxruntime multiplies in float32 and the reference evaluator in double; they disagree for
+    e.g. 10 * 0.7f (7 against 6), so a concrete extent is claimed only where both agree. A
+    symbolic one only for scales with a short binary fraction (numerator and denominator at most
+    256), where the float32 product is exact for every extent below 2^16.
+    """
+    scale = float(np.float32(scale))
+    if not math.isfinite(scale) or scale <= 0:
+        return None
     if isinstance(d, int):
-        return int(d * scale) if scale >= 0 else None
+        with np.errstate(all="ignore"):
+            single = float(np.float32(d) * np.float32(scale))
+        double = d * scale
+        if not math.isfinite(single) or math.floor(single) != math.floor(double):
+            return None
+        return math.floor(double)
     f = Fraction(scale)
-    if f.denominator > 1 << 16 or f.numerator > 1 << 16:
+    if f.denominator > 1 << 8 or f.numerator > 1 << 8:
         return None
     return D.floordiv(D.mul(d, f.numerator), f.denominator)
+
+
+def _emptiness(ctx: RuleContext, i: int) -> bool | None:
+    """Is optional input ``i`` absent or an empty tensor? ``None`` when its length is unknown."""
+    if not ctx.has(i):
+        return True
+    k = ctx.known(i)
+    if k is not None:
+        return k.size == 0
+    s = ctx.shape(i)
+    if s is None or any(not isinstance(d, int) for d in s):
+        return None
+    return 0 in s
+
+
+def _round_half_up(x: float) -> int:
+    return math.floor(x + 0.5)
+
+
+def _aspect_sizes(ctx: RuleContext, s: tuple[Dim, ...], axes: list[int], sizes: list[Dim]) -> list[Dim] | None:
+    """keep_aspect_ratio_policy: one scale for every resized axis, the extents rounded."""
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    policy = policy.decode() if isinstance(policy, bytes) else policy
+    if policy == "stretch":
+        return list(sizes)
+    if any(a < 0 for a in ctx.attr("axes") or []):
+        # onnxruntime reads negative axes as no axes here (it stretches); the reference rejects them.
+        ctx.because("keep_aspect_ratio_policy with negative axes: runtimes differ")
+        return None
+    ins = [s[a] for a in axes]
+    if not all(isinstance(d, int) and d > 0 for d in (*sizes, *ins)):
+        ctx.because("keep_aspect_ratio_policy on symbolic extents is not followed")
+        return None
+    pick = min if policy == "not_larger" else max
+    out: list[Dim] = []
+    # Halfway cases round up (the definition, onnxruntime and the reference evaluator agree);
+    # claim an extent only where float32 and double arithmetic agree.
+    r64 = pick(sz / d for sz, d in zip(sizes, ins))  # type: ignore[operator]
+    r32 = pick(np.float32(sz) / np.float32(d) for sz, d in zip(sizes, ins))  # type: ignore[arg-type]
+    for d in ins:
+        cands = {_round_half_up(r64 * d), _round_half_up(float(np.float32(r32 * np.float32(d))))}  # type: ignore[operator]
+        out.append(cands.pop() if len(cands) == 1 else None)
+    if None in out:
+        ctx.because("the kept-aspect extent is not the same in float32 and double arithmetic (runtimes differ)")
+    return out
 
 
 @rule("Resize", since=10)
@@ -503,64 +760,108 @@ def resize(ctx: RuleContext) -> list:
     if s is None:
         return [None]
     rank = len(s)
-    if ctx.version < 11:
-        scales_i, sizes_i = 1, None
-    else:
-        scales_i, sizes_i = 2, 3
-    axes = ctx.attr("axes")
-    axes = list(range(rank)) if axes is None else norm_axes(ctx, axes, rank)
-    if sizes_i is not None and ctx.has(sizes_i) and ctx.rank(sizes_i) != 0 and ctx.shape(sizes_i) != (0,):
-        sizes = ctx.known_dims(sizes_i)
+    roi_i, scales_i, sizes_i = (None, 1, None) if ctx.version < 11 else (1, 2, 3)
+    axes = ctx.attr("axes") if ctx.version >= 18 else None
+    axes = list(range(rank)) if axes is None else norm_axes(ctx, list(axes), rank)
+    unknown = tuple(None if i in axes else d for i, d in enumerate(s))
+    no_scales = _emptiness(ctx, scales_i)
+    no_sizes = True if sizes_i is None else _emptiness(ctx, sizes_i)
+    out = list(s)
+    if no_scales is False:
+        k = ctx.known(scales_i)
+        if k is None:
+            ctx.contents_unknown(scales_i, "the scales")
+            return [unknown]
+        if len(k.elems) != len(axes):
+            raise RuleError("shape-mismatch", f"{len(k.elems)} scales for {len(axes)} axes")
+        spans = _roi_spans(ctx, roi_i, len(axes))
+        for j, (a, sc) in enumerate(zip(axes, k.elems)):
+            ok = isinstance(sc, (int, float)) and not isinstance(sc, bool)
+            out[a] = _scaled(s[a], float(sc)) if ok and spans[j] else None  # type: ignore[arg-type]
+            if out[a] is None and s[a] is not None:
+                ctx.because(
+                    "the scaled extent is not certain: runtimes differ (float32 against double products, "
+                    "the roi under tf_crop_and_resize) or the scale is not known"
+                )
+        return [tuple(out)]
+    if no_sizes is False:
+        sizes = ctx.known_dims(sizes_i)  # type: ignore[arg-type]
         if sizes is None:
-            ctx.contents_unknown(sizes_i, "the output sizes")
-            return [tuple(None if i in axes else d for i, d in enumerate(s))]
+            ctx.contents_unknown(sizes_i, "the output sizes")  # type: ignore[arg-type]
+            return [unknown]
         if len(sizes) != len(axes):
             raise RuleError("shape-mismatch", f"{len(sizes)} sizes for {len(axes)} axes")
-        policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
-        out = list(s)
-        if policy != "stretch":
-            if not all(isinstance(d, int) for d in sizes) or not all(isinstance(s[a], int) for a in axes):
-                ctx.because("keep_aspect_ratio_policy on symbolic extents is not followed")
-                return [tuple(None if i in axes else d for i, d in enumerate(s))]
-            ratios = [sz / s[a] for a, sz in zip(axes, sizes)]  # type: ignore[operator]
-            r = min(ratios) if policy == "not_larger" else max(ratios)
-            for a in axes:
-                out[a] = int(r * s[a] + 0.5)  # type: ignore[operator]
-            return [tuple(out)]
-        for a, sz in zip(axes, sizes):
+        got = _aspect_sizes(ctx, s, axes, sizes)
+        if got is None:
+            return [unknown]
+        for a, sz in zip(axes, got):
             out[a] = sz
         return [tuple(out)]
-    if not ctx.has(scales_i):
-        raise RuleError("bad-attribute", "Resize needs scales or sizes")
-    k = ctx.known(scales_i)
-    if k is None:
+    if no_scales is None:
         ctx.contents_unknown(scales_i, "the scales")
-        return [tuple(None if i in axes else d for i, d in enumerate(s))]
-    scales = [float(x) for x in k.elems]
-    if len(scales) != len(axes):
-        raise RuleError("shape-mismatch", f"{len(scales)} scales for {len(axes)} axes")
-    out = list(s)
-    for a, sc in zip(axes, scales):
-        out[a] = _scaled(s[a], sc)
-    return [tuple(out)]
+        return [unknown]
+    if no_sizes is None:
+        ctx.contents_unknown(sizes_i, "the output sizes")  # type: ignore[arg-type]
+        return [unknown]
+    raise RuleError("bad-attribute", "Resize needs scales or sizes")
 
 
-@rule("Upsample", since=7)
+def _roi_spans(ctx: RuleContext, roi_i: int | None, n: int) -> list[bool]:
+    """Per resized axis: is its extent floor(d * scale)?
+
+    The definition multiplies by ``roi_end - roi_start`` under tf_crop_and_resize; onnxruntime
+    and the reference evaluator ignore the roi for the extent. Claim only where the two agree:
+    the roi spans the whole axis, or the mode ignores the roi.
+    """
+    mode = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if roi_i is None or mode != "tf_crop_and_resize" or not ctx.has(roi_i):
+        return [True] * n
+    k = ctx.known(roi_i)
+    if k is None or k.size != 2 * n:
+        return [False] * n
+    vals = list(k.elems)
+    return [isinstance(vals[j + n], (int, float)) and isinstance(vals[j], (int, float))
+            and vals[j + n] - vals[j] == 1 for j in range(n)]  # fmt: skip
+
+
+@rule("Upsample", since=9)
 def upsample(ctx: RuleContext) -> list:
+    """Upsample-9 and -10: the scales are an input."""
     s = ctx.shape(0)
     if s is None:
         return [None]
-    if ctx.version < 9:
-        scales = ctx.require("scales")
-    else:
-        k = ctx.known(1)
-        if k is None:
-            ctx.contents_unknown(1, "the scales")
-            return [(None,) * len(s)]
-        scales = [float(x) for x in k.elems]
+    k = ctx.known(1)
+    if k is None:
+        ctx.contents_unknown(1, "the scales")
+        return [(None,) * len(s)]
+    return [_upsampled(ctx, s, list(k.elems))]
+
+
+@rule("Upsample", since=7)
+def upsample_v7(ctx: RuleContext) -> list:
+    """Upsample-7: the scales are an attribute."""
+    s = ctx.shape(0)
+    return [None if s is None else _upsampled(ctx, s, list(ctx.require("scales")))]
+
+
+@rule("Upsample", since=1)
+def upsample_v1(ctx: RuleContext) -> list:
+    """Upsample-1: a 4-D NCHW input scaled by ``height_scale`` and ``width_scale``."""
+    s = ctx.shape(0)
+    if s is not None and len(s) != 4:
+        raise RuleError("shape-mismatch", f"Upsample-1 needs a 4-D input, has rank {len(s)}")
+    scales = [1.0, 1.0, float(ctx.require("height_scale")), float(ctx.require("width_scale"))]
+    return [(None,) * 4 if s is None else _upsampled(ctx, s, scales)]
+
+
+def _upsampled(ctx: RuleContext, s: tuple[Dim, ...], scales: list) -> tuple[Dim, ...]:
     if len(scales) != len(s):
         raise RuleError("shape-mismatch", f"{len(scales)} scales for rank {len(s)}")
-    return [tuple(_scaled(d, sc) for d, sc in zip(s, scales))]
+    out = tuple(_scaled(d, float(sc)) if isinstance(sc, (int, float)) else None for d, sc in zip(s, scales))
+    if any(o is None and d is not None for o, d in zip(out, s)):
+        ctx.because("the scaled extent is not certain: float32 and double products differ, or the scale is unknown")
+    return out
 
 
 @rule("GatherND")
@@ -631,3 +932,85 @@ example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,2.0,2.0}"], ["float[
 example("Resize", ["float[N,3,H,W]", "", "", "int64[4]={1,3,32,32}"], ["float[1,3,32,32]"], opset=13)
 example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,0.5,0.5}"], ["float[N,3,floor(H/2),floor(W/2)]"],
         opset=13)  # fmt: skip
+example("Cast", ["float[2]={1.9,-1.9}"], ["int8[2]={1,-1}"], attrs={"to": TensorProto.INT8})
+example("Cast", ["int64[2]={300,-1}"], ["uint8[2]={44,255}"], attrs={"to": TensorProto.UINT8})
+example("Cast", ["double[1]={0.1}"], ["float[1]={0.10000000149011612}"], attrs={"to": TensorProto.FLOAT})
+example("Cast", ["int64[N]"], ["float[N]"], attrs={"to": "FLOAT"}, opset=1)
+example("Cast", ["int64[1]={S}"], ["float16[1]"], attrs={"to": TensorProto.FLOAT16}, opset=19)
+example("Reshape", ["float[B,S,768]", "int64[3]"], ["float[?,?,?]"])
+example("Reshape", ["float[B,S,768]", "int64[1]"], ["float[768*B*S]"])
+example("Reshape", ["float[B,S,64]", "int64[3]={B,?,8}"], ["float[B,8*S,8]"])
+example("Reshape", ["float[B,S,64]", "int64[3]={?,-1,8}"], ["float[?,?,8]"])
+example("Reshape", ["float[0,3]", "int64[2]={0,4}"], ["float[0,4]"], attrs={"allowzero": 1}, opset=14)
+example("Reshape", ["float[2,3]"], ["float[3,2]"], attrs={"shape": [3, -1]}, opset=1)
+example("Flatten", ["float[*]"], ["float[1,?]"], attrs={"axis": 0})
+example("Flatten", ["float[N,C,H]"], ["float[N*C,H]"], attrs={"axis": 2}, opset=1)
+example("Squeeze", ["float[3,1,5]", "int64[1]"], ["float[3,5]"], opset=13)
+example("Squeeze", ["float[3,1,N]", "int64[1]"], ["float[?,?]"], opset=13)
+example("Squeeze", ["float[3,1,N]", "int64[2]"], ["float[3]"], opset=21)
+example("Squeeze", ["float[3,M,N]", "int64[1]"], ["float[?,?]"], opset=13)
+example("Squeeze", ["float[N + 1,1,3]"], ["float[N + 1,3]"])
+example("Squeeze", ["float[N,1,3]"], ["float[N,3]"], attrs={"axes": [1]}, opset=1)
+example("Unsqueeze", ["float[N,3]", "int64[2]"], ["float[?,?,?,?]"])
+example("Unsqueeze", ["float[N,3]"], ["float[N,1,3]"], attrs={"axes": [1]}, opset=1)
+example("Unsqueeze", ["float[N,3]"], ["float[N,3,1]"], attrs={"axes": [-1]}, opset=11)
+example("Concat", ["float[N,S,4]", "float[N,T,4]"], ["float[N,S + T,4]"], opset=1)
+example("Concat", ["float[N,4]", "float[N,4]"], ["float[2*N,4]"], attrs={"axis": 0}, opset=1)
+example("Concat", ["float[N,4]", "float[N,4]"], ["float[N,8]"], attrs={"axis": -1}, opset=11)
+example("Split", ["float[N,6]"], ["float[N,2]", "float[N,4]"], attrs={"axis": 1, "split": [2, 4]}, opset=2)
+example("Split", ["float[N,6]"], ["float[N,3]", "float[N,3]"], attrs={"axis": -1}, opset=11)
+example("Split", ["float[N,6]", "float[2]={2.0,4.0}"], ["float[N,2]", "float[N,4]"], attrs={"axis": 1}, opset=1)
+example("Split", ["float[N,6]", "int64[2]"], ["float[N,?]", "float[N,?]"], attrs={"axis": 1}, opset=13)
+example("Split", ["float[S,4]", "int64[2]={T,S - T}"], ["float[T,4]", "float[S - T,4]"], opset=13)
+example("Split", ["float[S,4]"], ["float[floor((S + 1)/2),4]", "float[S - floor((S + 1)/2),4]"],
+        attrs={"num_outputs": 2}, opset=18)  # fmt: skip
+example("Split", ["float[5,4]"], ["float[2,4]", "float[2,4]", "float[1,4]"], attrs={"num_outputs": 3}, opset=18)
+example("Split", ["float[2]"], ["float[1]", "float[1]", "float[0]"], attrs={"num_outputs": 3}, opset=18)
+example("Split", ["float[5]"], ["float[2]", "float[2]", "float[1]", "float[0]"], attrs={"num_outputs": 4}, opset=18)
+example("Split", ["float[6,4]", "int64[2]={2,3}"], ["float[2,4]", "float[3,4]"], opset=13, error="shape-mismatch")
+example("Slice", ["float[N,10]"], ["float[N,8]"], attrs={"starts": [1], "ends": [-1], "axes": [1]}, opset=1)
+example("Slice", ["float[N,10,M]", "int64[2]", "int64[2]"], ["float[?,?,M]"], opset=13)
+example("Slice", ["float[N,10,M]", "int64[1]", "int64[1]", "int64[1]={-1}"], ["float[N,10,?]"])
+example("Slice", ["float[N,10]", "int64[1]={0}", "int64[1]={-1}", "int64[1]={1}", "int64[1]"], ["float[N,?]"])
+example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={?}", "int64[1]={1}"], ["float[N,?]"])
+example("Slice", ["float[N,10]", "int64[1]={S - 1}", "int64[1]={S + 1}", "int64[1]={0}"],
+        ["float[max(0, min(N, S + 1) - min(N, S - 1)),10]"])  # fmt: skip
+example("Expand", ["float[3,1]", "int64[3]"], ["float[?,3,?]"])
+example("Expand", ["float[N,1]", "int64[2]={?,5}"], ["float[?,5]"], opset=13)
+example("Tile", ["float[*]", "int64[2]={2,3}"], ["float[?,?]"])
+example("Tile", ["float[N,3]", "int64[2]"], ["float[?,?]"], opset=13)
+example("Tile", ["float[N,3]", "float[]={2.0}", "float[]={1.0}"], ["float[N,6]"], opset=1)
+example("Tile", ["float[N,3]", "float[]={2.0}", "float[]={0.0}"], ["float[2*N,3]"], opset=1)
+example("Pad", ["float[N,3,H,W]"], ["float[N,3,H + 2,W + 4]"], attrs={"paddings": [0, 0, 1, 2, 0, 0, 1, 2]}, opset=1)
+example("Pad", ["float[N,3,H,W]", "int64[4]={1,2,1,2}", "", "int64[2]={2,-1}"], ["float[N,3,H + 2,W + 4]"],
+        attrs={"mode": "reflect"}, opset=18)  # fmt: skip
+example("Pad", ["float[N,3,H,W]", "int64[4]", "", "int64[2]={2,3}"], ["float[N,3,?,?]"], opset=19)
+example("Pad", ["float[N,3]", "int64[4]={0,-1,0,-1}"], ["float[N,1]"], attrs={"mode": "constant"}, opset=11)
+example("Pad", ["float[N,3]", "int64[4]={0,-2,0,-2}"], ["float[N,?]"], opset=13, error="shape-mismatch")
+example("Resize", ["float[N,3,10,10]", "float[4]={1.0,1.0,0.7,0.5}"], ["float[N,3,?,5]"], opset=10)
+example("Resize", ["float[N,3,H,W]", "", "float[2]={2.0,0.5}"], ["float[N,3,2*H,floor(W/2)]"], attrs={"axes": [2, 3]},
+        opset=18)  # fmt: skip
+example("Resize", ["float[N,3,H,W]", "", "", "int64[2]={7,8}"], ["float[N,3,7,8]"], attrs={"axes": [-2, -1]}, opset=19)
+example("Resize", ["float[1,1,6,9]", "", "", "int64[2]={7,8}"], ["float[1,1,5,8]"],
+        attrs={"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, opset=18)  # fmt: skip
+example("Resize", ["float[1,1,6,9]", "", "", "int64[2]={7,8}"], ["float[1,1,7,11]"],
+        attrs={"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, opset=18)  # fmt: skip
+example("Resize", ["float[N,3,H,W]", "", "float[0]", "int64[4]"], ["float[?,?,?,?]"], opset=13)
+example("Resize", ["float[N,3,H,W]", "float[0]", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"], opset=11)
+example("Resize", ["float[N,3,H,W]", "float[8]={0,0,0.25,0,1,1,0.75,1}", "float[4]={1.0,1.0,2.0,2.0}"],
+        ["float[N,3,?,2*W]"], attrs={"coordinate_transformation_mode": "tf_crop_and_resize"}, opset=11)  # fmt: skip
+example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"],
+        attrs={"antialias": 1, "mode": "linear"}, opset=18)  # fmt: skip
+example("Resize", ["float[N,3,H,W]", "", "float[4]"], ["float[?,?,?,?]"], opset=13)
+example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,3*W]"], attrs={"height_scale": 2.0, "width_scale": 3.0},
+        opset=1)  # fmt: skip
+example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,2*W]"], attrs={"scales": [1.0, 1.0, 2.0, 2.0]}, opset=7)
+example("Upsample", ["float[N,3,H,W]", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"], opset=9)
+example("Upsample", ["float[N,3,H,W]", "float[4]"], ["float[?,?,?,?]"], opset=10)
+example("GatherND", ["float[B,4,5]", "int64[B,M,1]"], ["float[B,M,5]"], attrs={"batch_dims": 1}, opset=12)
+example("Gather", ["float[N,C]", "int64[]"], ["float[C]"], opset=1)
+example("Transpose", ["float[*]"], ["float[?,?]"], attrs={"perm": [1, 0]})
+example("Shape", ["float[B,S,64]"], ["int64[1]={S}"], attrs={"start": -2, "end": -1}, opset=19)
+example("Identity", ["float[N,3]"], ["float[N,3]"], opset=1)
+example("Size", ["float[*]"], ["int64[]"], opset=1)
+example("Trilu", ["float[B,N,M]", "int64[]={1}"], ["float[B,N,M]"], attrs={"upper": 0})
