@@ -385,7 +385,9 @@ def test_pooling_ceil_mode_and_dilations(case, op_opset):
     n_out = 2 if op == "MaxPool" and attrs.get("auto_pad", "NOTSET") == "NOTSET" else 1
     # onnx's reference evaluator gets MaxPool SAME_LOWER extents wrong (see window_extent).
     buggy = op == "LpPool" or (op == "MaxPool" and attrs.get("auto_pad") == "SAME_LOWER")
-    hcheck(op, [In(x)], attrs, n_out=n_out, opset=opset, reference=not buggy)
+    # VALID with ceil_mode: onnxruntime rounds up, the definition down; unknown is the right answer.
+    disputed = attrs.get("auto_pad") == "VALID" and attrs.get("ceil_mode")
+    hcheck(op, [In(x)], attrs, n_out=n_out, opset=opset, reference=not buggy, exact=not disputed)
 
 
 @SETTINGS
