@@ -14,6 +14,23 @@ from infer.dims import Dim
 
 Shape = tuple[Dim, ...]
 
+# The largest rank a rule will build from a tensor's contents or length (Clause 15.4: a shape
+# tensor of length 2^31 must not make inference allocate a shape of 2^31 dims).
+MAX_RANK = 1024
+
+
+def vector_length(ctx: RuleContext, i: int) -> int | None:
+    """The length of 1-D input ``i`` (a shape, axes or pads tensor) when its type states it.
+
+    A length past ``MAX_RANK`` is refused: it would be the rank of a shape built from it.
+    """
+    s = ctx.shape(i)
+    if s is None or len(s) != 1 or not isinstance(s[0], int):
+        return None
+    if s[0] > MAX_RANK:
+        raise RuleError("limit", f"input {i} has {s[0]} elements; ranks above {MAX_RANK} are refused")
+    return s[0]
+
 
 def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
     """The extent of one broadcast position (Clause 6.6.2), given the extents present there."""

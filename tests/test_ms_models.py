@@ -30,13 +30,6 @@ from tests.support import runtime as R
 MS_DIR = Path(__file__).resolve().parent / "models" / "ms"
 ENTRIES: list[dict[str, Any]] = json.loads((MS_DIR / "manifest.json").read_text())["models"]
 
-# Models with values that stay not exact, and why (see tests/models/ms/README.md).
-EXACT_FLOOR: dict[str, float] = {
-    # onnxruntime's level-2 optimizer turns Shape -> Gather x4 into Shape -> Split; the default
-    # domain's Split rule does not carry known contents, so 12 Expand/Reshape targets are unknown.
-    "llama_torchscript.opt.onnx": 292 / 304,
-}
-
 
 def check_entry(entry: dict[str, Any]) -> tuple[infer.InferenceResult, R.Check]:
     model = onnx.load(str(MS_DIR / entry["file"]))
@@ -66,8 +59,7 @@ def test_every_value_is_typed_with_a_rank(checked):
 
 def test_every_value_is_exact(checked):
     entry, _, c = checked
-    floor = EXACT_FLOOR.get(entry["file"], 1.0)
-    assert c.ratio >= floor, f"{entry['file']}: {c.exact}/{c.values} exact; not exact: {c.not_exact[:10]}"
+    assert c.ratio == 1.0, f"{entry['file']}: {c.exact}/{c.values} exact; not exact: {c.not_exact[:10]}"
 
 
 def test_no_errors_and_every_node_has_a_rule(checked):

@@ -13,6 +13,7 @@ from infer.types import SparseTensorType, TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, Value, value_from_tensor
 
 from .. import valueops as V
+from ..helpers import vector_length
 from ..registry import example, rule
 
 _SCALAR_ATTRS = {
@@ -52,11 +53,9 @@ def constant_of_shape(ctx: RuleContext) -> list:
         scalar = fv.known.elems[0] if fv.known is not None and fv.known.size == 1 else None
     dims = ctx.known_dims(0)
     if dims is None:
-        s = ctx.shape(0)
         ctx.contents_unknown(0, "the output shape")
-        if s is not None and len(s) == 1 and isinstance(s[0], int):
-            return [TensorType(elem, (None,) * s[0])]
-        return [TensorType(elem, None)]
+        n = vector_length(ctx, 0)
+        return [TensorType(elem, None if n is None else (None,) * n)]
     if any(isinstance(d, int) and d < 0 for d in dims):
         raise RuleError("shape-mismatch", f"the output shape {dims} has a negative extent")
     known = V.fill(dims, scalar) if all(isinstance(d, int) for d in dims) else None  # type: ignore[arg-type]

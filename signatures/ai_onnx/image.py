@@ -14,7 +14,7 @@ from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
 
-from ..helpers import norm_axes, same_dim
+from ..helpers import norm_axes, same_dim, vector_length
 from ..registry import example, rule
 from .nn import window_extent
 
@@ -100,10 +100,10 @@ def col2im(ctx: RuleContext) -> list:
     image, block = ctx.known_dims(1), ctx.known_dims(2)
     if image is None:
         ctx.contents_unknown(1, "the image shape")
-        s = ctx.shape(1)
-        if s is None or len(s) != 1 or not isinstance(s[0], int):
+        n = vector_length(ctx, 1)
+        if n is None:
             return [None]
-        image = [None] * s[0]
+        image = [None] * n
     n_sp = len(image)
     if block is not None and len(block) != n_sp:
         raise RuleError("shape-mismatch", f"image_shape has {n_sp} entries, block_shape {len(block)}")
@@ -213,10 +213,10 @@ def max_unpool(ctx: RuleContext) -> list:
                 raise RuleError("shape-mismatch", f"output_shape has {len(target)} entries for rank {len(x)}")
             return [tuple(target)]
         ctx.contents_unknown(2, "the output shape")
-        s = ctx.shape(2)
         if x is not None:
             return [(None,) * len(x)]
-        return [(None,) * s[0] if s is not None and len(s) == 1 and isinstance(s[0], int) else None]
+        n = vector_length(ctx, 2)
+        return [None if n is None else (None,) * n]
     if x is None:
         return [None]
     n = len(x) - 2

@@ -19,7 +19,7 @@ from infer.types import TensorType
 from infer.values import Elem, Known, Value, known_vector
 
 from .. import valueops as V
-from ..helpers import broadcast, elements, norm_axes, norm_axis, same_dim
+from ..helpers import broadcast, elements, norm_axes, norm_axis, same_dim, vector_length
 from ..registry import example, rule, shape_rule
 
 # Ends at or past this are "to the end" in exported Slices (INT32_MAX, INT64_MAX). Symbolic
@@ -214,18 +214,12 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
     return out
 
 
-def _int_length(ctx: RuleContext, i: int) -> int | None:
-    """The length of 1-D input ``i`` when its shape says it (contents may be unknown)."""
-    s = ctx.shape(i)
-    return s[0] if s is not None and len(s) == 1 and isinstance(s[0], int) else None
-
-
 @rule("Reshape", since=5)
 def reshape(ctx: RuleContext) -> list:
     target = ctx.known_dims(1)
     if target is None:
         ctx.contents_unknown(1, "the target shape")
-        n = _int_length(ctx, 1)
+        n = vector_length(ctx, 1)
         if n is None:
             return [None]
         if n == 1:
@@ -306,7 +300,7 @@ def squeeze(ctx: RuleContext) -> list:
     if axes is False:
         # The squeezed axes have extent 1: when exactly as many axes may be 1 as are removed,
         # they are the ones.
-        n = _int_length(ctx, 1)
+        n = vector_length(ctx, 1)
         if n is None or n > len(s):
             return [None]
         maybe = [i for i, d in enumerate(s) if _is_one(d) is not False]
@@ -338,7 +332,7 @@ def unsqueeze(ctx: RuleContext) -> list:
     if s is None:
         return [None]
     if axes is False:
-        n = _int_length(ctx, 1)
+        n = vector_length(ctx, 1)
         return [None if n is None else (None,) * (len(s) + n)]
     rank = len(s) + len(axes)
     ax = set(norm_axes(ctx, axes, rank))
@@ -442,7 +436,16 @@ def split(ctx: RuleContext) -> list:
         if isinstance(d, int) and d % n:
             raise RuleError("shape-mismatch", f"extent {d} does not split evenly into {n}")
         parts = [D.floordiv(d, n)] * n
-    return [s[:axis] + (p,) + s[axis + 1 :] for p in parts]
+    shapes = [s[:axis] + (p,) + s[axis + 1 :] for p in parts]
+    k = ctx.known(0)
+    if k is None or not all(isinstance(p, int) for p in parts):
+        return shapes
+    # The pieces of a known tensor are known (a Shape split into its dims, as optimizers emit).
+    out, start = [], 0
+    for shape, p in zip(shapes, parts):
+        out.append(_out(shape, V.slice_known(k, [start], [start + p], [axis], [1])))  # type: ignore[list-item]
+        start += p  # type: ignore[operator]
+    return out
 
 
 # -- slicing and gathering ------------------------------------------------------------------------
@@ -522,7 +525,7 @@ def slice_(ctx: RuleContext) -> list:
         ax = set(norm_axes(ctx, axes, rank))  # type: ignore[arg-type]
     else:
         k = next((len(v) for v in (vectors[1], vectors[2]) if v is not None), None)
-        k = k if k is not None else next((n for n in (_int_length(ctx, 1), _int_length(ctx, 2)) if n), None)
+        k = k if k is not None else next((n for n in (vector_length(ctx, 1), vector_length(ctx, 2)) if n), None)
         if k is None or k > rank:
             return [(None,) * rank]
         ax = set(range(k))
@@ -587,7 +590,7 @@ def expand(ctx: RuleContext) -> list:
     target = ctx.known_dims(1)
     if target is None:
         ctx.contents_unknown(1, "the target shape")
-        n = _int_length(ctx, 1)
+        n = vector_length(ctx, 1)
         if s is None or n is None:
             return [None]
         rank = max(len(s), n)
@@ -607,7 +610,7 @@ def tile(ctx: RuleContext) -> list:
     reps = ctx.known_dims(1)
     if reps is None:
         ctx.contents_unknown(1, "the repeats")
-        n = len(s) if s is not None else _int_length(ctx, 1)
+        n = len(s) if s is not None else vector_length(ctx, 1)
         return [None if n is None else (None,) * n]
     if s is None:
         return [(None,) * len(reps)]
@@ -910,6 +913,8 @@ example("Concat", ["float[N,S,4]", "float[N,T,4]"], ["float[N,S + T,4]"], attrs=
 example("Concat", ["float[N,3]", "float[N,4]"], ["float[N,?]"], attrs={"axis": 0}, error="shape-mismatch")
 example("Split", ["float[N,6]", "int64[2]={2,4}"], ["float[N,2]", "float[N,4]"], attrs={"axis": 1})
 example("Split", ["float[N,3*D]"], ["float[N,D]", "float[N,D]", "float[N,D]"], attrs={"axis": 1}, opset=13)
+example("Split", ["int64[4]={B,2,S,8}", "int64[4]={1,1,1,1}"], ["int64[1]={B}", "int64[1]={2}", "int64[1]={S}",
+        "int64[1]={8}"])  # fmt: skip
 example("Split", ["float[7]"], ["float[3]", "float[3]", "float[1]"], attrs={"num_outputs": 3}, opset=18)
 example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={9223372036854775807}", "int64[1]={0}"],
         ["float[N - 1,10]"])  # fmt: skip
