@@ -25,8 +25,16 @@ CODES: dict[str, tuple[str, str, str]] = {
     "missing-io-shape": (WARNING, "6.5.1", "a top-level input or output has no shape"),
     # operator sets (Clause 5.3.2, 10.4)
     "domain-not-imported": (ERROR, "5.3.2", "a node uses a domain the model does not import"),
+    "default-opset-implicit": (WARNING, "5.3.2", "the default domain is used without an imported version"),
     "unknown-operator": (ERROR, "10.4", "no operator of that name exists in the declared opset"),
     "arity": (ERROR, "7.3", "a node has too few or too many inputs or outputs"),
+    "missing-input": (ERROR, "7.3.3", "a required input is not supplied"),
+    "unknown-attribute": (ERROR, "10.4", "an attribute the operator does not define"),
+    "missing-attribute": (ERROR, "10.4", "a required attribute is absent"),
+    "attribute-type": (ERROR, "7.4", "an attribute has the wrong type"),
+    "duplicate-attribute": (ERROR, "7.4", "an attribute name appears twice in one node"),
+    "initializer-size": (ERROR, "6.3.4", "an initializer's data does not fit its dims"),
+    "subgraph-init-clash": (ERROR, "7.2", "a subgraph name is both an input and an initializer"),
     # inference (Clause 9)
     "declared-type-clash": (ERROR, "9.4", "a declared type contradicts the inferred one"),
     "shape-mismatch": (ERROR, "10.3", "known extents contradict each other"),

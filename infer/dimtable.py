@@ -27,12 +27,17 @@ class Site:
     node_name: str = ""
     op_type: str = ""
     domain: str = ""
+    inputs: str = ""  # the node's input types when it ran, e.g. "float[N,6], int64[2]"
 
     def __str__(self) -> str:
         if self.node_index is None:
             return f"graph {self.graph}"
         name = f" `{self.node_name}`" if self.node_name else ""
         return f"{self.op_type}{name} (node {self.node_index} of {self.graph})"
+
+    def describe(self) -> str:
+        """The node with its input types, as explanations quote it."""
+        return f"{self} with inputs {self.inputs}" if self.inputs else str(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +169,12 @@ class DimTable:
         if fact not in self._fact_set:
             self._fact_set.add(fact)
             self.facts.append(fact)
+
+    def rollback_facts(self, mark: int) -> None:
+        """Forget the facts recorded since ``len(self.facts)`` was ``mark`` (a discarded walk)."""
+        for fact in self.facts[mark:]:
+            self._fact_set.discard(fact)
+        del self.facts[mark:]
 
     def assume(self, text: str, dims: Iterable[Dim] = (), site: Site | None = None) -> None:
         """Record an assumption a conclusion rests on (e.g. ``N`` and ``M`` broadcast)."""

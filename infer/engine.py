@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
-from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto
+from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, helper
 
 import signatures
 from signatures.registry import lookup
@@ -37,6 +37,7 @@ from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
 from .dims import Dim
 from .dimtable import DimTable, Origin, Site
+from .validate import check_graph, check_node
 from .values import Known, Value, value_from_tensor
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
@@ -49,6 +50,9 @@ class Options:
     dims_style: str = "expressions"  # "expressions" | "strict": how dims are written back
     bindings: Mapping[str, int] = field(default_factory=dict)  # dim_param -> int
     max_depth: int = 64  # subgraph and function nesting (Clause 15.4)
+    # Follow computed contents (Shape -> Gather -> Concat -> Reshape). Off, only constants
+    # (initializers, Constant nodes) are read, as onnx.shape_inference does without data_prop.
+    propagate_values: bool = True
 
 
 class Scope:
@@ -190,6 +194,7 @@ class Engine:
         self.table = DimTable(reserved=collect_dim_params(model), bindings=dict(self.options.bindings))
         self.diagnostics: list[Diagnostic] = []
         self.records: dict[str, GraphRecord] = {}
+        self._warned_default = False
         self.opsets = self._read_opsets(model.opset_import, Location("main"))
         self.functions: dict[tuple[str, str, str], FunctionProto] = {
             (canonical_domain(f.domain), f.name, f.overload): f for f in model.functions
@@ -208,14 +213,11 @@ class Engine:
         opsets: dict[str, int] = {}
         for imp in imports:
             opsets[canonical_domain(imp.domain)] = int(imp.version)
-        if "" not in opsets:
+        self.implicit_default = "" not in opsets
+        if self.implicit_default:
+            # Clause 5.3.2: the default domain is imported implicitly; its version is not stated,
+            # so the newest is assumed and a node that relies on it gets a warning.
             opsets[""] = ONNX_OPSET
-            self.report(
-                "domain-not-imported",
-                f"the model imports no version of the default domain; assuming opset {ONNX_OPSET}",
-                where,
-                "add an opset_import entry for domain ''",
-            )
         return opsets
 
     # -- types from the model -------------------------------------------------------------------
@@ -239,7 +241,9 @@ class Engine:
                 shape = tuple(self.table.fresh(*origin_for(axis)) if d is None else d for axis, d in enumerate(t.shape))
                 return type(t)(t.elem, shape)
         elif isinstance(t, T.SequenceType):
-            return T.SequenceType(self._fill_unknown(t.elem, origin_for))
+            # A variable in an element type would claim one extent for every element (Clause
+            # 6.5.2, note): an extent the elements may not share stays unnamed.
+            return t
         elif isinstance(t, T.OptionalType):
             return T.OptionalType(self._fill_unknown(t.elem, origin_for))
         return t
@@ -290,6 +294,18 @@ class Engine:
             frame.record.initializers.add(name)
         self._walk_nodes(frame, list(graph.node))
         self._finish_outputs(frame, graph)
+        self._check_unwalked(graph, "main")
+
+    def _check_unwalked(self, graph: GraphProto, path: str) -> None:
+        """Structural checks of subgraphs no rule walked (their operator has no rule, say)."""
+        for idx, n in enumerate(graph.node):
+            for a in n.attribute:
+                if a.type != AttributeProto.GRAPH:
+                    continue
+                sub = f"{path}/{idx}:{a.name}"
+                if sub not in self.records:
+                    check_graph(self, a.g, sub, top_level=False)
+                self._check_unwalked(a.g, sub)
 
     def _new_frame(
         self,
@@ -308,6 +324,7 @@ class Engine:
         record = GraphRecord(path, "graph", nodes=list(graph.node))
         record.outputs = [o.name for o in graph.output]
         self.records[path] = record
+        check_graph(self, graph, path, top_level=depth == 0)
         return Frame(path, scope, opsets, declared, record, depth, functions_active, attr_refs)
 
     def _initializers(self, graph: GraphProto) -> dict[str, Value]:
@@ -431,6 +448,7 @@ class Engine:
                 )
                 v = Value()
             inputs.append(v)
+        site = Site(site.graph, idx, node.name, node.op_type, node.domain, _types_str(inputs))
         domain = canonical_domain(node.domain)
         opset = frame.opsets.get(domain)
         attrs = self._node_attrs(frame, node)
@@ -443,13 +461,26 @@ class Engine:
                 f"add an opset_import entry for '{domain}'",
             )
             return self._finish_node(frame, site, node, None, inputs, None, "its domain is not imported")
+        if domain == "" and self.implicit_default and not self._warned_default:
+            self._warned_default = True
+            self.report(
+                "default-opset-implicit",
+                f"{node.op_type} is in the default domain, whose version the model does not import; "
+                f"assuming opset {ONNX_OPSET}",
+                loc,
+                "add an opset_import entry for domain ''",
+            )
         sig = signature(domain, node.op_type, opset) if opset is not None else None
         ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, attrs)
+        check_node(self, ctx, loc)
         raw: list[Any] | None = None
         reason: str | None = None
         if fkey in self.functions and (sig is None or domain not in STANDARD_DOMAINS):
             fn = self.functions[fkey]
             raw = self._run_rule(lambda c: self._infer_function(frame, c, fn), ctx, loc)
+        elif sig is None and domain in STANDARD_DOMAINS:
+            reason = f"{node.op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}"
+            self.report("unknown-operator", reason, loc, "check the operator name and the imported opset version")
         else:
             entry = lookup(domain, node.op_type, sig.since_version if sig else (opset or 1))
             if entry is not None and entry.rule is not None:
@@ -463,9 +494,8 @@ class Engine:
                 reason = f"no inference rule for {node.op_type} at {domain or 'ai.onnx'} opset {opset}"
                 self.report("no-rule", reason, loc)
             else:
-                reason = f"{node.op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}"
-                code = "unknown-operator" if domain in STANDARD_DOMAINS else "no-rule"
-                self.report(code, reason, loc)
+                reason = f"no signature or rule for {node.op_type} of domain '{domain}' (a custom operator)"
+                self.report("no-rule", reason, loc)
         return self._finish_node(frame, site, node, sig, inputs, raw, reason or ctx.reason, ctx.causes)
 
     def _schema_body(self, domain: str, node: NodeProto, opset: int, inputs: list[Value | None]) -> Any:
@@ -551,7 +581,9 @@ class Engine:
                 ),
             )
             t = self._refine_declared(frame, site, name, t)
-            if v.known is not None and not _known_fits(v.known, t):
+            if v.known is not None and (
+                not _known_fits(v.known, t) or (not self.options.propagate_values and node.op_type != "Constant")
+            ):
                 v = Value(t)
             else:
                 v = _with_empty_contents(Value(t, v.known))
@@ -586,8 +618,18 @@ class Engine:
 
     # -- subgraphs and functions ----------------------------------------------------------------
 
-    def infer_subgraph(self, ctx: RuleContext, attr_name: str, inputs: list[Value]) -> list[Value] | None:
-        """Walk the graph attribute ``attr_name`` of ``ctx``'s node with ``inputs`` bound."""
+    def infer_subgraph(
+        self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool = False, iterated: bool = False
+    ) -> list[Value] | None:
+        """Walk the graph attribute ``attr_name`` of ``ctx``'s node with ``inputs`` bound.
+
+        A walk replaces what an earlier walk of the same subgraph recorded (a Loop body is walked
+        until its loop-carried types are stable, and only its last walk holds for every
+        iteration). ``quiet`` drops the diagnostics and facts of this walk: the rounds of such a
+        fixed point report nothing, the final walk reports. ``iterated``: the graph runs once
+        per iteration or element, so a dim name declared in it, which would claim one extent for
+        every iteration, is not read (exporters write the first iteration's).
+        """
         frame = ctx.frame
         graph = ctx.attrs.get(attr_name)
         if not isinstance(graph, GraphProto):
@@ -596,22 +638,34 @@ class Engine:
             self.report_node(ctx, "limit", f"subgraphs nest deeper than {self.options.max_depth}")
             return None
         path = f"{frame.path}/{ctx.site.node_index}:{attr_name}"
+        for stale in [p for p in self.records if p == path or p.startswith(path + "/")]:
+            del self.records[stale]
+        n_diagnostics, n_facts = len(self.diagnostics), len(self.table.facts)
         sub = self._new_frame(
             graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1,
             frame.functions_active, frame.attr_refs,
         )  # fmt: skip
-        inits = self._initializers(graph)
+        if iterated:
+            sub.declared = {name: _without_dim_names(tp) for name, tp in sub.declared.items()}
         for i, inp in enumerate(graph.input):
             v = inputs[i] if i < len(inputs) else Value()
             if inp.HasField("type"):
+                # What the node binds is authoritative: a declared body input often states only
+                # the first iteration's type (exporters write the initial value's), and runtimes
+                # do not check it. The declaration reports clashes and fills what is unknown.
                 declared = self.declared_type(inp.type, inp.name)
-                t, clashes = T.refine(declared, v.type)
+                _, clashes = T.refine(declared, v.type)
                 for c in clashes:
                     self.report(
                         "declared-type-clash",
                         f"subgraph input `{inp.name}` is declared {declared} but receives {v.type}: {c}",
                         Location(path, value=inp.name),
                     )
+                t = v.type
+                if isinstance(t, T.UnknownType):
+                    t = _strip_shape(declared)  # the kind and element type; extents may change
+                elif isinstance(t, T.TensorType) and t.elem is None and isinstance(declared, T.TensorType):
+                    t = T.TensorType(declared.elem, t.shape)
                 v = Value(t, v.known)
             if frame.scope.lookup(inp.name) is not None:
                 self.report("shadowing", f"subgraph input `{inp.name}` shadows an outer name",
@@ -619,12 +673,20 @@ class Engine:
             sub.scope.values[inp.name] = v
             sub.record.values[inp.name] = v
             sub.record.inputs.append(inp.name)
-        for name, v in inits.items():
+        for name, v in self._initializers(graph).items():
+            if frame.scope.lookup(name) is not None:
+                self.report("shadowing", f"subgraph initializer `{name}` shadows an outer name",
+                            Location(path, value=name))  # fmt: skip
             sub.scope.values[name] = v
             sub.record.values[name] = v
             sub.record.initializers.add(name)
-        self._walk_nodes(sub, list(graph.node))
-        return self._finish_outputs(sub, graph)
+        try:
+            self._walk_nodes(sub, list(graph.node))
+            return self._finish_outputs(sub, graph)
+        finally:
+            if quiet:
+                del self.diagnostics[n_diagnostics:]
+                self.table.rollback_facts(n_facts)
 
     def _infer_function(self, frame: Frame, ctx: RuleContext, fn: FunctionProto) -> list[Any] | None:
         key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
@@ -637,6 +699,11 @@ class Engine:
             self.report("limit", f"functions nest deeper than {self.options.max_depth}", loc)
             return None
         refs: dict[str, AttributeProto] = {}
+        if ctx.sig is not None and ctx.sig.domain in STANDARD_DOMAINS:
+            # A schema's body refers to the operator's attributes, whose defaults the schema has.
+            for name, spec in ctx.sig.attributes.items():
+                if spec.default is not None:
+                    refs[name] = helper.make_attribute(name, spec.default)
         for a in fn.attribute_proto:  # defaults (IR >= 9)
             refs[a.name] = a
         for a in ctx.node.attribute:
@@ -654,21 +721,55 @@ class Engine:
         record = GraphRecord(path, "function", nodes=list(fn.node))
         record.outputs = list(fn.output)
         self.records[path] = record
-        declared = {vi.name: vi.type for vi in getattr(fn, "value_info", ()) if vi.HasField("type")}
+        # A function is polymorphic (Clause 8.4): a dim name in its value_info is not the
+        # model-scoped variable of that name, and need not be one extent across call sites.
+        declared = {vi.name: _without_dim_names(vi.type) for vi in getattr(fn, "value_info", ()) if vi.HasField("type")}
         sub = Frame(path, scope, opsets, declared, record, frame.depth + 1,
                     frame.functions_active + (key,), refs)  # fmt: skip
+        omitted: set[str] = set()
         for i, name in enumerate(fn.input):
             v = ctx.inputs[i] if i < len(ctx.inputs) else None
             if v is not None and name:
                 scope.values[name] = v
                 record.values[name] = v
                 record.inputs.append(name)
-        self._walk_nodes(sub, list(fn.node))
+            elif name:
+                omitted.add(name)
+
+        def absent(n: NodeProto) -> NodeProto:
+            # An input the call site omits is absent wherever the body uses it (Clause 8.4).
+            if not omitted.intersection(n.input):
+                return n
+            copy = NodeProto()
+            copy.CopyFrom(n)
+            copy.input[:] = ["" if i in omitted else i for i in n.input]
+            return copy
+
+        if len(ctx.inputs) > len(fn.input) or ctx.n_outputs > len(fn.output):
+            self.report(
+                "arity",
+                f"{ctx.op_type} is called with {len(ctx.inputs)} inputs and {ctx.n_outputs} outputs; "
+                f"the function has {len(fn.input)} and {len(fn.output)}",
+                loc,
+            )
+        nodes = [absent(n) for n in fn.node]
+        record.nodes = nodes
+        self._walk_nodes(sub, nodes)
         out = []
         for name in fn.output:
             v = scope.lookup(name)
-            out.append(v if v is not None else None)
+            if v is None and name not in omitted:
+                self.report(
+                    "undefined-value",
+                    f"function output `{name}` is not produced by the body of {fn.domain}:{fn.name}",
+                    Location(path, value=name),
+                )
+            out.append(v)
         return out
+
+
+def _types_str(inputs: list[Value | None]) -> str:
+    return ", ".join("-" if v is None else str(v.type) for v in inputs) or "none"
 
 
 def _with_empty_contents(v: Value) -> Value:
@@ -678,6 +779,25 @@ def _with_empty_contents(v: Value) -> Value:
         if all(isinstance(d, int) for d in t.shape):
             return Value(t, Known(tuple(t.shape), ()))  # type: ignore[arg-type]
     return v
+
+
+def _without_dim_names(tp: TypeProto) -> TypeProto:
+    """A copy of ``tp`` whose dims keep their values but not their names."""
+    out = TypeProto()
+    out.CopyFrom(tp)
+    stack = [out]
+    while stack:
+        t = stack.pop()
+        kind = t.WhichOneof("value")
+        if kind in ("tensor_type", "sparse_tensor_type"):
+            for d in getattr(t, kind).shape.dim:
+                if d.HasField("dim_param"):
+                    d.ClearField("dim_param")
+        elif kind in ("sequence_type", "optional_type"):
+            stack.append(getattr(t, kind).elem_type)
+        elif kind == "map_type":
+            stack.append(t.map_type.value_type)
+    return out
 
 
 def _strip_shape(t: T.Type) -> T.Type:

@@ -112,7 +112,8 @@ class _Walker:
             self.add(depth, f"`{name}` is computed by {op}, whose output {what} inference does not track",
                      name, root=True)  # fmt: skip
             return
-        self.add(depth, f"`{name}` ({what} unknown) from {note.site}: {note.reason}", name, root=not note.causes)
+        self.add(depth, f"`{name}` ({what} unknown) from {note.site.describe()}: {note.reason}", name,
+                 root=not note.causes)  # fmt: skip
         for c in note.causes:
             # Whatever was unknown here, what the node needed from its inputs was their contents.
             self.why_value(rec.path, c, depth + 1, "contents")
@@ -126,7 +127,7 @@ class _Walker:
         if var is None:
             return
         o = var.origin
-        where = f" at {o.site}" if o.site and o.site.node_index is not None else ""
+        where = f" at {o.site.describe()}" if o.site and o.site.node_index is not None else ""
         self.add(depth, f"`{name}` is a fresh variable{where}: {o.reason}", o.value, root=not o.causes)
         path = o.site.graph if o.site else "main"
         for c in o.causes:

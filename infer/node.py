@@ -87,7 +87,12 @@ def parse_dim(src: str, table: DimTable) -> D.Dim:
 
 
 def parse_value(src: str, table: DimTable) -> Value:
-    """``float[N,3]``, ``int64[4]={0,0,12,64}``, ``float[*]`` (unknown rank), ``int64[]={N}``."""
+    """``float[N,3]``, ``int64[4]={0,0,12,64}``, ``float[*]`` (unknown rank), ``int64[]={N}``,
+    ``seq(float[N,?])``, ``optional(int64[2])``."""
+    s = src.strip()
+    for prefix, make in (("seq(", T.SequenceType), ("optional(", T.OptionalType)):
+        if s.startswith(prefix) and s.endswith(")"):
+            return Value(make(parse_value(s[len(prefix) : -1], table).type))
     m = _TYPE_RE.match(src)
     if not m:
         raise ValueError(f"cannot read type {src!r}")
@@ -139,7 +144,8 @@ def infer_node(
         imports[domain] = opset
     elif domain not in imports:
         imports[domain] = 1
-    engine.diagnostics.clear()  # the empty model's own complaints are not the node's
+    engine.implicit_default = False  # the imports are the ones given here
+    engine.diagnostics.clear()
     values: list[Value | None] = []
     for x in inputs:
         if x is None:

@@ -16,6 +16,10 @@ signatures.load_all()
 
 def _matches(got: infer.Value, want: infer.Value, table) -> str | None:
     gt, wt = got.type, want.type
+    if isinstance(wt, (T.SequenceType, T.OptionalType)):
+        if type(gt) is not type(wt):
+            return f"type {gt}, expected {wt}"
+        return _matches(infer.Value(gt.elem), infer.Value(wt.elem), table)
     if not isinstance(wt, T.TensorType):
         return None if gt == wt else f"type {gt}, expected {wt}"
     if not isinstance(gt, T.TensorType) or gt.elem != wt.elem:
