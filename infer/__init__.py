@@ -9,11 +9,13 @@ result.explain("y")            # why a dim is unknown, down to the root cause
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 # Light modules only: importing ``infer.types`` must not pull in the engine, since the rule
 # modules (imported by the engine) import ``infer.types`` themselves.
+from . import limits
 from .diagnostics import Diagnostic, Location
 from .dimtable import DimTable
 from .loader import ModelLoadError, ModelSource
@@ -86,7 +88,14 @@ def infer_model(
     *,
     dims_style: str = "expressions",
     dims: Mapping[str, int] | None = None,
-    max_depth: int = 64,
+    max_depth: int = limits.MAX_DEPTH,
+    max_rank: int = limits.MAX_RANK,
+    max_nodes: int = limits.MAX_NODES,
+    max_node_visits: int | None = None,
+    max_expression_size: int = limits.MAX_EXPRESSION_SIZE,
+    max_model_bytes: int = limits.MAX_MODEL_BYTES,
+    read_external_data: bool = False,
+    external_data_dir: str | os.PathLike | None = None,
 ) -> InferenceResult:
     """Infer the type and shape of every value of ``model``.
 
@@ -95,7 +104,21 @@ def infer_model(
     ``"strict"``); ``dims`` binds dimension variables to integers. Raises ``ModelLoadError``
     when the input is not a readable model; everything wrong *inside* a model is reported in
     ``result.diagnostics`` instead.
+
+    Resource limits (Clause 15.4, docs/limits.md): ``max_depth`` (subgraph and function
+    nesting), ``max_rank``, ``max_nodes`` (function calls expanded), ``max_node_visits`` (node
+    inferences in the run; ``None``: 4 per node plus 10,000), ``max_expression_size`` (terms of
+    one symbolic extent; a larger one becomes a fresh variable), ``max_model_bytes`` (a model
+    file). A model past one gets a ``limit`` diagnostic, never an exception.
+
+    External data (Clauses 13, 15.3): with ``read_external_data=True`` the small integer
+    initializers a model keeps in external files (possible shapes) are read, after every check
+    of ``infer.external``, relative to the model file's directory, or to ``external_data_dir``
+    when given (needed for bytes and ``ModelProto`` inputs). Off by default: a model is
+    untrusted (Clause 15.5). A reference that fails a check is an ``external-data`` error.
     """
+    from pathlib import Path
+
     from .annotate import STYLES
     from .engine import Engine, Options
     from .loader import load
@@ -103,7 +126,23 @@ def infer_model(
 
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
-    loaded = load(model)
-    engine = Engine(loaded.model, Options(dims_style=dims_style, bindings=dict(dims or {}), max_depth=max_depth))
+    for name, value in (("max_depth", max_depth), ("max_rank", max_rank), ("max_nodes", max_nodes),
+                        ("max_node_visits", max_node_visits), ("max_expression_size", max_expression_size),
+                        ("max_model_bytes", max_model_bytes)):  # fmt: skip
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    loaded = load(model, max_bytes=max_model_bytes)
+    options = Options(
+        dims_style=dims_style,
+        bindings=dict(dims or {}),
+        max_depth=max_depth,
+        max_rank=max_rank,
+        max_nodes=max_nodes,
+        max_node_visits=max_node_visits,
+        max_expression_size=max_expression_size,
+        read_external_data=read_external_data,
+    )
+    directory = Path(external_data_dir) if external_data_dir is not None else loaded.directory
+    engine = Engine(loaded.model, options, directory=directory)
     engine.run()
     return InferenceResult(engine, loaded.model, loaded.owned, dims_style)

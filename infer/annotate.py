@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
 
 STYLES = ("expressions", "strict")
+INT64_MAX = (1 << 63) - 1
 _PATH_STEP = re.compile(r"^(\d+):(.+)$")
 
 
@@ -53,7 +54,7 @@ def dim_writer(engine: Engine, style: str):
         if d is None:
             return None
         if isinstance(d, int):
-            return d if d >= 0 else None
+            return d if 0 <= d <= INT64_MAX else None  # dim_value is an int64
         if d.is_Symbol:
             return d.name
         return D.to_str(d) if style == "expressions" else table.name_for(d)

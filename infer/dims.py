@@ -15,11 +15,15 @@ answer depends on their values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache, lru_cache
 
 import sympy
 from sympy.printing.str import StrPrinter
+
+from .limits import MAX_EXPRESSION_SIZE, MAX_INT_MAGNITUDE
 
 Expr = sympy.Expr
 Dim = int | Expr | None
@@ -52,6 +56,9 @@ __all__ = [
     "to_str",
     "evaluate",
     "normalize",
+    "expression_size",
+    "expression_limit",
+    "overflow_count",
 ]
 
 
@@ -66,6 +73,35 @@ def _is_integer_valued(e: Expr) -> bool:
     # a term is integer-valued exactly when its numeric coefficient is an integer.
     coeff, _ = e.as_coeff_Mul()
     return coeff.is_Integer
+
+
+def _monomial(e: Expr) -> tuple[int, dict[Expr, int]] | None:
+    """``(coefficient, {factor: power})`` of a product of an integer and positive factors."""
+    coeff, rest = e.as_coeff_Mul()
+    if not coeff.is_Integer:
+        return None
+    factors: dict[Expr, int] = {}
+    for f in sympy.Mul.make_args(rest):
+        if f == 1:
+            continue
+        base, exp = f.as_base_exp()
+        if not (base.is_Symbol and exp.is_Integer and exp > 0):
+            return None  # only variables (positive by construction) may be cancelled
+        factors[base] = factors.get(base, 0) + int(exp)
+    return int(coeff), factors
+
+
+def _cancel_common(a: Expr, b: Expr) -> Expr | None:
+    """``floor((g*a')/(g*b')) = floor(a'/b')`` for a positive common factor ``g``."""
+    ma, mb = _monomial(a), _monomial(b)
+    if ma is None or mb is None or mb[0] <= 0:
+        return None
+    g = math.gcd(ma[0], mb[0])
+    common = {s: min(p, mb[1][s]) for s, p in ma[1].items() if s in mb[1]}
+    if g == 1 and not common:
+        return None
+    divisor = sympy.Integer(g) * sympy.Mul(*(s**p for s, p in common.items()))
+    return FloorDiv(sympy.expand(a / divisor), sympy.expand(b / divisor))
 
 
 class FloorDiv(sympy.Function):
@@ -105,7 +141,7 @@ class FloorDiv(sympy.Function):
         q = a / b
         if q.is_integer is True and not q.has(sympy.Pow):
             return q
-        return None
+        return _cancel_common(a, b)
 
     def _sympystr(self, printer: StrPrinter) -> str:
         a, b = self.args
@@ -121,7 +157,7 @@ def lower_bound(e: Expr) -> int | None:
         return 1
     if isinstance(e, sympy.Add):
         lbs = [lower_bound(t) for t in e.args]
-        return None if None in lbs else sum(lbs)  # type: ignore[arg-type]
+        return _linear_lower_bound(e) if None in lbs else sum(lbs)  # type: ignore[arg-type]
     if isinstance(e, sympy.Mul):
         coeff, rest = e.as_coeff_Mul()
         if coeff.is_Integer and coeff > 0:
@@ -144,6 +180,62 @@ def lower_bound(e: Expr) -> int | None:
         lbs = [lower_bound(a) for a in e.args]
         return None if None in lbs else min(lbs)  # type: ignore[type-var]
     return None
+
+
+def _relax(e: Expr, lower: bool) -> Expr | None:
+    """A bound of ``e`` (lower or upper) without floors: ``floor(x/k)`` lies in ``[(x-k+1)/k, x/k]``.
+
+    Products of variables stay as they are (each is >= 1); ``None`` where no bound is known.
+    """
+    if e.is_Integer or e.is_Symbol:
+        return e
+    if isinstance(e, sympy.Add):
+        parts = [_relax(t, lower) for t in e.args]
+        return None if any(p is None for p in parts) else sympy.Add(*parts)
+    if isinstance(e, sympy.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if not coeff.is_Rational:
+            return None
+        if all(f.is_Symbol or (f.is_Pow and f.args[0].is_Symbol and f.args[1].is_Integer and f.args[1] > 0)
+               for f in sympy.Mul.make_args(rest)):  # fmt: skip
+            return e
+        if len(sympy.Mul.make_args(rest)) != 1:
+            return None
+        inner = _relax(rest, lower if coeff > 0 else not lower)
+        return None if inner is None else coeff * inner
+    if isinstance(e, FloorDiv) and e.args[1].is_Integer and e.args[1] > 0:
+        k = e.args[1]
+        inner = _relax(e.args[0], lower)
+        if inner is None:
+            return None
+        return (inner - k + 1) / k if lower else inner / k
+    if isinstance(e, sympy.Mod) and e.args[1].is_Integer and e.args[1] > 0:
+        return sympy.Integer(0) if lower else e.args[1] - 1
+    if isinstance(e, (DimMax, DimMin)):
+        # max is >= each argument, min <= each: the first argument bounds the right side.
+        if isinstance(e, DimMax) == lower:
+            return _relax(e.args[0], lower)
+    return None
+
+
+@lru_cache(maxsize=16384)
+def _linear_lower_bound(e: Expr) -> int | None:
+    """A lower bound from the floor-free relaxation: a linear form with non-negative
+    coefficients over variables (each >= 1) is at least its coefficients' sum."""
+    relaxed = _relax(e, lower=True)
+    if relaxed is None:
+        return None
+    relaxed = sympy.expand(relaxed)
+    const, terms = relaxed.as_coeff_Add()
+    total = const
+    for t in sympy.Add.make_args(terms):
+        if t == 0:
+            continue
+        coeff, _ = t.as_coeff_Mul()
+        if not coeff.is_Rational or coeff < 0:
+            return None
+        total += coeff
+    return math.ceil(total)  # the expression is an integer
 
 
 class _Extremum(sympy.Function):
@@ -236,6 +328,68 @@ def _wrap(d: int | Expr) -> Expr:
     return sympy.Integer(d) if isinstance(d, int) else d
 
 
+# -- bounds on expressions (Clause 15.4) ---------------------------------------------------------
+#
+# A model can make extents grow at every node (``x = concat(x, x)`` doubles a symbolic sum, a
+# chain of ``Mul`` squares an integer). Past these bounds a result is ``None``: unknown, which
+# the engine turns into a fresh variable. Unknown is always sound; the operands of every
+# operation stay small, so no single operation can take long.
+
+_INT_BOUND = MAX_INT_MAGNITUDE  # no extent and no int64 element comes near it
+_TOO_BIG = 1 << 62
+_max_size = MAX_EXPRESSION_SIZE  # set per run by ``expression_limit``
+_overflows = 0  # results refused so far (the engine reads it to explain a fresh variable)
+
+
+@contextmanager
+def expression_limit(max_size: int) -> Iterator[None]:
+    """Refuse expressions of more than ``max_size`` terms while the block runs."""
+    global _max_size
+    previous, _max_size = _max_size, max_size
+    try:
+        yield
+    finally:
+        _max_size = previous
+
+
+def overflow_count() -> int:
+    """How many results were refused for their size since the process started."""
+    return _overflows
+
+
+@lru_cache(maxsize=65536)
+def expression_size(e: Expr) -> int:
+    """Terms of an expression tree: a power counts its base once per factor, a huge integer
+    counts as too big."""
+    if e.is_Integer:
+        return 1 if -_INT_BOUND <= int(e) <= _INT_BOUND else _TOO_BIG
+    if e.is_Atom:
+        return 1
+    if e.is_Pow and e.args[1].is_Integer:
+        k = abs(int(e.args[1]))
+        return min(_TOO_BIG, 1 + expression_size(e.args[0]) * k) if k < _TOO_BIG else _TOO_BIG
+    return min(_TOO_BIG, 1 + sum(expression_size(a) for a in e.args))
+
+
+def _refused() -> None:
+    global _overflows
+    _overflows += 1
+    return None
+
+
+def _bounded(r: Dim) -> Dim:
+    """``r``, or ``None`` when it is past the bounds."""
+    if r is None:
+        return None
+    if isinstance(r, int):
+        return r if -_INT_BOUND <= r <= _INT_BOUND else _refused()
+    try:
+        size = expression_size(r)
+    except RecursionError:  # only with a limit raised far past the default
+        size = _TOO_BIG
+    return r if size <= _max_size else _refused()
+
+
 @lru_cache(maxsize=65536)
 def _add(a: Expr, b: Expr) -> Dim:
     return normalize(a + b)
@@ -270,8 +424,9 @@ def add(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return None
     if isinstance(a, int) and isinstance(b, int):
-        return a + b
-    return _add(_wrap(a), _wrap(b))
+        r = a + b
+        return r if -_INT_BOUND <= r <= _INT_BOUND else _refused()
+    return _bounded(_add(_wrap(a), _wrap(b)))
 
 
 def neg(a: Dim) -> Dim:
@@ -288,8 +443,9 @@ def mul(a: Dim, b: Dim) -> Dim:
             return 0
         return None
     if isinstance(a, int) and isinstance(b, int):
-        return a * b
-    return _mul(_wrap(a), _wrap(b))
+        r = a * b
+        return r if -_INT_BOUND <= r <= _INT_BOUND else _refused()
+    return _bounded(_mul(_wrap(a), _wrap(b)))
 
 
 def floordiv(a: Dim, b: Dim) -> Dim:
@@ -300,7 +456,7 @@ def floordiv(a: Dim, b: Dim) -> Dim:
         return a // b
     if isinstance(b, int) and b < 0:
         return floordiv(neg(a), -b)
-    return _floordiv(_wrap(a), _wrap(b))
+    return _bounded(_floordiv(_wrap(a), _wrap(b)))
 
 
 def ceildiv(a: Dim, b: Dim) -> Dim:
@@ -316,7 +472,7 @@ def mod(a: Dim, b: Dim) -> Dim:
         return None
     if isinstance(a, int) and isinstance(b, int):
         return a % b
-    return _mod(_wrap(a), _wrap(b))
+    return _bounded(_mod(_wrap(a), _wrap(b)))
 
 
 def dmax(a: Dim, b: Dim) -> Dim:
@@ -324,7 +480,7 @@ def dmax(a: Dim, b: Dim) -> Dim:
         return None
     if isinstance(a, int) and isinstance(b, int):
         return max(a, b)
-    return _max(_wrap(a), _wrap(b))
+    return _bounded(_max(_wrap(a), _wrap(b)))
 
 
 def dmin(a: Dim, b: Dim) -> Dim:
@@ -332,7 +488,7 @@ def dmin(a: Dim, b: Dim) -> Dim:
         return None
     if isinstance(a, int) and isinstance(b, int):
         return min(a, b)
-    return _min(_wrap(a), _wrap(b))
+    return _bounded(_min(_wrap(a), _wrap(b)))
 
 
 def bounds(d: Dim) -> tuple[int | None, int | None]:
@@ -346,6 +502,11 @@ def bounds(d: Dim) -> tuple[int | None, int | None]:
     return lo, None if nlo is None else -nlo
 
 
+def _difference(a: int | Expr, b: int | Expr) -> Dim:
+    """``a - b`` for a comparison: exact, never refused (both operands are within the bounds)."""
+    return _add(_wrap(a), _wrap(_mul(_wrap(b), sympy.Integer(-1))))  # type: ignore[arg-type]
+
+
 def equal(a: Dim, b: Dim) -> bool | None:
     """``True`` when provably equal, ``False`` when provably different, else ``None``."""
     if a is None or b is None:
@@ -354,7 +515,7 @@ def equal(a: Dim, b: Dim) -> bool | None:
         return a == b
     if a == b:
         return True
-    d = sub(a, b)
+    d = _difference(a, b)
     if isinstance(d, int):
         return d == 0
     lo, hi = bounds(d)
@@ -369,7 +530,7 @@ def less(a: Dim, b: Dim) -> bool | None:
         return None
     if isinstance(a, int) and isinstance(b, int):
         return a < b
-    lo, hi = bounds(sub(a, b))
+    lo, hi = bounds(_difference(a, b))
     if hi is not None and hi < 0:
         return True
     if lo is not None and lo >= 0:

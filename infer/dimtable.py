@@ -95,6 +95,7 @@ class DimTable:
     _by_definition: dict[Dim, str] = field(default_factory=dict)
     _counter: int = 0
     _fact_set: set[Fact] = field(default_factory=set)
+    minimums: dict[Dim, int] = field(default_factory=dict)  # extents a valid run needs this large
 
     # -- variables ------------------------------------------------------------------------------
 
@@ -169,6 +170,33 @@ class DimTable:
         if fact not in self._fact_set:
             self._fact_set.add(fact)
             self.facts.append(fact)
+
+    def require_at_least(self, d: Dim, value: int, site: Site | None = None, why: str = "") -> None:
+        """Record that a model which runs has ``d >= value`` (a Conv needs its kernel to fit).
+
+        Like the broadcasting assumption this rests on the model being valid, and is listed
+        with the facts; ``lower_bound`` uses it (an integer Div of ``d - value`` floors).
+        """
+        if d is None or isinstance(d, int):
+            return
+        if value <= (D.lower_bound(d) or 0):
+            return
+        self.minimums[d] = max(value, self.minimums.get(d, value))
+        self.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
+
+    def lower_bound(self, d: Dim) -> int | None:
+        """``dims.lower_bound`` sharpened by what the model's validity requires."""
+        if d is None or isinstance(d, int):
+            return d
+        best = D.lower_bound(d)
+        if not self.minimums:
+            return best
+        candidates = [best, self.minimums.get(d)]
+        const, rest = d.as_coeff_Add()
+        if const != 0 and rest in self.minimums and const.is_Integer:
+            candidates.append(self.minimums[rest] + int(const))
+        known = [c for c in candidates if c is not None]
+        return max(known) if known else None
 
     def rollback_facts(self, mark: int) -> None:
         """Forget the facts recorded since ``len(self.facts)`` was ``mark`` (a discarded walk)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -32,6 +33,7 @@ from signatures.schema import (
 
 from . import diagnostics as diag
 from . import dims as D
+from . import external, limits
 from . import types as T
 from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
@@ -49,7 +51,15 @@ class Options:
 
     dims_style: str = "expressions"  # "expressions" | "strict": how dims are written back
     bindings: Mapping[str, int] = field(default_factory=dict)  # dim_param -> int
-    max_depth: int = 64  # subgraph and function nesting (Clause 15.4)
+    # Resource limits (Clause 15.4; docs/limits.md, infer/limits.py). A model past one is refused.
+    max_depth: int = limits.MAX_DEPTH  # subgraph and function nesting
+    max_rank: int = limits.MAX_RANK  # rank of a declared type, initializer or tensor attribute
+    max_nodes: int = limits.MAX_NODES  # nodes, a function's body counted at every call
+    max_node_visits: int | None = None  # node inferences; None: 4 x expanded nodes + 10,000
+    max_expression_size: int = limits.MAX_EXPRESSION_SIZE  # terms of one symbolic extent
+    # Read small integer initializers kept in external files (Clauses 13, 15.3): opt-in, since a
+    # model is untrusted data (Clause 15.5).
+    read_external_data: bool = False
     # Follow computed contents (Shape -> Gather -> Concat -> Reshape). Off, only constants
     # (initializers, Constant nodes) are read, as onnx.shape_inference does without data_prop.
     propagate_values: bool = True
@@ -187,15 +197,27 @@ def subgraph_uses(node: NodeProto) -> set[str]:
 
 
 class Engine:
-    def __init__(self, model: ModelProto, options: Options | None = None):
+    def __init__(self, model: ModelProto, options: Options | None = None, directory: Path | None = None):
         signatures.load_all()
         self.model = model
-        self.options = options or Options()
-        self.table = DimTable(reserved=collect_dim_params(model), bindings=dict(self.options.bindings))
+        self.options = o = options or Options()
+        self.directory = directory  # where external data is resolved (Clause 13.2); None: nowhere
+        # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
+        # a model past a limit is refused by ``run`` and nothing else reads it.
+        self.scan = limits.scan(model, o.max_depth, o.max_rank, o.max_nodes)
+        self.budget = limits.node_budget(self.scan.expanded_nodes, o.max_node_visits)
+        self._overflows_nested: list[int] = []  # size-limit refusals inside the rules running
+        self._uses: dict[int, set[str]] = {}  # id(node) -> outer names its subgraphs read
+        self._external: dict[Any, Any] = {}  # external references already read (or refused)
+        reserved = frozenset() if self.scan.refusals else collect_dim_params(model)
+        self.table = DimTable(reserved=reserved, bindings=dict(self.options.bindings))
         self.diagnostics: list[Diagnostic] = []
         self.records: dict[str, GraphRecord] = {}
         self._warned_default = False
         self.opsets = self._read_opsets(model.opset_import, Location("main"))
+        # onnx.defs takes a C ``int``: a version past it is newer than any published one anyway,
+        # and one below 1 names none.
+        self.opsets = {d: min(max(v, 0), limits.OPSET_CEILING) for d, v in self.opsets.items()}
         self.functions: dict[tuple[str, str, str], FunctionProto] = {
             (canonical_domain(f.domain), f.name, f.overload): f for f in model.functions
         }
@@ -251,50 +273,82 @@ class Engine:
     # -- the walk -------------------------------------------------------------------------------
 
     def run(self) -> None:
-        graph = self.model.graph
-        frame = self._new_frame(graph, "main", Scope(), self.opsets, 0)
-        ir = self.model.ir_version
-        inits = self._initializers(graph)
-        for inp in graph.input:
-            name = inp.name
-            declared = self.declared_type(inp.type, name) if inp.HasField("type") else T.UNKNOWN
-            if isinstance(declared, (T.TensorType,)) and declared.shape is None:
-                self.report("missing-io-shape", f"graph input `{name}` has no shape", Location("main", value=name))
-            if name in inits:
-                init = inits.pop(name)
-                if ir and ir < 4:
-                    # Before IR 4 every initializer is listed as an input and is a constant.
-                    frame.scope.values[name] = init
-                    frame.record.values[name] = init
-                    frame.record.initializers.add(name)
-                    continue
-                # IR >= 4: a default the caller may override (Clause 7.2); contents not usable.
-                if isinstance(declared, T.UnknownType):
-                    declared = T.TensorType(getattr(init.type, "elem", None))
-            t = self._fill_unknown(
-                declared,
-                lambda axis, n=name: (
-                    Origin(
-                        "fresh",
-                        f"graph input `{n}` declares axis {axis} without extent or name",
-                        Site("main"),
-                        n,
-                        axis,
+        """Infer the model; walk it again when what its nodes require sharpens earlier results.
+
+        A Conv deep in the graph tells us its input extent is at least its kernel; a Div of that
+        extent computed earlier (exporters compute output sizes with Div) could not know it. When
+        the first walk learned such a bound and left extents unknown, a second walk starts with
+        the bounds (fresh variables are keyed by node, so the second walk names them the same).
+        """
+        self._run_once()
+        minimums = dict(self.table.minimums)
+        if not minimums or not any(v.is_fresh for v in self.table):
+            return
+        self.table = DimTable(reserved=self.table.reserved, bindings=self.table.bindings, minimums=minimums)
+        self.diagnostics = []
+        self.records = {}
+        self._warned_default = False
+        self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.max_node_visits)
+        self._run_once()
+
+    def _run_once(self) -> None:
+        if self.scan.refusals:
+            self.records["main"] = GraphRecord("main", "graph")
+            for r in self.scan.refusals:
+                self.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
+            return
+        for path, t in self.scan.external:
+            for problem in external.reference_problems(t):
+                self.diagnostics.append(diag.make(
+                    "external-data", f"external tensor `{t.name}`: {problem}", Location(path, value=t.name),
+                    "store the tensor in the model, or fix its reference", severity=diag.ERROR,
+                ))  # fmt: skip
+        # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
+        with D.expression_limit(self.options.max_expression_size), limits.stopping(self):
+            graph = self.model.graph
+            frame = self._new_frame(graph, "main", Scope(), self.opsets, 0)
+            ir = self.model.ir_version
+            inits = self._initializers(graph, "main")
+            for inp in graph.input:
+                name = inp.name
+                declared = self.declared_type(inp.type, name) if inp.HasField("type") else T.UNKNOWN
+                if isinstance(declared, (T.TensorType,)) and declared.shape is None:
+                    self.report("missing-io-shape", f"graph input `{name}` has no shape", Location("main", value=name))
+                if name in inits:
+                    init = inits.pop(name)
+                    if ir and ir < 4:
+                        # Before IR 4 every initializer is listed as an input and is a constant.
+                        frame.scope.values[name] = init
+                        frame.record.values[name] = init
+                        frame.record.initializers.add(name)
+                        continue
+                    # IR >= 4: a default the caller may override (Clause 7.2); contents not usable.
+                    if isinstance(declared, T.UnknownType):
+                        declared = T.TensorType(getattr(init.type, "elem", None))
+                t = self._fill_unknown(
+                    declared,
+                    lambda axis, n=name: (
+                        Origin(
+                            "fresh",
+                            f"graph input `{n}` declares axis {axis} without extent or name",
+                            Site("main"),
+                            n,
+                            axis,
+                        ),
+                        ("input", n, axis),
                     ),
-                    ("input", n, axis),
-                ),
-            )
-            v = _with_empty_contents(Value(t))
-            frame.scope.values[name] = v
-            frame.record.values[name] = v
-            frame.record.inputs.append(name)
-        for name, v in inits.items():
-            frame.scope.values[name] = v
-            frame.record.values[name] = v
-            frame.record.initializers.add(name)
-        self._walk_nodes(frame, list(graph.node))
-        self._finish_outputs(frame, graph)
-        self._check_unwalked(graph, "main")
+                )
+                v = _with_empty_contents(Value(t))
+                frame.scope.values[name] = v
+                frame.record.values[name] = v
+                frame.record.inputs.append(name)
+            for name, v in inits.items():
+                frame.scope.values[name] = v
+                frame.record.values[name] = v
+                frame.record.initializers.add(name)
+            self._walk_nodes(frame, list(graph.node))
+            self._finish_outputs(frame, graph)
+            self._check_unwalked(graph, "main")
 
     def _check_unwalked(self, graph: GraphProto, path: str) -> None:
         """Structural checks of subgraphs no rule walked (their operator has no rule, say)."""
@@ -327,13 +381,24 @@ class Engine:
         check_graph(self, graph, path, top_level=depth == 0)
         return Frame(path, scope, opsets, declared, record, depth, functions_active, attr_refs)
 
-    def _initializers(self, graph: GraphProto) -> dict[str, Value]:
+    def _initializers(self, graph: GraphProto, path: str) -> dict[str, Value]:
+        """Initializer values; small integer ones kept externally are read when opted in."""
         out: dict[str, Value] = {}
         for t in graph.initializer:
+            if external.is_external(t) and external.wanted(t):
+                t, problem = external.contents_for_inference(
+                    t, self.directory, self._external, opted_in=self.options.read_external_data
+                )
+                if problem is not None:
+                    d = diag.make("external-data", f"external tensor `{t.name}`: {problem}",
+                                  Location(path, value=t.name), severity=problem.severity)  # fmt: skip
+                    if d not in self.diagnostics:
+                        self.diagnostics.append(d)
             out[t.name] = value_from_tensor(t)
         for st in graph.sparse_initializer:
             elem = st.values.data_type or None
-            out[st.values.name] = Value(T.SparseTensorType(elem, tuple(int(d) for d in st.dims)))
+            shape = tuple(int(d) if d >= 0 else None for d in st.dims)
+            out[st.values.name] = Value(T.SparseTensorType(elem, shape))
         return out
 
     def _finish_outputs(self, frame: Frame, graph: GraphProto) -> list[Value]:
@@ -350,12 +415,21 @@ class Engine:
             outs.append(v)
         return outs
 
+    def _subgraph_uses(self, node: NodeProto) -> set[str]:
+        """``subgraph_uses``, once per node: re-walked subgraphs would otherwise repeat it."""
+        if not any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
+            return set()
+        uses = self._uses.get(id(node))
+        if uses is None:
+            uses = self._uses[id(node)] = subgraph_uses(node)
+        return uses
+
     def _order(self, frame: Frame, nodes: list[NodeProto]) -> list[int]:
         """Node indices in an order where producers come first (Clause 7.5)."""
         defined = set(frame.record.values)
         in_order = True
         for n in nodes:
-            for i in (*n.input, *subgraph_uses(n)):
+            for i in (*n.input, *self._subgraph_uses(n)):
                 if i and i not in defined and not frame.scope.visible_outside(i):
                     in_order = False
                     break
@@ -372,7 +446,7 @@ class Engine:
         g = nx.DiGraph()
         g.add_nodes_from(range(len(nodes)))
         for idx, n in enumerate(nodes):
-            for i in (*n.input, *subgraph_uses(n)):
+            for i in (*n.input, *self._subgraph_uses(n)):
                 p = producer.get(i)
                 if p is not None and p != idx:
                     g.add_edge(p, idx)
@@ -432,7 +506,7 @@ class Engine:
         return attrs
 
     def infer_node(self, frame: Frame, idx: int, node: NodeProto) -> list[Value]:
-        site = Site(frame.path, idx, node.name, node.op_type, node.domain)
+        self.budget.charge()  # Clause 15.4: bounded work, whatever the nesting
         loc = Location(frame.path, idx, node.name, node.op_type)
         inputs: list[Value | None] = []
         for name in node.input:
@@ -448,7 +522,7 @@ class Engine:
                 )
                 v = Value()
             inputs.append(v)
-        site = Site(site.graph, idx, node.name, node.op_type, node.domain, _types_str(inputs))
+        site = Site(frame.path, idx, node.name, node.op_type, node.domain, _types_str(inputs))
         domain = canonical_domain(node.domain)
         opset = frame.opsets.get(domain)
         attrs = self._node_attrs(frame, node)
@@ -473,6 +547,13 @@ class Engine:
         sig = signature(domain, node.op_type, opset) if opset is not None else None
         ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, attrs)
         check_node(self, ctx, loc)
+        if sig is not None:
+            # An attribute of the wrong type is reported above; rules never see it (they would
+            # take a string for an int), so they fall back to the schema default or fail cleanly.
+            for a in node.attribute:
+                spec = sig.attributes.get(a.name)
+                if spec is not None and not a.ref_attr_name and a.type not in (AttributeProto.UNDEFINED, spec.type):
+                    attrs.pop(a.name, None)
         raw: list[Any] | None = None
         reason: str | None = None
         if fkey in self.functions and (sig is None or domain not in STANDARD_DOMAINS):
@@ -508,6 +589,25 @@ class Engine:
         return function_body(domain, node.op_type, opset, node, types)
 
     def _run_rule(self, fn: Any, ctx: RuleContext, loc: Location) -> list[Any] | None:
+        before = D.overflow_count()
+        self._overflows_nested.append(0)
+        try:
+            return self._run_rule_guarded(fn, ctx, loc)
+        finally:
+            inner = self._overflows_nested.pop()
+            total = D.overflow_count() - before
+            if self._overflows_nested:
+                self._overflows_nested[-1] += total
+            if total > inner:  # this node's own expressions hit the size limit, not a subgraph's
+                limit = self.options.max_expression_size
+                if ctx.reason is None:
+                    ctx.because(f"its symbolic extent would grow past {limit} terms (limit max_expression_size)")
+                self.diagnostics.append(diag.make(
+                    "limit", f"{ctx.op_type}: a symbolic extent grew past {limit} terms (max_expression_size); "
+                    "it is left unknown", loc, severity=diag.WARNING,
+                ))  # fmt: skip
+
+    def _run_rule_guarded(self, fn: Any, ctx: RuleContext, loc: Location) -> list[Any] | None:
         try:
             out = fn(ctx)
             return None if out is None else list(out)
@@ -638,8 +738,9 @@ class Engine:
             self.report_node(ctx, "limit", f"subgraphs nest deeper than {self.options.max_depth}")
             return None
         path = f"{frame.path}/{ctx.site.node_index}:{attr_name}"
-        for stale in [p for p in self.records if p == path or p.startswith(path + "/")]:
-            del self.records[stale]
+        if path in self.records:  # a re-walk (Loop fixed point): drop the earlier walk's records
+            for stale in [p for p in self.records if p == path or p.startswith(path + "/")]:
+                del self.records[stale]
         n_diagnostics, n_facts = len(self.diagnostics), len(self.table.facts)
         sub = self._new_frame(
             graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1,
@@ -673,7 +774,7 @@ class Engine:
             sub.scope.values[inp.name] = v
             sub.record.values[inp.name] = v
             sub.record.inputs.append(inp.name)
-        for name, v in self._initializers(graph).items():
+        for name, v in self._initializers(graph, path).items():
             if frame.scope.lookup(name) is not None:
                 self.report("shadowing", f"subgraph initializer `{name}` shadows an outer name",
                             Location(path, value=name))  # fmt: skip

@@ -1,16 +1,23 @@
 """Reading a model from a path, bytes or a ``ModelProto``, with one-line errors.
 
-Weights in external files are never read here (Clause 13): inference needs types, not data.
+Weights in external files are never read here (Clause 13): inference needs types, not data (the
+engine may read a few small integer tensors, on request, through ``infer.external``). A path is
+read only if it names a regular file no larger than the limit (Clause 15.4): a FIFO, a device or
+a file of many gigabytes is refused before anything is allocated.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from google.protobuf.message import DecodeError
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 from onnx import ModelProto
+
+from .limits import MAX_MODEL_BYTES
 
 ModelSource = ModelProto | bytes | bytearray | str | os.PathLike
 
@@ -36,28 +43,104 @@ def _parse(data: bytes, what: str) -> ModelProto:
         raise ModelLoadError(f"{what} is not an ONNX model: its messages nest too deeply") from None
     if not model.HasField("graph"):
         raise ModelLoadError(f"{what} is not an ONNX model: it has no graph")
+    _check_strings(model, what)
     return model
 
 
-def load(source: ModelSource) -> Loaded:
+def _check_strings(model: ModelProto, what: str) -> None:
+    """Every string field must be UTF-8 (names are text); protobuf hands back ``bytes`` otherwise."""
+    field = _non_utf8_field(model)
+    if field is not None:
+        raise ModelLoadError(f"{what} is not an ONNX model: the string {field} is not valid UTF-8")
+
+
+def _non_utf8_field(model: ModelProto) -> str | None:
+    """The path of the first string field that is not valid UTF-8, without recursion."""
+    stack: list[tuple[Message, str]] = [(model, "model")]
+    while stack:
+        msg, where = stack.pop()
+        for fd, value in msg.ListFields():
+            # ``is_repeated`` in protobuf >= 6; ``label`` before (and removed since).
+            repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
+            if fd.type == FieldDescriptor.TYPE_STRING:
+                for k, v in enumerate(value if repeated else [value]):
+                    if isinstance(v, bytes):
+                        return f"{where}.{fd.name}" + (f"[{k}]" if repeated else "")
+            elif fd.type == FieldDescriptor.TYPE_MESSAGE:
+                if repeated:
+                    stack.extend((v, f"{where}.{fd.name}[{k}]") for k, v in enumerate(value))
+                else:
+                    stack.append((value, f"{where}.{fd.name}"))
+    return None
+
+
+def _read_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``path``; its type and size are checked on the open file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise ModelLoadError(f"{path} is a directory, not a model file") from None
+    except FileNotFoundError:
+        raise ModelLoadError(f"{path}: no such file") from None
+    except OSError as e:
+        raise ModelLoadError(f"{path}: cannot read ({e.strerror or e})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ModelLoadError(f"{path} is a directory, not a model file")
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelLoadError(f"{path} is not a regular file (a pipe or a device); save the model to a file")
+        if st.st_size > max_bytes:
+            raise ModelLoadError(
+                f"{path} has {st.st_size} bytes, above the limit of {max_bytes} (max_model_bytes, Clause 15.4)"
+            )
+        try:
+            data = f.read(max_bytes + 1)
+        except OSError as e:
+            raise ModelLoadError(f"{path}: cannot read ({e.strerror or e})") from None
+    if len(data) > max_bytes:  # it grew while being read
+        raise ModelLoadError(f"{path} is larger than the limit of {max_bytes} bytes (max_model_bytes)")
+    return data
+
+
+def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
     """Load ``source``; raise ``ModelLoadError`` with a one-line reason on failure."""
     if isinstance(source, ModelProto):
         if not source.HasField("graph"):
             raise ModelLoadError("the ModelProto has no graph")
+        _check_strings(source, "the ModelProto")
         return Loaded(source, None, owned=False)
     if isinstance(source, (bytes, bytearray, memoryview)):
+        if len(source) > max_bytes:
+            raise ModelLoadError(f"the given bytes are {len(source)}, above the limit of {max_bytes} (max_model_bytes)")
+        if not len(source):
+            raise ModelLoadError("the given bytes are empty")
         return Loaded(_parse(bytes(source), "the given bytes"), None, owned=True)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        try:
-            data = path.read_bytes()
-        except IsADirectoryError:
-            raise ModelLoadError(f"{path} is a directory, not a model file") from None
-        except FileNotFoundError:
-            raise ModelLoadError(f"{path}: no such file") from None
-        except OSError as e:
-            raise ModelLoadError(f"{path}: cannot read ({e.strerror or e})") from None
+        if "\0" in str(path):
+            raise ModelLoadError("the path contains a NUL character")
+        data = _read_file(path, max_bytes)
         if not data:
             raise ModelLoadError(f"{path} is empty")
         return Loaded(_parse(data, str(path)), path.resolve().parent, owned=True)
+    proto = _from_onnx_ir(source)
+    if proto is not None:
+        if not proto.HasField("graph"):
+            raise ModelLoadError("the onnx_ir model has no graph")
+        return Loaded(proto, None, owned=True)
     raise ModelLoadError(f"cannot load a model from a {type(source).__name__}")
+
+
+def _from_onnx_ir(source: object) -> ModelProto | None:
+    """An ``onnx_ir.Model`` (the optional ``ir`` extra) as a ModelProto, else ``None``."""
+    if not type(source).__module__.startswith("onnx_ir"):
+        return None  # onnx_ir is imported only for its own objects: it stays optional
+    import onnx_ir
+
+    if not isinstance(source, onnx_ir.Model):
+        return None
+    try:
+        return onnx_ir.serde.serialize_model(source)
+    except Exception as e:  # onnx_ir raises various errors for models it cannot serialize
+        raise ModelLoadError(f"cannot convert the onnx_ir model to a ModelProto: {e}") from None

@@ -16,11 +16,23 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from . import dims as D
+from .limits import MAX_KNOWN_ELEMENTS
 from .types import UNKNOWN, TensorType, Type, tensor
 
-MAX_KNOWN_ELEMENTS = 1 << 12
-
 Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer)
+
+MAX_STRING = 1 << 16  # characters of a tracked string element
+# Integer elements come from integer tensors: none holds a value outside [-2^63, 2^64 - 1] (the
+# int64 and uint64 ranges), so an element computed outside it is one a runtime wraps: unknown.
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+
+
+def _bounded(e: Elem) -> Elem:
+    if type(e) is int and not _INT_MIN <= e <= _INT_MAX:
+        return None
+    if type(e) is str and len(e) > MAX_STRING:
+        return None
+    return e
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +41,15 @@ class Known:
 
     shape: tuple[int, ...]
     elems: tuple[Elem, ...]
+
+    def __post_init__(self) -> None:
+        # Clause 15.4: an element past the bounds is unknown. A chain of ``Mul`` nodes squares an
+        # integer at every node (3^(2^40) after 40), and no model needs a string of more than
+        # MAX_STRING characters to compute a shape.
+        for e in self.elems:
+            if (type(e) is int and not _INT_MIN <= e <= _INT_MAX) or (type(e) is str and len(e) > MAX_STRING):
+                object.__setattr__(self, "elems", tuple(_bounded(x) for x in self.elems))
+                return
 
     @property
     def rank(self) -> int:
@@ -132,13 +153,15 @@ def tensor_element_count(t: TensorProto) -> int:
 def value_from_tensor(t: TensorProto, read_contents: bool = True) -> Value:
     """Type and (for small tensors stored in the model) contents of an initializer or attribute.
 
-    External data is never read here (Clause 13): such a tensor gets its type only.
+    External data is never read here (Clause 13): such a tensor gets its type only (the engine
+    reads the few it may, see ``infer.external``). A negative extent is unknown.
     """
-    typ: TensorType = tensor(t.data_type or None, tuple(int(d) for d in t.dims))
+    typ: TensorType = tensor(t.data_type or None, tuple(int(d) if d >= 0 else None for d in t.dims))
     if (
         not read_contents
         or t.data_type not in _TRACKED
         or t.data_location == TensorProto.EXTERNAL
+        or any(d < 0 for d in t.dims)
         or tensor_element_count(t) > MAX_KNOWN_ELEMENTS
     ):
         return Value(typ)

@@ -1,0 +1,319 @@
+"""External data (Clauses 13 and 15.3): checking references, and reading one safely.
+
+Inference needs types, not weights, so external data is read only when the caller opts in
+(``infer_model(..., read_external_data=True)``, Clause 15.5) and then only for small integer
+initializers, whose contents can be shapes. ``reference_problems`` checks a reference without
+touching the file system (every model gets it); ``read`` opens and reads one reference after
+every check Clause 15.3 asks for:
+
+1. the location is relative, has no parent-directory component and no key outside Table 11;
+2. the path is walked one component at a time from the model directory, each opened relative
+   to the previous one with ``O_NOFOLLOW`` (an ``openat`` walk), after ``lstat`` showed it is a
+   directory, not a symbolic link, and the opened directory is checked to be the one examined;
+3. the file is a regular file, not a symbolic link, with exactly one hard link, and the file
+   opened (``O_NOFOLLOW | O_NONBLOCK``) is the one examined (``fstat`` device and inode against
+   the ``lstat``): a path that names another file by the time it is opened is refused;
+4. the canonical path resolves inside the model directory (a second, independent layer);
+5. the declared offset and length lie within the file (checked on the open file) and the length
+   is what the tensor's dims and element type need, before anything is allocated;
+6. a checksum, when present, is the SHA-1 of the whole file, read through the same descriptor.
+
+Any failure is an ``ExternalDataError`` with a one-line reason, which the engine reports as an
+``external-data`` error (a validation failure, Clause 15.3); the tensor's contents stay unknown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from onnx import TensorProto
+
+from .diagnostics import ERROR, INFO, WARNING
+from .limits import MAX_EXTERNAL_HASH_BYTES, MAX_KNOWN_ELEMENTS
+
+KEYS = ("location", "offset", "length", "checksum")  # Table 11
+READABLE = {TensorProto.INT64: 8, TensorProto.INT32: 4}  # integer initializers that can be shapes
+
+
+class ExternalDataError(Exception):
+    """A reference that cannot be followed safely; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    location: str
+    offset: int
+    length: int | None
+    checksum: str | None
+
+
+def is_external(t: TensorProto) -> bool:
+    return t.data_location == TensorProto.EXTERNAL
+
+
+def _components(location: str) -> list[str]:
+    # A backslash is a separator for the checks too: a model written on Windows uses it.
+    return [c for c in location.replace("\\", "/").split("/") if c not in ("", ".")]
+
+
+def parse_reference(t: TensorProto) -> Reference:
+    """The reference of an external tensor, checked without touching the file system."""
+    entries: dict[str, str] = {}
+    for e in t.external_data:
+        if e.key not in KEYS:
+            raise ExternalDataError(f"key {e.key!r} is not one of {', '.join(KEYS)} (Clause 13.2)")
+        if e.key in entries:
+            raise ExternalDataError(f"key {e.key!r} is given twice")
+        entries[e.key] = e.value
+    location = entries.get("location", "")
+    if not location:
+        raise ExternalDataError("the reference has no location (Clause 13.2)")
+    if "\0" in location:
+        raise ExternalDataError("the location contains a NUL character")
+    if (
+        location.startswith(("/", "\\"))
+        or PurePosixPath(location).is_absolute()
+        or (len(location) > 1 and location[1] == ":")
+    ):
+        raise ExternalDataError(f"location {location!r} is an absolute path (Clause 13.2)")
+    parts = _components(location)
+    if ".." in parts:
+        raise ExternalDataError(f"location {location!r} has a parent-directory component (Clause 13.2)")
+    if not parts:
+        raise ExternalDataError(f"location {location!r} names no file")
+
+    def number(key: str) -> int | None:
+        text = entries.get(key)
+        if text is None:
+            return None
+        if not text.isascii() or not text.isdigit() or len(text) > 20:
+            raise ExternalDataError(f"{key} {text!r} is not a non-negative integer")
+        return int(text)
+
+    checksum = entries.get("checksum")
+    if checksum is not None and (len(checksum) != 40 or any(c not in "0123456789abcdefABCDEF" for c in checksum)):
+        raise ExternalDataError(f"checksum {checksum[:60]!r} is not a SHA-1 digest in hexadecimal (Clause 13.3)")
+    return Reference(location, number("offset") or 0, number("length"), checksum)
+
+
+def reference_problems(t: TensorProto) -> list[str]:
+    """What is wrong with an external tensor's reference, found without any I/O (Clause 13)."""
+    problems = []
+    try:
+        parse_reference(t)
+    except ExternalDataError as e:
+        problems.append(str(e))
+    if t.raw_data or any(
+        len(getattr(t, f)) for f in ("float_data", "int32_data", "int64_data", "double_data", "uint64_data")
+    ):
+        problems.append("its data location is external, yet it carries contents in the model too (Clause 13.1)")
+    return problems
+
+
+def wanted(t: TensorProto) -> bool:
+    """Whether inference would use this tensor's contents: a small integer tensor."""
+    if t.data_type not in READABLE or any(d < 0 for d in t.dims):
+        return False
+    count = 1
+    for d in t.dims:
+        count *= d
+        if count > MAX_KNOWN_ELEMENTS:
+            return False
+    return True
+
+
+def expected_bytes(t: TensorProto) -> int:
+    count = 1
+    for d in t.dims:
+        count *= d
+    return count * READABLE[t.data_type]
+
+
+# Decided once, at import: a file can be opened relative to a directory without following links.
+SAFE_OPEN = (
+    hasattr(os, "O_NOFOLLOW")
+    and hasattr(os, "O_DIRECTORY")
+    and os.open in os.supports_dir_fd
+    and os.stat in os.supports_dir_fd
+    and hasattr(os, "pread")
+)
+
+
+def _open_directory(name: str, parent: int, shown: str) -> int:
+    """Open directory ``name`` under ``parent`` if it is a real directory (not a link)."""
+    try:
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except OSError as e:
+        raise ExternalDataError(f"{shown}: {e.strerror or e}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise ExternalDataError(f"{shown} is a symbolic link (Clause 15.3)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise ExternalDataError(f"{shown} is not a directory")
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError as e:
+        raise ExternalDataError(f"{shown}: cannot open ({e.strerror or e}); was it replaced by a link?") from None
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise ExternalDataError(f"{shown} changed between its check and its opening (Clause 15.3)")
+    return fd
+
+
+def _open_file(name: str, parent: int, shown: str) -> tuple[int, os.stat_result]:
+    """Open regular file ``name`` under ``parent``: no link of either kind, the file examined."""
+    try:
+        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except OSError as e:
+        raise ExternalDataError(f"{shown}: {e.strerror or e}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise ExternalDataError(f"{shown} is a symbolic link (Clause 15.3)")
+    if not stat.S_ISREG(st.st_mode):
+        raise ExternalDataError(f"{shown} is not a regular file")
+    if st.st_nlink != 1:
+        raise ExternalDataError(f"{shown} has {st.st_nlink} hard links; only a file with one is read (Clause 15.3)")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=parent)
+    except OSError as e:
+        raise ExternalDataError(f"{shown}: cannot open ({e.strerror or e}); was it replaced by a link?") from None
+    opened = os.fstat(fd)
+    problem = None
+    if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+        problem = "changed between its check and its opening"
+    elif not stat.S_ISREG(opened.st_mode):
+        problem = "is not a regular file"
+    elif opened.st_nlink != 1:
+        problem = f"has {opened.st_nlink} hard links"
+    if problem:
+        os.close(fd)
+        raise ExternalDataError(f"{shown} {problem} (Clause 15.3)")
+    return fd, opened
+
+
+def _read_exactly(fd: int, length: int, offset: int, shown: str) -> bytes:
+    chunks, got = [], 0
+    while got < length:
+        chunk = os.pread(fd, min(length - got, 1 << 20), offset + got)
+        if not chunk:
+            raise ExternalDataError(f"{shown} ended after {offset + got} bytes; it changed while being read")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _sha1(fd: int, size: int, shown: str) -> str:
+    if size > MAX_EXTERNAL_HASH_BYTES:
+        raise ExternalDataError(
+            f"{shown} has {size} bytes; checksums are verified for files up to {MAX_EXTERNAL_HASH_BYTES} "
+            "(MAX_EXTERNAL_HASH_BYTES)"
+        )
+    h = hashlib.sha1(usedforsecurity=False)
+    offset = 0
+    while offset < size:
+        chunk = os.pread(fd, min(size - offset, 1 << 20), offset)
+        if not chunk:
+            raise ExternalDataError(f"{shown} ended after {offset} bytes; it changed while being read")
+        h.update(chunk)
+        offset += len(chunk)
+    return h.hexdigest()
+
+
+def read(directory: Path, t: TensorProto) -> bytes:
+    """The raw contents of external tensor ``t``, relative to ``directory``, after every check."""
+    if not SAFE_OPEN:
+        raise ExternalDataError("this platform cannot open files without following links; not read")
+    if t.data_type not in READABLE:
+        raise ExternalDataError("only integer tensors that can hold shapes are read")
+    ref = parse_reference(t)
+    parts = _components(ref.location)
+    need = expected_bytes(t)
+    if ref.length is not None and ref.length != need:
+        raise ExternalDataError(f"declared length {ref.length} does not fit its dims and type, which need {need} bytes")
+    root = os.path.realpath(directory)
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise ExternalDataError(f"model directory {root}: {e.strerror or e}") from None
+    fds = [top]
+    try:
+        for k, name in enumerate(parts[:-1]):
+            fds.append(_open_directory(name, fds[-1], "/".join(parts[: k + 1])))
+        fd, st = _open_file(parts[-1], fds[-1], ref.location)
+        fds.append(fd)
+        # Independent of the walk: the canonical path must lie inside the model directory.
+        real = os.path.realpath(os.path.join(root, *parts))
+        if os.path.commonpath([root, real]) != root:
+            raise ExternalDataError(f"{ref.location} resolves outside the model directory (Clause 15.3)")
+        length = st.st_size - ref.offset if ref.length is None else ref.length
+        if ref.offset > st.st_size or length < 0 or ref.offset + length > st.st_size:
+            raise ExternalDataError(
+                f"{ref.location} has {st.st_size} bytes, shorter than offset {ref.offset} plus length "
+                f"{length} (Clause 13.2)"
+            )
+        if length != need:
+            raise ExternalDataError(
+                f"{ref.location} holds {length} bytes from offset {ref.offset}; the tensor needs {need}"
+            )
+        if ref.checksum is not None and _sha1(fd, st.st_size, ref.location) != ref.checksum.lower():
+            raise ExternalDataError(f"{ref.location} does not match its checksum (Clause 13.3)")
+        return _read_exactly(fd, length, ref.offset, ref.location)
+    finally:
+        for fd in reversed(fds):
+            os.close(fd)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why an external tensor's contents were not read, and how much it matters."""
+
+    message: str
+    severity: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def contents_for_inference(
+    t: TensorProto, directory: Path | None, cache: dict[Any, bytes | Problem], opted_in: bool = True
+) -> tuple[TensorProto, Problem | None]:
+    """``t`` with its external contents when they can be read safely, else ``t`` and why not.
+
+    ``directory`` is the model's (``None``: reading is off or there is no directory). A reference
+    already found malformed by ``reference_problems`` is not followed and not reported again.
+    ``cache`` keeps each reference's outcome for the run (Loop bodies are walked repeatedly).
+    """
+    if not opted_in:
+        return t, Problem("its contents are not read (reading external data is opt-in: read_external_data)", INFO)
+    if directory is None:
+        return t, Problem("its contents are not read: the model was not loaded from a file, so there is no "
+                          "directory to resolve its location against (external_data_dir)", WARNING)  # fmt: skip
+    try:
+        ref = parse_reference(t)
+    except ExternalDataError:
+        return t, None
+    key = (str(directory), ref, t.data_type, tuple(t.dims))
+    if key not in cache:
+        try:
+            cache[key] = read(directory, t)
+        except ExternalDataError as e:
+            cache[key] = Problem(f"not read: {e}", ERROR)
+    got = cache[key]
+    if isinstance(got, Problem):
+        return t, got
+    return with_contents(t, got), None
+
+
+def with_contents(t: TensorProto, data: bytes) -> TensorProto:
+    """A copy of ``t`` holding ``data`` as raw contents, as if stored in the model."""
+    out = TensorProto()
+    out.CopyFrom(t)
+    del out.external_data[:]
+    out.data_location = TensorProto.DEFAULT
+    out.raw_data = data
+    return out

@@ -1,0 +1,302 @@
+"""Resource limits (Clause 15.4): the table, the node budget, and the pre-scan that enforces them.
+
+A model is untrusted data (Clause 15.1). Every limit below is documented in docs/limits.md and
+a model past one is *refused* with a ``limit`` diagnostic (Clause 10), never a crash, a hang or
+an unbounded allocation. The per-run limits are keyword arguments of ``infer_model`` (and fields
+of ``infer.engine.Options``); the fixed ones are module constants of the code that enforces them.
+
+``scan`` looks at the whole model before anything else does, iteratively (no Python recursion,
+whatever the nesting), so that everything after it (the walk, the annotator, ``explain``) only
+ever sees a model within the limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
+
+# -- the per-run limits (defaults of ``infer_model``'s keyword arguments) ------------------------
+
+MAX_DEPTH = 64  # nesting of subgraphs and of function calls
+MAX_RANK = 1024  # rank of any type the model declares or an initializer has
+MAX_NODES = 1_000_000  # nodes of the model, each function call counting its body's nodes
+# Function calls nested so that each calls the next twice make the work exponential in the size
+# of the file: the expanded count may exceed the count of nodes written at most this much.
+MAX_EXPANSION_RATIO = 64  # expanded nodes <= 64 x nodes written + MAX_EXPANSION_BASE
+MAX_EXPANSION_BASE = 10_000
+MAX_NODE_VISITS_PER_NODE = 4  # node inferences per (expanded) node: re-walks of Loop/Scan bodies
+MAX_NODE_VISITS_BASE = 10_000  # ... plus this many, for small models with nested loops
+MAX_EXPRESSION_SIZE = 256  # terms of one symbolic extent; a larger one becomes a fresh variable
+MAX_MODEL_BYTES = (1 << 31) - 1  # a model file (protobuf cannot parse more in one message)
+MAX_TYPE_DEPTH = 64  # nesting of sequence/optional/map types in one TypeProto
+
+OPSET_CEILING = (1 << 31) - 1  # opset versions above are read as this (onnx.defs takes a C int)
+
+# -- fixed limits, enforced where they are defined (listed here for the documentation) ----------
+
+MAX_KNOWN_ELEMENTS = 1 << 12  # elements of a tensor whose contents are tracked (infer.values)
+MAX_INT_MAGNITUDE = 1 << 128  # integers in extent arithmetic; beyond, the result is unknown (dims)
+MAX_EXTERNAL_HASH_BYTES = 1 << 32  # external files hashed to verify a checksum (infer.external)
+
+# (name, default, what it bounds, what happens past it): docs/limits.md and the conformance
+# statement read this table.
+TABLE: list[tuple[str, Any, str, str]] = [
+    ("max_depth", MAX_DEPTH, "nesting of subgraphs and function calls",
+     "the model (static nesting) or the deeper call (dynamic) is refused: `limit` error"),
+    ("max_rank", MAX_RANK, "rank of a declared type, an initializer or a tensor attribute",
+     "the model is refused: `limit` error"),
+    ("max_nodes", MAX_NODES, "nodes of all graphs, a function's body counted at every call",
+     "the model is refused: `limit` error"),
+    ("MAX_EXPANSION_RATIO", f"{MAX_EXPANSION_RATIO} x nodes + {MAX_EXPANSION_BASE}",
+     "nodes with function calls expanded, against the nodes the file holds",
+     "the model is refused: `limit` error"),
+    ("max_node_visits", f"{MAX_NODE_VISITS_PER_NODE} x expanded nodes + {MAX_NODE_VISITS_BASE}",
+     "node inferences in one run, re-walks of Loop/Scan bodies and function calls included",
+     "inference stops: `limit` error; values not reached stay unknown"),
+    ("max_expression_size", MAX_EXPRESSION_SIZE, "terms of one symbolic extent",
+     "that extent becomes a fresh variable whose reason names the limit: `limit` warning"),
+    ("max_model_bytes", MAX_MODEL_BYTES, "size of a model file", "not read: exit status 2"),
+    ("MAX_TYPE_DEPTH", MAX_TYPE_DEPTH, "nesting of sequence, optional and map types",
+     "the model is refused: `limit` error"),
+    ("MAX_KNOWN_ELEMENTS", MAX_KNOWN_ELEMENTS, "elements of a tensor whose contents are tracked",
+     "larger tensors have unknown contents"),
+    ("MAX_INT_MAGNITUDE", "2^128", "an integer in extent arithmetic",
+     "the result is unknown (a fresh variable where it is an extent)"),
+    ("MAX_EXTERNAL_HASH_BYTES", MAX_EXTERNAL_HASH_BYTES, "an external file whose checksum must be verified",
+     "the reference is refused: `external-data` error"),
+]  # fmt: skip
+
+
+class LimitExceeded(BaseException):
+    """Inference must stop now (the node budget is spent).
+
+    A ``BaseException`` on purpose, like ``KeyboardInterrupt``: rules catch ``Exception`` to turn
+    their own bugs into ``rule-crash`` diagnostics, and must not swallow this one. The engine
+    catches it at the top of the run and reports a ``limit`` diagnostic.
+    """
+
+
+@dataclass
+class Budget:
+    """Node inferences left in one run (Clause 15.4: bounded processor time)."""
+
+    allowed: int
+    used: int = 0
+
+    def charge(self) -> None:
+        self.used += 1
+        if self.used > self.allowed:
+            raise LimitExceeded(
+                f"inference stopped after {self.allowed} node inferences (limit max_node_visits); "
+                "values not reached by then are not inferred"
+            )
+
+
+def node_budget(expanded_nodes: int, max_node_visits: int | None) -> Budget:
+    """The budget of a model of ``expanded_nodes`` nodes (``None``: the documented default)."""
+    if max_node_visits is None:
+        max_node_visits = MAX_NODE_VISITS_PER_NODE * expanded_nodes + MAX_NODE_VISITS_BASE
+    return Budget(max_node_visits)
+
+
+@contextmanager
+def stopping(engine: Any) -> Iterator[None]:
+    """Where the node budget runs out, stop the walk: keep what is sound, report the limit."""
+    from .diagnostics import Location
+
+    try:
+        yield
+    except LimitExceeded as e:
+        # A Loop body interrupted mid fixed point holds one round's types, not every round's:
+        # only the values the main graph's finished nodes produced are kept.
+        for path in [p for p in engine.records if p != "main"]:
+            del engine.records[path]
+        engine.report("limit", str(e), Location("main"))
+
+
+# -- the pre-scan --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A limit the model exceeds: where, and a one-line message."""
+
+    path: str
+    message: str
+    value: str | None = None
+
+
+@dataclass
+class Scan:
+    """What the pre-scan found: sizes, and every limit exceeded."""
+
+    nodes: int = 0  # nodes of all graphs, once each
+    expanded_nodes: int = 0  # with each model-local function call counting its body
+    depth: int = 0  # deepest static subgraph nesting (0: the main graph only)
+    refusals: list[Refusal] = field(default_factory=list)
+    external: list[tuple[str, TensorProto]] = field(default_factory=list)  # (graph path, tensor)
+
+
+def _type_problem(tp: TypeProto, max_rank: int) -> str | None:
+    """Why a declared type exceeds a limit (rank, nesting), or ``None``; iterative."""
+    stack = [(tp, 0)]
+    while stack:
+        t, depth = stack.pop()
+        if depth > MAX_TYPE_DEPTH:
+            return f"its type nests deeper than {MAX_TYPE_DEPTH} levels"
+        kind = t.WhichOneof("value")
+        if kind in ("tensor_type", "sparse_tensor_type"):
+            inner = getattr(t, kind)
+            if inner.HasField("shape") and len(inner.shape.dim) > max_rank:
+                return f"its type has rank {len(inner.shape.dim)}, above the limit {max_rank} (max_rank)"
+        elif kind in ("sequence_type", "optional_type"):
+            inner = getattr(t, kind)
+            if inner.HasField("elem_type"):
+                stack.append((inner.elem_type, depth + 1))
+        elif kind == "map_type" and t.map_type.HasField("value_type"):
+            stack.append((t.map_type.value_type, depth + 1))
+    return None
+
+
+def _graphs_of(node_attrs: Any) -> Iterator[tuple[str, GraphProto]]:
+    for a in node_attrs:
+        if a.type == AttributeProto.GRAPH or a.HasField("g"):
+            yield a.name, a.g
+        for k, g in enumerate(a.graphs):
+            yield f"{a.name}[{k}]", g
+
+
+def _tensors_of(node_attrs: Any) -> Iterator[TensorProto]:
+    for a in node_attrs:
+        if a.HasField("t"):
+            yield a.t
+        yield from a.tensors
+        if a.HasField("sparse_tensor"):
+            yield a.sparse_tensor.values
+        for st in a.sparse_tensors:
+            yield st.values
+
+
+def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Scan:
+    """Sizes of ``model`` and every limit it exceeds, without recursion."""
+    out = Scan()
+    calls: dict[tuple[str, str], int] = {}  # (domain, name) of a local function -> call sites
+
+    def refuse(path: str, message: str, value: str | None = None) -> None:
+        if len(out.refusals) < 20:  # enough to explain; a model may exceed a limit a million times
+            out.refusals.append(Refusal(path, message, value))
+
+    def tensor(path: str, t: TensorProto, what: str) -> None:
+        if len(t.dims) > max_rank:
+            refuse(path, f"{what} `{t.name}` has rank {len(t.dims)}, above the limit {max_rank} (max_rank)", t.name)
+        if t.data_location == TensorProto.EXTERNAL or t.external_data:
+            out.external.append((path, t))
+
+    # Graphs are visited with an explicit stack: (graph, path, depth).
+    stack: list[tuple[GraphProto, str, int]] = [(model.graph, "main", 0)]
+    while stack:
+        g, path, depth = stack.pop()
+        out.depth = max(out.depth, depth)
+        if depth > max_depth:
+            refuse(path, f"subgraphs nest {depth} deep, above the limit {max_depth} (max_depth)")
+            continue
+        for vi in (*g.input, *g.output, *g.value_info):
+            problem = _type_problem(vi.type, max_rank) if vi.HasField("type") else None
+            if problem:
+                refuse(path, f"`{vi.name}`: {problem}", vi.name)
+        for t in g.initializer:
+            tensor(path, t, "initializer")
+        for st in g.sparse_initializer:
+            tensor(path, st.values, "sparse initializer")
+            if len(st.dims) > max_rank:
+                refuse(path, f"sparse initializer `{st.values.name}` has rank {len(st.dims)} (max_rank {max_rank})")
+        out.nodes += len(g.node)
+        for idx, n in enumerate(g.node):
+            calls[(n.domain, n.op_type)] = calls.get((n.domain, n.op_type), 0) + 1
+            for t in _tensors_of(n.attribute):
+                tensor(f"{path}/{idx}", t, "tensor attribute")
+            for name, sub in _graphs_of(n.attribute):
+                stack.append((sub, f"{path}/{idx}:{name}", depth + 1))
+    out.expanded_nodes = out.nodes + _function_nodes(model, calls, max(max_nodes, MAX_EXPANSION_BASE))
+    for f in model.functions:
+        for idx, n in enumerate(f.node):
+            for t in _tensors_of(n.attribute):
+                tensor(f"function {f.domain}.{f.name}/{idx}", t, "tensor attribute")
+        for vi in getattr(f, "value_info", ()):
+            problem = _type_problem(vi.type, max_rank) if vi.HasField("type") else None
+            if problem:
+                refuse(f"function {f.domain}.{f.name}", f"`{vi.name}`: {problem}", vi.name)
+    written = out.nodes + sum(len(f.node) for f in model.functions)
+    if out.expanded_nodes > max_nodes:
+        refuse("main", f"the model has {out.expanded_nodes} nodes (function calls expanded), above the "
+                       f"limit {max_nodes} (max_nodes)")  # fmt: skip
+    elif out.expanded_nodes > MAX_EXPANSION_RATIO * written + MAX_EXPANSION_BASE:
+        refuse("main", f"its function calls expand {written} nodes into {out.expanded_nodes}, more than "
+                       f"{MAX_EXPANSION_RATIO} times plus {MAX_EXPANSION_BASE} (MAX_EXPANSION_RATIO)")  # fmt: skip
+    return out
+
+
+def _function_nodes(model: ModelProto, calls: dict[tuple[str, str], int], cap: int) -> int:
+    """Nodes that walking every call of a model-local function adds (capped just past ``cap``).
+
+    A function body calling another function twice, 40 levels deep, would be walked 2^40 times:
+    the size of each function with its calls expanded is computed bottom-up (a recursive
+    function counts its body once; the walker refuses the recursion itself).
+    """
+    local = {(f.domain, f.name): f for f in model.functions}
+    if not local:
+        return 0
+    size: dict[tuple[str, str], int] = {}
+    state: dict[tuple[str, str], int] = {}  # 1 visiting, 2 done
+
+    def body_calls(f: Any) -> list[tuple[str, str]]:
+        out = []
+        stack = list(f.node)
+        while stack:  # calls inside subgraphs of the body count too
+            n = stack.pop()
+            if (n.domain, n.op_type) in local:
+                out.append((n.domain, n.op_type))
+            for _, g in _graphs_of(n.attribute):
+                stack.extend(g.node)
+        return out
+
+    def nodes_in(f: Any) -> int:
+        count, stack = 0, list(f.node)
+        while stack:
+            n = stack.pop()
+            count += 1
+            for _, g in _graphs_of(n.attribute):
+                stack.extend(g.node)
+        return count
+
+    for key in local:
+        work = [(key, False)]
+        while work:  # iterative post-order over the call graph
+            k, expanded = work.pop()
+            if state.get(k) == 2:
+                continue
+            if expanded:
+                total = nodes_in(local[k])
+                for c in body_calls(local[k]):
+                    total += size.get(c, 0)  # 0 for a call still being visited: a recursion
+                    if total > cap:
+                        break
+                size[k] = min(total, cap + 1)
+                state[k] = 2
+                continue
+            if state.get(k) == 1:
+                continue
+            state[k] = 1
+            work.append((k, True))
+            work.extend((c, False) for c in body_calls(local[k]) if state.get(c) is None)
+    total = 0
+    for k, n in calls.items():
+        if k in size:
+            total += n * size[k]
+            if total > cap:
+                return cap + 1
+    return total

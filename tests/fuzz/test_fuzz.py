@@ -1,0 +1,57 @@
+"""The fuzz campaign in CI: hostile models never crash or hang the command line, and random
+valid models get only claims onnxruntime confirms.
+
+CI runs a fast subset (500 mutated models in fresh driver processes, 5 more as separate
+``onnx-infer`` processes, 20 random valid models against onnxruntime). ``FUZZ_LONG=1`` runs the
+long mode (10,000 mutated models, 1,000 random models); so does
+``python -m tests.fuzz.campaign --mutated 10000 --random 1000 --bert`` (docs/limits.md).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .campaign import run_mutated, run_separate, run_soundness, summarize
+from .mutate import generate
+from .seeds import pool
+
+LONG = bool(os.environ.get("FUZZ_LONG"))
+MUTATED = 10_000 if LONG else 500
+SEPARATE = 100 if LONG else 5
+RANDOM = 1_000 if LONG else 20
+TIMEOUT = 10.0 if LONG else 30.0  # CI machines are shared: margin against false hangs
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[tuple[str, bytes]]:
+    return generate(pool(random_models=8, bert=LONG), MUTATED, seed_value=0)
+
+
+def _report(outcomes) -> str:
+    s = summarize(outcomes)
+    bad = [o for o in outcomes if o.status != "ok"]
+    lines = s.lines() + [f"{o.status}: {o.description}\n{o.detail}" for o in bad[:5]]
+    return "\n".join(lines)
+
+
+def test_mutated_models_never_crash_or_hang(cases, tmp_path: Path):
+    outcomes = run_mutated(cases, tmp_path, TIMEOUT, processes=2)
+    print(_report(outcomes))
+    assert len(outcomes) == MUTATED
+    assert all(o.status == "ok" for o in outcomes), _report(outcomes)
+    assert all(e in (0, 1, 2) for o in outcomes for e in o.exits)
+
+
+def test_mutated_models_as_separate_processes(cases, tmp_path: Path):
+    outcomes = run_separate(cases[:SEPARATE], tmp_path, TIMEOUT)
+    assert all(o.status == "ok" for o in outcomes), _report(outcomes)
+
+
+def test_random_valid_models_agree_with_onnxruntime():
+    sound = run_soundness(RANDOM, first_seed=1000)
+    print(f"{sound['ran']} of {sound['built']} random models run; {sound['values']} values checked")
+    assert sound["ran"] >= RANDOM // 2
+    assert not sound["wrong"], sound["wrong"]
