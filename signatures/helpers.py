@@ -32,6 +32,15 @@ def vector_length(ctx: RuleContext, i: int) -> int | None:
     return s[0]
 
 
+def _drop_clamp(ctx: RuleContext, d: Dim) -> Dim:
+    """``max(x, c)`` is ``x`` where what the model requires gives ``x >= c`` (a Slice's clamp)."""
+    if isinstance(d, D.DimMax) and len(d.args) == 2:
+        for x, c in (d.args, d.args[::-1]):
+            if c.is_Integer and (lb := ctx.dims.lower_bound(D.normalize(x))) is not None and lb >= int(c):
+                return D.normalize(x)
+    return d
+
+
 def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
     """The extent of one broadcast position (Clause 6.6.2), given the extents present there."""
     ints = {d for d in ds if isinstance(d, int)}
@@ -50,10 +59,15 @@ def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
         return 1
     if any(d is None for d in others):
         return None
+    others = [_drop_clamp(ctx, d) for d in others]
     out = others[0]
     for d in others[1:]:
         if D.equal(out, d):
             continue
+        if not all((lb := ctx.dims.lower_bound(e)) is not None and lb >= 1 for e in (out, d)):
+            # An expression may be 0 (0 broadcasts only with 1, to 0): max would be wrong there.
+            ctx.because(f"{D.to_str(out)} and {D.to_str(d)} broadcast, and one of them may be 0")
+            return None
         ctx.assume(f"{D.to_str(out)} and {D.to_str(d)} broadcast (each equal or 1)", (out, d))
         out = D.dmax(out, d)
     return out
@@ -113,7 +127,8 @@ def same_dim(ctx: RuleContext, a: Dim, b: Dim, what: str) -> Dim:
         return b
     if eq is None and b is not None:
         ctx.assume(f"{D.to_str(a)} == {D.to_str(b)} ({what})", (a, b))
-        if isinstance(b, int):
+        # Either holds for a model that runs; an integer, then a non-fresh extent, says more.
+        if isinstance(b, int) or (ctx.dims.is_fresh(a) and not ctx.dims.is_fresh(b)):
             return b
     return a
 

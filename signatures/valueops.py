@@ -57,14 +57,19 @@ def _trunc_div(a: Any, b: Any) -> Any:
     return a / b
 
 
-def _sym_div(a: Any, b: Any) -> Any:
+def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None] = D.lower_bound) -> Any:
     """Integer ``Div`` truncates toward zero; on non-negative extents that is floor division."""
     if isinstance(b, int) and b < 0:
-        return D.neg(_sym_div(a, -b))
+        return D.neg(_sym_div(a, -b, lower_bound))
     if isinstance(a, int) and a < 0:
-        return D.neg(_sym_div(-a, b))
-    lb = a if isinstance(a, int) else D.lower_bound(a)
+        return D.neg(_sym_div(-a, b, lower_bound))
+    lb = a if isinstance(a, int) else lower_bound(a)
     return D.floordiv(a, b) if lb is not None and lb >= 0 else None
+
+
+def div_with(lower_bound: Callable[[Any], int | None]) -> Op:
+    """``Div`` on elements, deciding signs with ``lower_bound`` (e.g. a model's DimTable)."""
+    return lift(lambda a, b: _sym_div(a, b, lower_bound), _trunc_div)
 
 
 def _fmod_int(a: Any, b: Any) -> Any:

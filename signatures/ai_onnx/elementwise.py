@@ -119,6 +119,8 @@ def binary(ctx: RuleContext) -> list:
     op = _BINARY_VALUES.get(ctx.op_type)
     if ctx.op_type == "Mod":
         op = None if ctx.attr("fmod", 0) else V.MOD  # fmod=1 takes the dividend's sign: not tracked
+    elif ctx.op_type == "Div":
+        op = V.div_with(ctx.dims.lower_bound)  # what the model's convolutions require counts
     known = V.elementwise(op, ctx.known(0), ctx.known(1)) if op is not None else None
     return [Value(TensorType(None, shape), in_type(known, ctx.elem(0)))]
 

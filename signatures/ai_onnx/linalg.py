@@ -5,7 +5,7 @@ from __future__ import annotations
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..helpers import broadcast, same_dim, unidirectional
+from ..helpers import Shape, broadcast, same_dim, unidirectional
 from ..registry import example, rule, shape_rule
 
 # numpy matmul semantics: 1-D operands are promoted and the promoted axis dropped again.
@@ -18,12 +18,11 @@ MATMUL = [
 shape_rule("MatMul", MATMUL)
 
 
-@rule("Gemm")
-def gemm(ctx: RuleContext) -> list:
-    a, b = ctx.shape(0), ctx.shape(1)
+def gemm_product(ctx: RuleContext, a: Shape | None, b: Shape | None) -> tuple[Dim, Dim]:
+    """``(M, N)`` of ``op(A) @ op(B)`` with the transA/transB attributes; K must agree."""
     for i, s in ((0, a), (1, b)):
         if s is not None and len(s) != 2:
-            raise RuleError("shape-mismatch", f"input {i} of Gemm must be 2-D, has rank {len(s)}")
+            raise RuleError("shape-mismatch", f"input {i} of {ctx.op_type} must be 2-D, has rank {len(s)}")
     m = k1 = k2 = n = None
     if a is not None:
         m, k1 = (a[1], a[0]) if ctx.attr("transA", 0) else (a[0], a[1])
@@ -31,6 +30,12 @@ def gemm(ctx: RuleContext) -> list:
         k2, n = (b[1], b[0]) if ctx.attr("transB", 0) else (b[0], b[1])
     if k1 is not None and k2 is not None:
         same_dim(ctx, k1, k2, "inner dimensions")
+    return m, n
+
+
+@rule("Gemm")
+def gemm(ctx: RuleContext) -> list:
+    m, n = gemm_product(ctx, ctx.shape(0), ctx.shape(1))
     c = ctx.shape(2) if ctx.has(2) else None
     if c is not None and ctx.version < 7 and not ctx.attr("broadcast", 0):
         # Before opset 7, C without broadcast=1 has the output's shape exactly.

@@ -10,7 +10,7 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..helpers import same_dim
+from ..helpers import norm_axis, same_dim
 from ..registry import example, rule, shape_rule
 
 
@@ -31,14 +31,30 @@ def _spatial_attrs(
         raise RuleError("bad-attribute", "strides, dilations or pads do not match the spatial rank")
     if any(s <= 0 for s in strides) or any(d <= 0 for d in dilations):
         raise RuleError("bad-attribute", "strides and dilations must be positive")
+    if any(isinstance(x, int) and x <= 0 for x in k):
+        raise RuleError("bad-attribute", f"kernel_shape {k} must be positive")
+    if any(p < 0 for p in pads):
+        raise RuleError("bad-attribute", f"pads {pads} must not be negative")
     return k, strides, dilations, pads
 
 
 def window_extent(
     x: Dim, k: Dim, stride: int, dilation: int, pad_begin: int, pad_end: int, auto_pad: str, ceil_mode: bool
 ) -> Dim:
-    """Output extent of a sliding window along one axis (Conv and pooling)."""
+    """Output extent of a sliding window along one axis (Conv and pooling).
+
+    Where the window does not fit (``x + pads < dilated kernel``) the definition floors a negative
+    quotient and onnxruntime truncates it: concrete extents there are not claimed, and symbolic
+    ones rest on the fit that the rule records as an assumption (``DimTable.require_at_least``).
+    """
+    if isinstance(x, int) and isinstance(k, int) and auto_pad in ("NOTSET", "VALID"):
+        pads = pad_begin + pad_end if auto_pad == "NOTSET" else 0
+        span = x + pads - (dilation * (k - 1) + 1)
+        if span < 0 and not (stride == 1 and span == -1):
+            return None
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if dilation != 1:
+            return None  # onnxruntime pads a dilated SAME window differently from ceil(x / stride)
         # ceil_mode changes nothing here. (onnx's reference evaluator gets MaxPool SAME_LOWER
         # wrong, e.g. 1 for x=3, stride 2; the definition, onnxruntime and the onnx test data agree.)
         return D.ceildiv(x, stride)
@@ -81,6 +97,10 @@ def _pool_like(ctx: RuleContext, kernel_from_weights: list[Dim] | None = None) -
     out = []
     for i in range(n):
         e = window_extent(x[i + 2], k[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad, ceil_mode)
+        if auto_pad in ("NOTSET", "VALID") and isinstance(k[i], int):
+            # The window must fit in the padded input for the node to run at all.
+            fit = dilations[i] * (k[i] - 1) + 1 - (pads[i] + pads[i + n] if auto_pad == "NOTSET" else 0)
+            ctx.dims.require_at_least(x[i + 2], fit, ctx.site, f"the window of {ctx.op_type} must fit")
         if e is None:
             ctx.because("ceil_mode on a symbolic extent: runtimes round the last window differently")
         out.append(e)
@@ -96,7 +116,7 @@ def conv(ctx: RuleContext) -> list:
     group = ctx.attr("group", 1)
     if x is not None and w is not None:
         if len(w) != len(x):
-            raise RuleError("shape-mismatch", f"weights of rank {len(w)} for input of rank {len(x)}")
+            raise RuleError("shape-mismatch", f"the weight tensor has rank {len(w)}, the input rank {len(x)}")
         same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
     if x is None:
         return [(None, w[0]) + (None,) * (rank - 2)]  # type: ignore[index]
@@ -110,6 +130,10 @@ def conv_transpose(ctx: RuleContext) -> list:
     if x is None:
         return [None]
     n = len(x) - 2
+    if n < 1:
+        raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
+    if w is not None and len(w) != len(x):
+        raise RuleError("shape-mismatch", f"the weight tensor has rank {len(w)}, the input rank {len(x)}")
     group = ctx.attr("group", 1)
     channels = D.mul(w[1], group) if w is not None else None
     if w is not None:
@@ -118,8 +142,12 @@ def conv_transpose(ctx: RuleContext) -> list:
     out_shape = ctx.attr("output_shape")
     if out_shape is not None:
         out_shape = list(out_shape)[-n:]
+        if len(out_shape) != n or any(d <= 0 for d in out_shape):
+            raise RuleError("bad-attribute", f"output_shape {list(ctx.attr('output_shape'))} does not fit")
         return [(x[0], channels) + tuple(out_shape)]
     out_pad = list(ctx.attr("output_padding") or [0] * n)
+    if len(out_pad) != n or any(p < 0 for p in out_pad):
+        raise RuleError("bad-attribute", f"output_padding {out_pad} must have {n} non-negative entries")
     auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
     spatial = []
     for i in range(n):
@@ -160,7 +188,15 @@ def global_pool(ctx: RuleContext) -> list:
     return [x[:2] + (1,) * (len(x) - 2)]
 
 
-shape_rule(["Softmax", "LogSoftmax", "Hardmax"], "X[*s] -> Y[*s]")
+@rule(["Softmax", "LogSoftmax", "Hardmax"])
+def softmax(ctx: RuleContext) -> list:
+    """The shape is kept; ``axis`` must name an axis (a scalar has none)."""
+    x = ctx.shape(0)
+    if x is not None:
+        norm_axis(ctx, ctx.attr("axis", -1 if ctx.version >= 13 else 1), len(x))
+    return [x]
+
+
 # Dropout's optional mask has the data's shape.
 shape_rule("Dropout", "X[*s] -> Y[*s], Mask[*s]")
 
@@ -224,5 +260,6 @@ example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor(H/2),floor(W/2)]"],
         attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1})  # fmt: skip
 example("GlobalAveragePool", ["float[N,C,H,W]"], ["float[N,C,1,1]"])
 example("Softmax", ["float[B,H,S,S]"], ["float[B,H,S,S]"])
+example("Softmax", ["float[]"], ["float[]"], error="bad-attribute")
 example("LogSoftmax", ["float[N,10]"], ["float[N,10]"], attrs={"axis": 1})
 example("Dropout", ["float[B,S,64]"], ["float[B,S,64]", "bool[B,S,64]"], opset=13)

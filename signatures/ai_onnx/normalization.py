@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infer.context import RuleContext
+from infer.context import RuleContext, RuleError
 from infer.types import TensorType
 
 from ..helpers import norm_axis
@@ -17,8 +17,14 @@ def batch_normalization(ctx: RuleContext) -> list:
     """
     x = ctx.shape(0)
     per_activation = ctx.version < 9 and not ctx.attr("spatial", 1)
+    if not per_activation:
+        for i in range(1, min(ctx.n_inputs, 5)):
+            r = ctx.rank(i)
+            if r is not None and r != 1:
+                raise RuleError("shape-mismatch", f"input {i} (scale, bias, mean or var) must be [C], has rank {r}")
     if x is None:
-        stats = None if per_activation else (None,)
+        # The statistics are [C] like the scale, whatever the data's rank.
+        stats = None if per_activation else (next((ctx.shape(i)[0] for i in range(1, 5) if ctx.rank(i) == 1), None),)
     elif per_activation:
         stats = x[1:]
     else:

@@ -487,6 +487,10 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
         # The definition clamps this end to n - 1 (an empty slice); onnxruntime reads these two
         # sentinels as "through the first element". Runtimes disagree, so claim nothing.
         return None
+    if n == 0:
+        return 0  # nothing to walk backwards through (the clamping range [0, n - 1] is empty)
+    if not isinstance(n, int) and (D.lower_bound(n) or 0) < 1:
+        return None  # an extent that may be 0, where the clamps below would not apply
 
     def clamp_neg(i: Dim, low: int) -> Dim:
         if isinstance(i, int) and i >= BIG:

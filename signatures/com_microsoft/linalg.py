@@ -13,7 +13,7 @@ from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
 
-from ..ai_onnx.linalg import MATMUL
+from ..ai_onnx.linalg import MATMUL, gemm_product
 from ..helpers import broadcast, same_dim, unidirectional
 from ..registry import example, rule, shape_rule
 from . import F32, FLOAT, FLOAT_DOUBLE_BF16, FLOAT_TYPES, INT, INT8_TYPES, MS, REQUIRED, STRING, delegate, op
@@ -66,17 +66,7 @@ shape_rule(["MatMulIntegerToFloat", "DynamicQuantizeMatMul", "GemmFastGelu"], MA
 @rule("FusedGemm", domain=MS)
 def gemm(ctx: RuleContext) -> list:
     """Gemm (opset 13 semantics): (M, K) x (K, N) after the transposes; C broadcasts to (M, N)."""
-    a, b = ctx.shape(0), ctx.shape(1)
-    for i, s in ((0, a), (1, b)):
-        if s is not None and len(s) != 2:
-            raise RuleError("shape-mismatch", f"input {i} must be 2-D, has rank {len(s)}")
-    m = k1 = k2 = n = None
-    if a is not None:
-        m, k1 = (a[1], a[0]) if ctx.attr("transA", 0) else (a[0], a[1])
-    if b is not None:
-        k2, n = (b[1], b[0]) if ctx.attr("transB", 0) else (b[0], b[1])
-    if k1 is not None and k2 is not None:
-        same_dim(ctx, k1, k2, "inner dimensions")
+    m, n = gemm_product(ctx, ctx.shape(0), ctx.shape(1))
     if ctx.has(2):
         unidirectional(ctx, (m, n), ctx.shape(2))
     return [(m, n)]
