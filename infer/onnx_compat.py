@@ -1,0 +1,393 @@
+"""A drop-in for ``onnx.shape_inference.infer_shapes`` backed by this engine.
+
+    from infer import onnx_compat
+    model = onnx_compat.infer_shapes(model, strict_mode=True, data_prop=True)
+
+Same arguments and return type as onnx's function (docs/onnx-compat.md):
+
+- returns an inferred copy; the model passed in is never modified;
+- ``check_type`` raises ``InferenceError`` where a node's inputs violate its operator's type
+  constraints or arity; ``strict_mode`` raises it where inference finds an error onnx's strict
+  mode also fails on (contradicting extents, bad attributes, a declared type that contradicts
+  the inferred one in element type, rank or a known extent, a node input of unknown type);
+- declared types (``value_info``, graph outputs) are honoured and refined, never dropped;
+- ``value_info`` is added only for values whose type is known; graph outputs are typed in place;
+- dims are written the way onnx's tools read them: ``dim_value`` for integers, ``dim_param``
+  for symbols, one generated identifier per distinct symbolic expression;
+- ``data_prop=False`` reads only constants' contents (initializers, Constant nodes), as onnx does.
+
+One deliberate difference: an initializer that is also a graph input is a default the caller may
+override (Clause 7.2), so its contents are not read unless ``initializers_as_constants=True``
+says the defaults are never overridden (onnx reads them always).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import onnx
+from onnx import GraphProto, ModelProto, TypeProto
+from onnx.checker import ValidationError
+from onnx.shape_inference import InferenceError
+
+from . import dims as D
+from . import types as T
+from .annotate import resolve_graph
+from .diagnostics import Diagnostic
+from .engine import Engine, GraphRecord, Options
+from .values import Value
+
+__all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
+
+INT64_MAX = (1 << 63) - 1
+
+# Diagnostic codes that fail strict mode: onnx's strict mode fails on the same conditions (and,
+# stricter than onnx, on a node whose inputs or outputs do not fit its operator's arity).
+STRICT_CODES = frozenset({
+    "shape-mismatch", "bad-attribute", "missing-attribute", "attribute-type", "missing-input",
+    "arity", "undefined-value", "initializer-size",
+})  # fmt: skip
+# Codes that fail ``check_type`` even outside strict mode (onnx checks a node's inputs against
+# its schema there).
+CHECK_TYPE_CODES = frozenset({"type-mismatch", "arity", "missing-input"})
+# Codes onnx fails on whatever the mode.
+ALWAYS_CODES = frozenset({"domain-not-imported"})
+# Codes onnx reports as a ``ValidationError`` whatever the mode.
+VALIDATION_CODES = frozenset({"recursion"})
+
+
+@dataclass(frozen=True)
+class _Problem:
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def infer_shapes(
+    model: ModelProto | bytes,
+    check_type: bool = False,
+    strict_mode: bool = False,
+    data_prop: bool = False,
+    *,
+    initializers_as_constants: bool = False,
+) -> ModelProto:
+    """Infer shapes like ``onnx.shape_inference.infer_shapes`` (see the module docstring).
+
+    ``initializers_as_constants``: read an initializer that is also a graph input as a constant,
+    as onnx does; off, it is a default the caller may override and its contents are unknown.
+    """
+    proto = _copy_of(model)
+    engine_model = _without_defaulted_inputs(proto) if initializers_as_constants else proto
+    engine = Engine(engine_model, Options(propagate_values=data_prop))
+    engine.run()
+    validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
+    if validation:
+        raise ValidationError("\n".join(_describe(d) for d in validation))
+    writer = _DimWriter(engine)
+    problems = _problems(proto, engine, check_type, strict_mode)
+    _write(proto, engine, writer)
+    if strict_mode:
+        problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
+    if problems:
+        raise InferenceError("\n".join(str(p) for p in problems))
+    return proto
+
+
+def infer_shapes_path(
+    model_path: str | os.PathLike,
+    output_path: str | os.PathLike = "",
+    check_type: bool = False,
+    strict_mode: bool = False,
+    data_prop: bool = False,
+    *,
+    initializers_as_constants: bool = False,
+) -> None:
+    """Like ``onnx.shape_inference.infer_shapes_path``: read, infer, write (to the input if no output)."""
+    if isinstance(model_path, ModelProto):
+        raise TypeError("infer_shapes_path takes a model path (str or os.PathLike); use infer_shapes for a ModelProto")
+    try:
+        source, target = os.fspath(model_path), os.fspath(output_path)
+    except TypeError as e:
+        raise TypeError(f"infer_shapes_path takes paths as str or os.PathLike: {e}") from None
+    try:
+        model = onnx.load(source, load_external_data=False)
+    except (OSError, ValueError) as e:  # onnx raises ValidationError for a file it cannot read
+        raise ValidationError(f"cannot read a model from {source}: {e}") from None
+    inferred = infer_shapes(
+        model, check_type, strict_mode, data_prop,
+        initializers_as_constants=initializers_as_constants,
+    )  # fmt: skip
+    onnx.save(inferred, target or source)
+
+
+# -- input ----------------------------------------------------------------------------------------
+
+
+def _copy_of(model: ModelProto | bytes) -> ModelProto:
+    if isinstance(model, ModelProto):
+        proto = ModelProto()
+        proto.CopyFrom(model)
+        return proto
+    if isinstance(model, (bytes, bytearray)):
+        proto = ModelProto()
+        try:
+            proto.ParseFromString(bytes(model))
+        except Exception as e:  # protobuf raises DecodeError, or RuntimeError from the C++ parser
+            raise ValueError(f"the bytes are not an ONNX model: protobuf could not parse them ({e})") from None
+        return proto
+    if isinstance(model, (str, os.PathLike)):
+        raise TypeError(
+            "infer_shapes takes a ModelProto or bytes. For Model paths (str or os.PathLike), use infer_shapes_path()."
+        )
+    raise TypeError(f"infer_shapes takes a ModelProto or bytes, not {type(model).__name__}")
+
+
+def _without_defaulted_inputs(model: ModelProto) -> ModelProto:
+    """A copy whose top-level inputs with an initializer are dropped: the initializer is a constant."""
+    out = ModelProto()
+    out.CopyFrom(model)
+    inits = {t.name for t in out.graph.initializer}
+    kept = [i for i in out.graph.input if i.name not in inits]
+    del out.graph.input[:]
+    out.graph.input.extend(kept)
+    return out
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+def _describe(d: Diagnostic) -> str:
+    return f"[{d.code}] {d.location}: {d.message}"
+
+
+def _problems(model: ModelProto, engine: Engine, check_type: bool, strict: bool) -> list[_Problem]:
+    codes = ALWAYS_CODES | (STRICT_CODES if strict else frozenset()) | (CHECK_TYPE_CODES if check_type else frozenset())
+    out: list[_Problem] = []
+    for d in _before_unsupported(engine.diagnostics):
+        if d.code not in codes or d.severity != "error":
+            continue
+        if d.code == "undefined-value" and d.location.node_index is None:
+            continue  # a graph output nothing produces: the checker's concern, not inference's
+        out.append(_Problem(f"[{d.code}] {d.location}", d.message))
+    if strict:
+        out += _declared_clashes(model, engine)
+        out += _untyped_inputs(model)
+        out += _initializer_clashes(model.graph)
+    return out
+
+
+def _before_unsupported(diagnostics: list[Diagnostic]) -> Iterator[Diagnostic]:
+    """The diagnostics up to the first operator no operator set defines.
+
+    onnx cannot infer past an operator it does not know and reports nothing after it, so a model
+    with a custom operator in the default domain still passes strict mode.
+    """
+    for d in diagnostics:
+        if d.code == "unknown-operator":
+            return
+        yield d
+
+
+def _declared_clashes(model: ModelProto, engine: Engine) -> list[_Problem]:
+    """Declared types the inferred ones contradict in a way onnx also sees.
+
+    onnx compares element types, ranks and integer extents; a declared name against an inferred
+    expression is not a contradiction it can see (nor one every reader agrees on), so it is left
+    to ``onnx-infer check``.
+    """
+    out: list[_Problem] = []
+    for path, record, g in _graphs(model, engine):
+        declared = {vi.name: vi.type for vi in (*g.value_info, *g.output) if vi.HasField("type")}
+        for name in record.producers:
+            tp = declared.get(name)
+            v = record.values.get(name)
+            if tp is not None and v is not None:
+                why = _visible_clash(tp, v.type)
+                if why:
+                    out.append(_Problem(f"[declared-type-clash] {path}, value `{name}`", why))
+        if path != "main":
+            for inp in g.input:
+                v = record.values.get(inp.name)
+                if inp.HasField("type") and v is not None:
+                    why = _visible_clash(inp.type, v.type, elem_only=True)
+                    if why:
+                        out.append(_Problem(f"[declared-type-clash] {path}, subgraph input `{inp.name}`", why))
+    return out
+
+
+def _visible_clash(tp: TypeProto, t: T.Type, elem_only: bool = False) -> str | None:
+    """How a declared ``TypeProto`` and an inferred type differ in kind, element type, rank or an
+    integer extent; ``None`` if they do not. ``elem_only``: compare kinds and element types."""
+    kind = tp.WhichOneof("value")
+    if kind is None or isinstance(t, T.UnknownType):
+        return None
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        cls = T.TensorType if kind == "tensor_type" else T.SparseTensorType
+        if not isinstance(t, cls):
+            return f"declared a {kind.replace('_type', '')}, inferred {t}"
+        dt = getattr(tp, kind)
+        if dt.elem_type and t.elem is not None and dt.elem_type != t.elem:
+            return f"element type: declared {T.elem_name(dt.elem_type)}, inferred {T.elem_name(t.elem)}"
+        if elem_only or not dt.HasField("shape") or t.shape is None:
+            return None
+        if len(dt.shape.dim) != len(t.shape):
+            return f"rank: declared {len(dt.shape.dim)}, inferred {len(t.shape)}"
+        for axis, (d, i) in enumerate(zip(dt.shape.dim, t.shape)):
+            if d.HasField("dim_value") and isinstance(i, int) and d.dim_value != i:
+                return f"extent at axis {axis}: declared {d.dim_value}, inferred {i}"
+        return None
+    if kind in ("sequence_type", "optional_type"):
+        cls = T.SequenceType if kind == "sequence_type" else T.OptionalType
+        if not isinstance(t, cls):
+            return f"declared a {kind.replace('_type', '')}, inferred {t}"
+        inner = getattr(tp, kind)
+        return _visible_clash(inner.elem_type, t.elem, elem_only) if inner.HasField("elem_type") else None
+    if kind == "map_type":
+        if not isinstance(t, T.MapType):
+            return f"declared a map, inferred {t}"
+        if tp.map_type.key_type and t.key is not None and tp.map_type.key_type != t.key:
+            return f"map key type: declared {T.elem_name(tp.map_type.key_type)}, inferred {T.elem_name(t.key)}"
+        if not tp.map_type.HasField("value_type"):
+            return None
+        return _visible_clash(tp.map_type.value_type, t.value, elem_only)
+    return None
+
+
+def _untyped_inputs(model: ModelProto) -> list[_Problem]:
+    """Top-level inputs and initializers of undefined element type that a node consumes.
+
+    No operator can type its outputs from such a value; onnx's strict mode fails on it.
+    """
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    typed_sparse = {t.values.name for t in g.sparse_initializer if t.values.data_type}
+    untyped = {t.name for t in g.initializer if not t.data_type}
+    untyped |= {i.name for i in g.input if i.name not in inits and i.name not in typed_sparse
+                and not _has_elem_type(i.type)}  # fmt: skip
+    if not untyped:
+        return []
+    used = {name for n in g.node for name in n.input}
+    return [_Problem(f"`{name}`", "its element type is undefined, and a node consumes it")
+            for name in sorted(untyped & used)]  # fmt: skip
+
+
+def _has_elem_type(tp: TypeProto) -> bool:
+    kind = tp.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        return bool(getattr(tp, kind).elem_type)
+    return kind is not None
+
+
+def _initializer_clashes(g: GraphProto) -> list[_Problem]:
+    """Top-level inputs whose declared type contradicts the initializer giving their default."""
+    inits = {t.name: t for t in g.initializer}
+    out = []
+    for inp in g.input:
+        t = inits.get(inp.name)
+        if t is None or not inp.HasField("type"):
+            continue
+        why = _visible_clash(inp.type, T.TensorType(t.data_type or None, tuple(int(d) for d in t.dims)))
+        if why:
+            out.append(_Problem(f"graph input `{inp.name}`", f"the initializer of that name differs: {why}"))
+    return out
+
+
+# -- writing --------------------------------------------------------------------------------------
+
+
+class _DimWriter:
+    """Dims the way onnx's tools read them: integers, and identifiers for symbolic extents."""
+
+    def __init__(self, engine: Engine):
+        self.table = engine.table
+        self.overflows: list[tuple[str, object]] = []
+        self.where = ""
+
+    def __call__(self, d: D.Dim) -> int | str | None:
+        if d is None:
+            return None
+        if isinstance(d, int):
+            if d > INT64_MAX:
+                # The extent is not representable: the model is wrong (strict mode says so).
+                self.overflows.append((self.where, d))
+                return None
+            return d if d >= 0 else None
+        least = D.lower_bound(d)
+        if least is not None and least > INT64_MAX:
+            self.overflows.append((self.where, D.to_str(d)))
+            return None
+        # A symbol is written by its name; an expression by an identifier standing for it (the
+        # same expression gets the same one, so equal extents stay visibly equal).
+        return d.name if d.is_Symbol else self.table.name_for(d)
+
+
+def _writable(t: T.Type) -> bool:
+    """Whether ``t`` can be written as a ``TypeProto`` onnx's tools accept: its kind and every
+    element type are known."""
+    if isinstance(t, (T.TensorType, T.SparseTensorType)):
+        return t.elem is not None
+    if isinstance(t, (T.SequenceType, T.OptionalType)):
+        return _writable(t.elem)
+    if isinstance(t, T.MapType):
+        return t.key is not None and _writable(t.value)
+    return isinstance(t, T.OpaqueType)
+
+
+def _graphs(model: ModelProto, engine: Engine) -> Iterator[tuple[str, GraphRecord, GraphProto]]:
+    for path, record in engine.records.items():
+        if record.kind != "graph":
+            continue
+        g = resolve_graph(model, path)
+        if g is not None:
+            yield path, record, g
+
+
+def _lookup(engine: Engine, path: str, name: str) -> Value | None:
+    """The value ``name`` denotes in the graph at ``path``, enclosing graphs included."""
+    while True:
+        record = engine.records.get(path)
+        if record is not None and name in record.values:
+            return record.values[name]
+        if "/" not in path:
+            return None
+        path = path.rsplit("/", 1)[0]
+
+
+def _write(model: ModelProto, engine: Engine, write: _DimWriter) -> None:
+    for path, record, g in _graphs(model, engine):
+        if path != "main":
+            # Subgraph inputs may omit their types (Clause 7.1); the node binding them decides.
+            for inp in g.input:
+                v = record.values.get(inp.name)
+                if v is not None and _writable(v.type):
+                    write.where = f"{path}, subgraph input `{inp.name}`"
+                    T.to_proto(v.type, write, inp.type)
+        outputs = {o.name for o in g.output}
+        entries = {vi.name: vi for vi in g.value_info}
+        for o in g.output:
+            v = _lookup(engine, path, o.name)
+            if v is None or not _writable(v.type):
+                continue
+            untyped = not o.HasField("type")
+            write.where = f"{path}, graph output `{o.name}`"
+            T.to_proto(v.type, write, o.type)
+            if untyped or o.name in entries:
+                # onnx lists an output the model left untyped in value_info as well.
+                vi = entries.get(o.name) or g.value_info.add(name=o.name)
+                entries[o.name] = vi
+                vi.type.CopyFrom(o.type)
+        for name in record.producers:
+            if name in outputs:
+                continue
+            v = record.values[name]
+            if not _writable(v.type):
+                continue
+            vi = entries.get(name)
+            if vi is None:
+                vi = entries[name] = g.value_info.add(name=name)
+            write.where = f"{path}, value `{name}`"
+            T.to_proto(v.type, write, vi.type)
