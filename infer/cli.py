@@ -1,6 +1,11 @@
-"""The ``onnx-infer`` command: annotate, check, explain, ops.
+"""The ``onnx-infer`` command: annotate, check, explain, report, ops.
 
 Exit status: 0 fine, 1 errors found in the model, 2 could not read the model or run.
+
+Terminal manners: colour only when the stream is a terminal (``NO_COLOR`` and ``--color never``
+turn it off), a progress bar on stderr only when stderr is a terminal and a run takes long
+enough to wait for, ``--json`` on every verb (stdout holds the JSON and nothing else) and
+``--quiet`` on every verb.
 """
 
 from __future__ import annotations
@@ -8,22 +13,162 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__, infer_model
 from .annotate import STYLES
 from .diagnostics import ERROR, INFO, WARNING
 from .loader import ModelLoadError
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .result import InferenceResult
+
 EXIT_OK, EXIT_ERRORS, EXIT_FAILED = 0, 1, 2
 
 
 class CliError(Exception):
     """A one-line reason to stop with exit status 2."""
+
+
+# -- terminal manners ----------------------------------------------------------------------------
+
+
+class Style:
+    """ANSI colours, or plain text when the stream is not a terminal or colour is turned off."""
+
+    CODES = {"red": "31", "yellow": "33", "green": "32", "blue": "34", "bold": "1", "dim": "2"}
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    @classmethod
+    def for_stream(cls, stream: IO[str], mode: str = "auto") -> Style:
+        if mode == "always":
+            return cls(True)
+        if mode == "never" or os.environ.get("NO_COLOR"):  # https://no-color.org: any non-empty value
+            return cls(False)
+        return cls(_isatty(stream) and os.environ.get("TERM") != "dumb")
+
+    def __call__(self, color: str, text: str) -> str:
+        return f"\x1b[{self.CODES[color]}m{text}\x1b[0m" if self.enabled and text else text
+
+
+SEVERITY_COLOR = {ERROR: "red", WARNING: "yellow", INFO: "dim"}
+STATUS_COLOR = {"rule": "green", "function": "blue", "unsupported": "yellow", "no-rule": "red"}
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def table(rows: Sequence[Sequence[str]], style: Style, colors: Sequence[Callable[[str], str | None] | None] = (),
+          width: int | None = None) -> str:  # fmt: skip
+    """Rows as aligned columns. ``colors[i](cell)`` names a colour for a cell of column ``i``.
+
+    Every column but the last is padded to its widest cell; the last is cut to ``width`` (the
+    terminal's) when one is given, so a row stays on one line.
+    """
+    if not rows:
+        return ""
+    ncols = max(len(r) for r in rows)
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(ncols)]
+    lines = []
+    for r in rows:
+        cells = []
+        used = 0
+        for i, cell in enumerate(r):
+            last = i == len(r) - 1
+            text = cell
+            if last and width is not None and used + len(text) > width > used + 8:
+                text = text[: width - used - 1] + "…"
+            pad = "" if last else " " * (widths[i] - len(cell))
+            color = colors[i](cell) if i < len(colors) and colors[i] is not None else None
+            cells.append((style(color, text) if color else text) + pad)
+            used += len(text) + len(pad) + 2
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+class Progress:
+    """A one-line bar on stderr: shown only on a terminal, and only once a run has taken a while."""
+
+    DELAY = 0.5  # seconds before the bar appears, so small models never flicker
+    INTERVAL = 0.1  # seconds between redraws
+
+    def __init__(self, stream: IO[str], enabled: bool, label: str = "inferring"):
+        self.stream = stream
+        self.enabled = enabled
+        self.label = label
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    def update(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        now = time.monotonic()
+        if now - self.start < self.DELAY or (now - self.last < self.INTERVAL and done < total):
+            return
+        self.last = now
+        cols = max(20, min(shutil.get_terminal_size((80, 24)).columns, 120))
+        tail = f" {done}/{total} nodes {now - self.start:5.1f}s"
+        head = f"{self.label} "
+        bar = max(10, cols - len(head) - len(tail) - 3)
+        filled = bar * min(done, total) // total
+        self.stream.write(f"\r{head}[{'#' * filled}{'.' * (bar - filled)}]{tail}")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            cols = shutil.get_terminal_size((80, 24)).columns
+            self.stream.write("\r" + " " * (cols - 1) + "\r")
+            self.stream.flush()
+            self.shown = False
+
+
+@contextmanager
+def watch_nodes(progress: Progress) -> Iterator[None]:
+    """Report each top-level node the engine infers to ``progress`` for the duration.
+
+    The engine has no progress hook of its own; this wraps ``Engine.infer_node`` while one
+    command runs (the command line runs one inference per process).
+    """
+    if not progress.enabled:
+        yield
+        return
+    from .engine import Engine
+
+    original = Engine.infer_node
+    done = 0
+
+    def counted(self: Engine, frame: Any, idx: int, node: Any) -> Any:
+        nonlocal done
+        out = original(self, frame, idx, node)
+        if frame.path == "main":
+            done += 1
+            progress.update(done, len(self.model.graph.node))
+        return out
+
+    Engine.infer_node = counted  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Engine.infer_node = original  # type: ignore[method-assign]
+        progress.close()
+
+
+# -- shared pieces -------------------------------------------------------------------------------
 
 
 def _bindings(items: Sequence[str]) -> dict[str, int]:
@@ -46,12 +191,50 @@ def _emit(data: Any) -> None:
     sys.stdout.write("\n")
 
 
-def _infer(args: argparse.Namespace):
-    return infer_model(
-        args.model,
-        dims_style=getattr(args, "dims", "expressions"),
-        dims=_bindings(getattr(args, "bind", None) or []),
-    )
+def _style(args: argparse.Namespace) -> Style:
+    return Style.for_stream(sys.stdout, getattr(args, "color", "auto"))
+
+
+LIMIT_NAMES = ("max_depth", "max_rank", "max_nodes", "max_node_visits", "max_expression_size", "max_model_bytes")
+
+
+def _limits(items: Sequence[str]) -> dict[str, int]:
+    """``--limit NAME=INT`` pairs; the names are the keyword options of ``infer_model``."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in LIMIT_NAMES:
+            raise CliError(f"--limit expects NAME=INT with NAME one of {', '.join(LIMIT_NAMES)}, got {item!r}")
+        try:
+            out[name] = int(value)
+        except ValueError:
+            raise CliError(f"--limit {name}: {value!r} is not an integer") from None
+        if out[name] <= 0:
+            raise CliError(f"--limit {name}: a limit must be positive")
+    return out
+
+
+def _infer(args: argparse.Namespace) -> InferenceResult:
+    bindings = _bindings(getattr(args, "bind", None) or [])
+    options = _limits(getattr(args, "limit", None) or [])
+    progress = Progress(sys.stderr, enabled=not args.quiet and _isatty(sys.stderr))
+    with watch_nodes(progress):
+        result = infer_model(
+            args.model,
+            dims_style=getattr(args, "dims", "expressions"),
+            dims=bindings,
+            read_external_data=getattr(args, "read_external_data", False),
+            external_data_dir=getattr(args, "external_data_dir", None),
+            **options,
+        )
+    names = result.dims.reserved  # every dim_param of the model
+    unused = sorted(n for n in bindings if names and n not in names)
+    if unused and not args.quiet:
+        known = sorted(names)
+        listed = ", ".join(known[:12]) + (f" and {len(known) - 12} more" if len(known) > 12 else "")
+        print(f"onnx-infer: warning: the model has no dimension variable named {', '.join(unused)}; "
+              f"it has {listed}", file=sys.stderr)  # fmt: skip
+    return result
 
 
 def write_atomically(data: bytes, dest: Path) -> None:
@@ -59,6 +242,15 @@ def write_atomically(data: bytes, dest: Path) -> None:
     directory = dest.parent if str(dest.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=directory)
     try:
+        # mkstemp makes the file private (0600); give it the mode a plain open() would, or keep
+        # the mode of the file it replaces.
+        try:
+            mode = os.stat(dest).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -72,41 +264,63 @@ def write_atomically(data: bytes, dest: Path) -> None:
         raise
 
 
-def _output_path(args: argparse.Namespace) -> Path:
+def _write(data: bytes, out: Path) -> None:
+    try:
+        write_atomically(data, out)
+    except OSError as e:
+        raise CliError(f"cannot write {out}: {e.strerror or e}") from None
+
+
+def _output_path(args: argparse.Namespace, suffix: str) -> Path:
+    """Where a verb writes: ``-o``, the input itself with ``--in-place``, or MODEL<suffix>."""
     src = Path(args.model)
-    if args.in_place:
+    if getattr(args, "in_place", False):
         if args.output:
             raise CliError("give either -o or --in-place, not both")
         return src
     if args.output:
         out = Path(args.output)
         if out.exists() and src.exists() and os.path.samefile(out, src):
-            raise CliError(f"{out} is the input model; pass --in-place to overwrite it")
+            hint = "; pass --in-place to overwrite it" if hasattr(args, "in_place") else ""
+            raise CliError(f"{out} is the input model{hint}")
         return out
-    out = src.with_name(src.stem + ".inferred.onnx")
+    out = src.with_name(src.stem + suffix)
     if out.exists() and not args.force:
         raise CliError(f"{out} exists; pass -o PATH to choose the output or --force to replace it")
     return out
 
 
+def _counts(diags: Sequence[Any]) -> dict[str, int]:
+    return {s: sum(d.severity == s for d in diags) for s in (ERROR, WARNING, INFO)}
+
+
+def _counts_line(counts: dict[str, int], style: Style) -> str:
+    def part(n: int, word: str, color: str) -> str:
+        text = f"{n} {word}{'' if n == 1 else 's'}"
+        return style(color, text) if n else text
+
+    return ", ".join([part(counts[ERROR], "error", "red"), part(counts[WARNING], "warning", "yellow"),
+                      part(counts[INFO], "note", "dim")])  # fmt: skip
+
+
+# -- the verbs -----------------------------------------------------------------------------------
+
+
 def cmd_annotate(args: argparse.Namespace) -> int:
-    out = _output_path(args)
+    out = _output_path(args, ".inferred.onnx")
     result = _infer(args)
     try:
         data = result.model.SerializeToString()
     except ValueError as e:  # protobuf refuses messages over 2 GiB
         raise CliError(f"cannot serialize the annotated model: {e}") from None
-    try:
-        write_atomically(data, out)
-    except OSError as e:
-        raise CliError(f"cannot write {out}: {e.strerror or e}") from None
-    summary = result.summary()
+    _write(data, out)
     errors = result.errors
     if args.json:
         _emit({"output": str(out), **result.to_json()})
     elif not args.quiet:
+        style = _style(args)
         print(f"wrote {out}")
-        print(summary)
+        print(result.summary())
         if (
             result.model.graph.initializer
             and any(t.data_location == 1 for t in result.model.graph.initializer)
@@ -115,7 +329,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             print("note: the model keeps tensors in external files; they are referenced relative to "
                   f"{out.parent}, so copy them there")  # fmt: skip
         for d in errors:
-            print(d)
+            print(style("red", str(d)))
     return EXIT_ERRORS if errors else EXIT_OK
 
 
@@ -123,21 +337,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     result = _infer(args)
     diags = [d for d in result.diagnostics if args.verbose or d.severity != INFO]
     errors = [d for d in diags if d.severity == ERROR]
+    counts = _counts(result.diagnostics)
     if args.json:
-        counts = {s: sum(d.severity == s for d in result.diagnostics) for s in (ERROR, WARNING, INFO)}
         _emit({"diagnostics": [d.to_dict() for d in diags], "summary": counts})
     elif not args.quiet:
+        style = _style(args)
         for sev in (ERROR, WARNING, INFO):
             group = [d for d in diags if d.severity == sev]
             if not group:
                 continue
-            print(f"{sev}s ({len(group)}):")
+            print(style(SEVERITY_COLOR[sev], f"{sev}s ({len(group)}):"))
             for d in group:
-                print(f"  [{d.code}] {d.location}: {d.message} (Clause {d.clause})")
+                print(f"  {style('bold', '[' + d.code + ']')} {d.location}: {d.message} (Clause {d.clause})")
                 if d.suggestion:
                     print(f"      suggestion: {d.suggestion}")
         if not diags:
-            print("no problems found")
+            print(style("green", "no problems found"))
+        hidden = "" if args.verbose or not counts[INFO] else " (-v lists the notes)"
+        print(f"{args.model}: {_counts_line(counts, style)}{hidden}")
     return EXIT_ERRORS if errors else EXIT_OK
 
 
@@ -149,36 +366,83 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise CliError(f"the model has no value named {args.value!r}") from None
     if args.json:
         _emit(exp.to_dict())
-    else:
-        print(exp)
+    elif not args.quiet:
+        style = _style(args)
+        print(f"{style('bold', '`' + exp.value + '`')}: {exp.type}")
+        if exp.known:
+            print(style("green", "every dim is known (as an integer or over declared variables)"))
+        for s in exp.steps:
+            text = (style("red", "root: ") + s.text) if s.root else s.text
+            print("  " * (s.depth + 1) + text)
     return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import render
+
+    out = _output_path(args, ".report.html")
+    result = _infer(args)
+    page = render(result, args.title or Path(args.model).name)
+    _write(page.encode("utf-8"), out)
+    counts = _counts(result.diagnostics)
+    if args.json:
+        _emit({"output": str(out), "summary": result.summary().to_dict(), "diagnostics": counts})
+    elif not args.quiet:
+        style = _style(args)
+        print(f"wrote {out}")
+        print(result.summary())
+        print(f"diagnostics: {_counts_line(counts, style)}")
+    return EXIT_ERRORS if counts[ERROR] else EXIT_OK
 
 
 def cmd_ops(args: argparse.Namespace) -> int:
-    from .conformance import statement
+    from .conformance import markdown, statement
 
-    rows = statement(args.domain)
-    if args.json:
-        _emit(rows)
+    if args.markdown:
+        sys.stdout.write(markdown())
         return EXIT_OK
-    for row in rows["operators"]:
-        domain = row["domain"] or "ai.onnx"
-        print(f"{domain:<24} {row['op_type']:<32} {row['since']:>3}  {row['status']:<11} {row['detail']}")
-    print(rows["summary"])
+    data = statement(args.domain)
+    if args.status:
+        data["operators"] = [r for r in data["operators"] if r["status"] == args.status]
+    if args.json:
+        _emit(data)
+        return EXIT_OK
+    if args.quiet:
+        return EXIT_OK
+    style = _style(args)
+    rows = [["domain", "operator", "since", "status", "detail"]]
+    rows += [[r["domain"] or "ai.onnx", r["op_type"], str(r["since"]), r["status"], r["detail"]]
+             for r in data["operators"]]  # fmt: skip
+    width = shutil.get_terminal_size((100, 24)).columns if _isatty(sys.stdout) else None
+    print(table(rows, style, [None, None, None, lambda s: STATUS_COLOR.get(s)], width))
+    print(data["summary"])
     return EXIT_OK
+
+
+# -- the parser ----------------------------------------------------------------------------------
+
+EPILOG = "exit status: 0 fine, 1 errors found in the model, 2 could not read the model or run"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="onnx-infer",
         description="Shape and type inference for ONNX models with symbolic dimensions.",
+        epilog=EPILOG,
     )
     p.add_argument("--version", action="version", version=f"onnx-infer {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    def verb(name: str, help: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", epilog=EPILOG)
+        sp.set_defaults(func=func)
+        return sp
+
     def common(sp: argparse.ArgumentParser, infer_opts: bool = True) -> None:
-        sp.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-        sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+        sp.add_argument("--json", action="store_true", help="machine-readable output on stdout (nothing else there)")
+        sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors; no progress bar")
+        sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour: auto (default) when stdout is a terminal and NO_COLOR is unset")  # fmt: skip
         if infer_opts:
             sp.add_argument(
                 "--dims",
@@ -192,33 +456,55 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar="NAME=INT",
                 help="fix a dimension variable to an integer (repeatable)",
             )
+            sp.add_argument(
+                "--read-external-data",
+                action="store_true",
+                help="read small integer initializers kept in external files, after the Clause 15.3 "
+                "checks (off: external data is never read)",
+            )
+            sp.add_argument(
+                "--external-data-dir",
+                metavar="DIR",
+                help="resolve external data against DIR instead of the model's directory",
+            )
+            sp.add_argument(
+                "--limit",
+                action="append",
+                metavar="NAME=INT",
+                help=f"override a resource limit (repeatable): {', '.join(LIMIT_NAMES)} (docs/limits.md)",
+            )
 
-    a = sub.add_parser("annotate", help="write inferred value_info into a copy of the model")
+    a = verb("annotate", "write inferred value_info into a copy of the model", cmd_annotate)
     a.add_argument("model", help="path of the .onnx model")
     a.add_argument("-o", "--output", help="where to write (default: MODEL.inferred.onnx)")
     a.add_argument("--in-place", action="store_true", help="overwrite the input model")
     a.add_argument("--force", action="store_true", help="replace an existing default output file")
     common(a)
-    a.set_defaults(func=cmd_annotate)
 
-    c = sub.add_parser("check", help="validate the model and report every problem found")
-    c.add_argument("model")
+    c = verb("check", "validate the model and report every problem found", cmd_check)
+    c.add_argument("model", help="path of the .onnx model")
     c.add_argument("-v", "--verbose", action="store_true", help="also list informational notes")
     common(c)
-    c.set_defaults(func=cmd_check)
 
-    e = sub.add_parser("explain", help="explain why a value's shape is (partly) unknown")
-    e.add_argument("model")
+    e = verb("explain", "explain why a value's shape is (partly) unknown", cmd_explain)
+    e.add_argument("model", help="path of the .onnx model")
     e.add_argument("value", help="name of the value to explain")
-    e.add_argument("--dim", type=int, help="only this axis")
-    e.add_argument("--graph", help="graph path for a value inside a subgraph (e.g. main/3:body)")
+    e.add_argument("--dim", type=int, metavar="K", help="only axis K")
+    e.add_argument("--graph", metavar="PATH", help="graph path of a value inside a subgraph (e.g. main/3:body)")
     common(e)
-    e.set_defaults(func=cmd_explain)
 
-    o = sub.add_parser("ops", help="the conformance statement: what is supported, per opset")
+    r = verb("report", "write one self-contained HTML page about the model", cmd_report)
+    r.add_argument("model", help="path of the .onnx model")
+    r.add_argument("-o", "--output", help="where to write (default: MODEL.report.html)")
+    r.add_argument("--force", action="store_true", help="replace an existing default output file")
+    r.add_argument("--title", help="the page's title (default: the model's file name)")
+    common(r)
+
+    o = verb("ops", "the conformance statement: what is supported, per operator version", cmd_ops)
     o.add_argument("--domain", help="only this domain ('' or ai.onnx for the default)")
+    o.add_argument("--status", choices=("rule", "function", "unsupported", "no-rule"), help="only this status")
+    o.add_argument("--markdown", action="store_true", help="the whole statement as Markdown (docs/conformance.md)")
     common(o, infer_opts=False)
-    o.set_defaults(func=cmd_ops)
     return p
 
 
@@ -239,6 +525,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         print("onnx-infer: out of memory", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:  # `onnx-infer ops | head`: the reader left; nothing more to say
+        try:  # the interpreter flushes stdout on exit: give it somewhere harmless to flush to
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return EXIT_OK
     except Exception as e:  # a bug of ours: still one line, never a traceback
         print(f"onnx-infer: internal error: {type(e).__name__}: {e} (set ONNX_INFER_DEBUG=1 for details)",
               file=sys.stderr)  # fmt: skip

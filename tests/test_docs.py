@@ -1,0 +1,215 @@
+"""The documentation tells the truth: generated pages are current, links resolve, the commands
+and options it shows exist, the JSON schemas of docs/cli.md match what every verb prints, and
+the getting-started code runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import infer
+from infer import cli, conformance
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+EXAMPLE = ROOT / "examples" / "bert_tiny.onnx"
+PAGES = [ROOT / "README.md", ROOT / "examples" / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+# -- generated pages ---------------------------------------------------------------------------
+
+
+def test_conformance_statement_is_current():
+    committed = (DOCS / "conformance.md").read_text(encoding="utf-8")
+    m = re.search(r"operator schemas of onnx (\S+) ", committed)
+    if m and m.group(1) != onnx.__version__:
+        pytest.skip(f"docs/conformance.md was generated with onnx {m.group(1)}, this is {onnx.__version__}")
+    assert committed == conformance.markdown(), (
+        "docs/conformance.md is stale: python -m infer.conformance --markdown > docs/conformance.md"
+    )
+
+
+def test_clause_map_is_current():
+    committed = (DOCS / "clauses.md").read_text(encoding="utf-8")
+    assert committed == conformance.clause_map(), (
+        "docs/clauses.md is stale: python -m infer.conformance --clauses > docs/clauses.md"
+    )
+
+
+def test_clause_map_covers_every_code():
+    page = (DOCS / "clauses.md").read_text(encoding="utf-8")
+    from infer.diagnostics import CODES
+
+    assert all(f"`{code}`" in page for code in CODES)
+
+
+# -- links and commands ------------------------------------------------------------------------
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a page's headings."""
+    out = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(page: Path):
+    text = page.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"^[a-z]+:", target):
+            continue  # an absolute URL
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        assert dest.exists(), f"{page.name}: broken link {target}"
+        if anchor and dest.suffix == ".md":
+            assert anchor in _anchors(dest), f"{page.name}: no heading #{anchor} in {dest.name}"
+
+
+def _options() -> dict[str, set[str]]:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return {verb: {o for a in sp._actions for o in a.option_strings} for verb, sp in sub.choices.items()}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_commands_shown_exist(page: Path):
+    """Every `onnx-infer VERB --option` the docs show is a verb and an option the parser has."""
+    options = _options()
+    text = page.read_text(encoding="utf-8")
+    for line in re.findall(r"onnx-infer [a-z][^\n`]*", text):
+        words = line.split()
+        verb = words[1]
+        if verb.startswith("-"):
+            continue  # onnx-infer --version
+        if verb not in options:
+            continue  # prose such as "onnx-infer is ..."
+        for opt in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", " ".join(words[2:])):
+            assert opt in options[verb], f"{page.name}: `onnx-infer {verb}` has no option {opt} ({line})"
+
+
+def test_every_verb_is_documented():
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    for verb, opts in _options().items():
+        assert f"## {verb}" in page, f"docs/cli.md has no section for {verb}"
+        section = page.split(f"## {verb}", 1)[1].split("\n## ", 1)[0]
+        common = {"-h", "--help", "--json", "-q", "--quiet", "--color", "--dims", "--bind", "--read-external-data",
+                  "--external-data-dir", "--limit"}  # fmt: skip
+        for opt in opts - common:
+            assert opt in section, f"docs/cli.md: {verb} does not document {opt}"
+
+
+# -- the JSON schemas of docs/cli.md -----------------------------------------------------------
+
+
+def _schemas() -> dict[str, Any]:
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    found = re.findall(r"<!-- schema: (\w+) -->\s*```json\n(.*?)```", page, re.S)
+    return {name: json.loads(body) for name, body in found}
+
+
+_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def _validate(data: Any, schema: dict[str, Any], schemas: dict[str, Any], where: str = "$") -> None:
+    """The part of JSON Schema the documented schemas use: type, enum, properties, required,
+    additionalProperties, items and $ref (by schema name)."""
+    if "$ref" in schema:
+        _validate(data, schemas[schema["$ref"]], schemas, where)
+        return
+    if "enum" in schema:
+        assert data in schema["enum"], f"{where}: {data!r} not in {schema['enum']}"
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        ok = any(
+            (k == "integer" and isinstance(data, int) and not isinstance(data, bool)) or
+            (k != "integer" and isinstance(data, _TYPES[k]) and not (k != "boolean" and isinstance(data, bool)))
+            for k in kinds
+        )  # fmt: skip
+        assert ok, f"{where}: {data!r} is not {kinds}"
+    if isinstance(data, dict):
+        for key in schema.get("required", []):
+            assert key in data, f"{where}: missing {key}"
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key, value in data.items():
+            if key in props:
+                _validate(value, props[key], schemas, f"{where}.{key}")
+            elif extra is False:
+                raise AssertionError(f"{where}: undocumented key {key}")
+            elif isinstance(extra, dict):
+                _validate(value, extra, schemas, f"{where}.{key}")
+    if isinstance(data, list) and "items" in schema:
+        for i, item in enumerate(data):
+            _validate(item, schema["items"], schemas, f"{where}[{i}]")
+
+
+def _unknown_model(path: Path) -> Path:
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "p"], ["y"], name="r"), helper.make_node("MatMul", ["y", "w"], ["z"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+         helper.make_tensor_value_info("p", TensorProto.INT64, [2]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return path
+
+
+def _run(capsys, *argv: str) -> tuple[int, Any]:
+    capsys.readouterr()
+    status = cli.main(list(argv))
+    out = capsys.readouterr().out
+    return status, json.loads(out)
+
+
+def test_json_output_matches_the_documented_schemas(tmp_path, capsys):
+    schemas = _schemas()
+    assert set(schemas) == {"diagnostic", "summary", "annotate", "check", "explain", "report", "ops"}
+    model = str(_unknown_model(tmp_path / "m.onnx"))
+    runs = {
+        "annotate": ["annotate", model, "-o", str(tmp_path / "o.onnx"), "--json", "--dims", "strict"],
+        "check": ["check", model, "--json", "-v"],
+        "explain": ["explain", model, "z", "--json"],
+        "report": ["report", model, "-o", str(tmp_path / "r.html"), "--json"],
+        "ops": ["ops", "--json", "--domain", "ai.onnx.ml"],
+    }
+    for verb, argv in runs.items():
+        status, data = _run(capsys, *argv)
+        assert status in (0, 1), verb
+        _validate(data, schemas[verb], schemas, verb)
+    # Every field of a diagnostic and of the dimension table appears at least once above.
+    status, data = _run(capsys, "annotate", model, "-o", str(tmp_path / "o2.onnx"), "--json")
+    kinds = {v["kind"] for v in data["dims"]["variables"]}
+    assert {"declared", "fresh"} <= kinds and data["diagnostics"]
+
+
+# -- the code the docs show --------------------------------------------------------------------
+
+
+def test_getting_started_python_runs(monkeypatch, capsys):
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    block = page.split("## 7. From Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, "getting-started.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "[4, 9, 32]" in out and "batch: declared as 'batch'" in out
+
+
+def test_infer_model_accepts_an_onnx_ir_model():
+    """The optional `ir` extra: an onnx_ir.Model is inferred like its ModelProto."""
+    ir = pytest.importorskip("onnx_ir")
+    model = ir.load(str(EXAMPLE))
+    result = infer.infer_model(model)
+    assert str(result.type_of("last_hidden_state")) == "float[batch,sequence,32]"
+    assert result.summary().values == 305 and len(result.model.graph.value_info) > 200

@@ -1,0 +1,316 @@
+"""The HTML report: self-contained, safe with hostile names, and working in a real browser.
+
+The browser tests drive headless Chromium (Debian's ``chromium`` package) through the DevTools
+protocol over ``--remote-debugging-pipe`` with the small client below: no network, no port, no
+browser download. They skip when no Chromium is installed. Set ``ONNX_INFER_SCREENSHOTS=DIR``
+to keep the screenshots they take.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import infer
+from infer.report import render
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "bert_tiny.onnx"
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--remote-debugging-pipe",
+]
+
+
+def chromium_path() -> str | None:
+    explicit = os.environ.get("ONNX_INFER_CHROMIUM")
+    if explicit:
+        return explicit
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+class Chromium:
+    """A headless Chromium driven over the DevTools pipe (fd 3 in, fd 4 out, NUL-separated JSON)."""
+
+    def __init__(self, exe: str, profile: Path):
+        cmd_r, cmd_w = os.pipe()  # we write commands; the browser reads them on its fd 3
+        out_r, out_w = os.pipe()  # the browser writes on its fd 4; we read
+        # Out of the way of 3 and 4, so the child's dup2 cannot clobber one with the other.
+        hi_r, hi_w = fcntl.fcntl(cmd_r, fcntl.F_DUPFD, 10), fcntl.fcntl(out_w, fcntl.F_DUPFD, 10)
+        os.close(cmd_r)
+        os.close(out_w)
+
+        def child_fds() -> None:
+            os.dup2(hi_r, 3)
+            os.dup2(hi_w, 4)
+
+        self.log = open(profile.with_suffix(".log"), "wb")  # closed in close()
+        self.proc = subprocess.Popen(
+            [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            pass_fds=(3, 4),
+            preexec_fn=child_fds,
+        )
+        os.close(hi_r)
+        os.close(hi_w)
+        self.wfd, self.rfd = cmd_w, out_r
+        self.buf = b""
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+        self.session: str | None = None
+
+    def _recv(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no answer from Chromium")
+            ready, _, _ = select.select([self.rfd], [], [], left)
+            if ready:
+                chunk = os.read(self.rfd, 1 << 16)
+                if not chunk:
+                    raise EOFError("Chromium closed the DevTools pipe")
+                self.buf += chunk
+        msg, _, self.buf = self.buf.partition(b"\0")
+        return json.loads(msg)
+
+    def call(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> dict[str, Any]:
+        self.next_id += 1
+        msg: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
+        if self.session and not method.startswith(("Target.", "Browser.")):
+            msg["sessionId"] = self.session
+        data = json.dumps(msg).encode() + b"\0"
+        while data:
+            data = data[os.write(self.wfd, data) :]
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self._recv(deadline)
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m.get("result", {})
+            self.events.append(m)
+
+    def wait_for(self, method: str, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, e in enumerate(self.events):
+                if e.get("method") == method:
+                    return self.events.pop(i)
+            self.events.append(self._recv(deadline))
+
+    def open(self, url: str, width: int = 1400, height: int = 1000) -> None:
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            self.call(f"{domain}.enable")
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})  # fmt: skip
+        self.call("Page.navigate", {"url": url})
+        self.wait_for("Page.loadEventFired")
+
+    def eval(self, expression: str) -> Any:
+        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"{expression}: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def screenshot(self, dest: Path) -> Path:
+        data = self.call("Page.captureScreenshot", {"format": "png"})["data"]
+        dest.write_bytes(base64.b64decode(data))
+        return dest
+
+    def problems(self) -> list[str]:
+        """Console errors and warnings, uncaught exceptions and browser log errors so far."""
+        out = []
+        for e in self.events:
+            m, p = e.get("method"), e.get("params", {})
+            if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
+                out.append(f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p['args']]}")
+            elif m == "Runtime.exceptionThrown":
+                d = p["exceptionDetails"]
+                out.append(f"exception: {d.get('exception', {}).get('description', d.get('text'))}")
+            elif m == "Log.entryAdded" and p["entry"]["level"] in ("error", "warning"):
+                out.append(f"log {p['entry']['level']}: {p['entry']['text']} {p['entry'].get('url', '')}")
+        return out
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close", timeout=10)
+        except (OSError, EOFError, TimeoutError, RuntimeError):
+            pass
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self.wfd, self.rfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.log.close()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    exe = chromium_path()
+    if exe is None:
+        pytest.skip("no Chromium installed (apt-get install chromium)")
+    b = Chromium(exe, tmp_path / "profile")
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def _keep(shot: Path) -> None:
+    where = os.environ.get("ONNX_INFER_SCREENSHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(where) / shot.name)
+
+
+def _unknown_model(path: Path, weird: str = "y") -> Path:
+    """x[N,6] reshaped by a shape ``p`` known only at run time: the output's dims are fresh."""
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "p"], [weird], name="reshape"),
+         helper.make_node("Relu", [weird], ["z"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+         helper.make_tensor_value_info("p", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return path
+
+
+# -- without a browser -------------------------------------------------------------------------
+
+
+def test_page_is_self_contained():
+    page = render(infer.infer_model(EXAMPLE), "bert_tiny.onnx")
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    # Nothing to fetch: no external scripts, styles, images or fonts.
+    assert not re.search(r"<(link|img|iframe|object|embed)\b", page)
+    assert not re.search(r"<script[^>]*\bsrc=", page)
+    assert not re.search(r"url\((?!#)", page) and "@import" not in page  # url(#arrow) is in-page
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    main = data["graphs"][0]
+    assert main["values"]["last_hidden_state"][0] == "float[batch,sequence,32]"
+    assert data["summary"]["values"] == 305
+
+
+def test_hostile_names_stay_data(tmp_path):
+    weird = '</script><script>alert("x")</script><b>&amp;'
+    page = render(infer.infer_model(_unknown_model(tmp_path / "m.onnx", weird)), "<i>title</i>")
+    assert "<script>alert" not in page and "<b>&amp;" not in page and "<i>title</i>" not in page
+    body = re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1)
+    assert weird in json.loads(body)["graphs"][0]["values"]
+
+
+def test_report_verb(tmp_path):
+    out = tmp_path / "r.html"
+    run = [sys.executable, "-m", "infer.cli", "report", str(EXAMPLE), "-o", str(out), "--json"]
+    r = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["output"] == str(out) and data["summary"]["values"] == 305 and data["diagnostics"]["error"] == 0
+    assert out.stat().st_size > 10_000 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    src = tmp_path / "m.onnx"
+    src.write_bytes(EXAMPLE.read_bytes())
+    r = subprocess.run([sys.executable, "-m", "infer.cli", "report", str(src), "-q"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "" and (tmp_path / "m.report.html").exists()
+    r = subprocess.run([sys.executable, "-m", "infer.cli", "report", str(src)], capture_output=True, text=True)
+    assert r.returncode == 2 and "--force" in r.stderr
+
+
+# -- in headless Chromium ----------------------------------------------------------------------
+
+
+def test_example_report_in_chromium(browser, tmp_path):
+    out = tmp_path / "bert_tiny.report.html"
+    r = subprocess.run([sys.executable, "-m", "infer.cli", "report", str(EXAMPLE), "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    browser.open(out.as_uri())
+    assert browser.eval("document.body.dataset.ready") == "1"
+    assert browser.problems() == []
+    title = browser.eval("document.getElementById('title').textContent")
+    assert "305 values" in title
+    rows = browser.eval("document.querySelectorAll('#values tbody tr').length")
+    assert rows >= 305  # every computed value and the graph inputs
+    # The initial selection is a graph output; its picture holds its producer and its shape.
+    assert browser.eval("document.querySelector('#detail h2').textContent") == "last_hidden_state"
+    svg_text = browser.eval("document.querySelector('#graph svg').textContent")
+    assert "float[batch,sequence,32]" in svg_text
+    assert browser.eval("document.querySelectorAll('#graph svg g.op').length") >= 2
+    assert browser.eval("document.querySelectorAll('#graph svg g.val').length") >= 3
+    shot = browser.screenshot(tmp_path / "bert_tiny_report.png")
+    assert shot.stat().st_size > 20_000
+    _keep(shot)
+    # Clicking a row selects that value; clicking an operator in the picture selects its output.
+    browser.eval("""(() => { const r = [...document.querySelectorAll('#values tbody tr')]
+        .find(r => r.dataset.v && r.dataset.v !== 'last_hidden_state' && r.dataset.v.includes('MatMul'));
+        r.click(); return r.dataset.v; })()""")
+    chosen = browser.eval("document.querySelector('#detail h2').textContent")
+    assert "MatMul" in chosen
+    browser.eval("document.querySelector('#graph svg g.op').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    assert browser.eval("location.hash").startswith("#g=0&v=")
+    # The filter narrows the table.
+    browser.eval("const f = document.getElementById('filter'); f.value = 'input_ids'; "
+                 "f.dispatchEvent(new Event('input'))")  # fmt: skip
+    assert 1 <= browser.eval("document.querySelectorAll('#values tbody tr').length") < 20
+    assert browser.problems() == []
+
+
+def test_unknown_shape_report_explains_in_chromium(browser, tmp_path):
+    model = _unknown_model(tmp_path / "unknown.onnx")
+    out = tmp_path / "unknown.report.html"
+    infer_result = infer.infer_model(model)
+    out.write_text(render(infer_result, "unknown.onnx"), encoding="utf-8")
+    browser.open(out.as_uri())
+    assert browser.problems() == []
+    # The page opens on the first value not fully known, with its fresh dims highlighted.
+    assert browser.eval("document.querySelector('#detail h2').textContent") == "y"
+    assert browser.eval("document.querySelectorAll('#detail .fresh').length") == 2
+    assert browser.eval("document.querySelectorAll('#values .fresh').length") >= 4
+    why = browser.eval("document.getElementById('explanation').textContent")
+    assert "`p` is an input of the model" in why and "root cause" not in why  # the marker is CSS
+    assert browser.eval("document.querySelectorAll('#explanation li.root').length") >= 1
+    # Explanation on click: select z (Relu of y) from the table.
+    browser.eval("[...document.querySelectorAll('#values tbody tr')].find(r => r.dataset.v === 'z').click()")
+    assert "`p` is an input of the model" in browser.eval("document.getElementById('explanation').textContent")
+    diag = browser.eval("document.getElementById('diagnostics').textContent")
+    assert "missing-io-shape" in diag
+    shot = browser.screenshot(tmp_path / "unknown_report.png")
+    _keep(shot)
+    assert browser.problems() == []
