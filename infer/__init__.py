@@ -145,4 +145,34 @@ def infer_model(
     directory = Path(external_data_dir) if external_data_dir is not None else loaded.directory
     engine = Engine(loaded.model, options, directory=directory)
     engine.run()
+    if options.bindings and any(d.severity == "error" for d in engine.diagnostics):
+        _blame_bindings(engine, loaded.model, options, directory)
     return InferenceResult(engine, loaded.model, loaded.owned, dims_style)
+
+
+def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> None:
+    """Say which errors the bindings cause: those a run without them does not have (Clause 9.3).
+
+    The model with its variables free is the reference; an error that appears only once
+    ``batch`` is 1 is the binding contradicting the model, and is reported as such.
+    """
+    from dataclasses import replace
+
+    from . import diagnostics as diag
+    from .engine import Engine
+
+    free = Engine(model, replace(options, bindings={}), directory=directory)
+    free.run()
+
+    def key(d: Diagnostic) -> tuple:
+        loc = d.location
+        return (d.code, loc.graph, loc.node_index, loc.value, loc.attribute)
+
+    before = {key(d) for d in free.diagnostics if d.severity == "error"}
+    bound = ", ".join(f"{n}={v}" for n, v in sorted(options.bindings.items()))
+    for d in list(engine.diagnostics):
+        if d.severity == "error" and key(d) not in before:
+            engine.diagnostics.append(diag.make(
+                "binding-clash", f"the binding {bound} contradicts the model: {d.message}", d.location,
+                "check the value bound to the dimension variable",
+            ))  # fmt: skip

@@ -179,3 +179,10 @@ def test_results_are_deterministic():
 def test_infer_node():
     out = infer.infer_node("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], {"pads": [1, 1, 1, 1]})
     assert str(out) == "float[N,8,H,W]"
+
+
+def test_a_binding_that_contradicts_the_model_is_named():
+    r = infer.infer_model(EXAMPLE, dims={"sequence": 100})  # the position table holds 64
+    clash = [d for d in r.diagnostics if d.code == "binding-clash"]
+    assert clash and "sequence=100" in clash[0].message and clash[0].location.node_name
+    assert not [d for d in infer.infer_model(EXAMPLE, dims={"sequence": 10}).diagnostics if d.severity == "error"]
