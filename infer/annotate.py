@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from onnx import AttributeProto, GraphProto, ModelProto, ValueInfoProto
+from onnx import AttributeProto, GraphProto, ModelProto, TypeProto
 
 from . import dims as D
 from . import types as T
@@ -62,11 +62,30 @@ def dim_writer(engine: Engine, style: str):
     return write
 
 
+class _TypeWriter:
+    """Writes types into ``TypeProto`` fields, serializing each distinct type once.
+
+    Repeated layers give thousands of values the same type (the engine shares the objects), and
+    copying serialized bytes is cheaper than building the proto dim by dim.
+    """
+
+    def __init__(self, write_dim: T.DimWriter):
+        self.write_dim = write_dim
+        self.cache: dict[T.Type, bytes] = {}
+
+    def __call__(self, t: T.Type, out: TypeProto) -> None:
+        data = self.cache.get(t)
+        if data is None:
+            data = self.cache[t] = T.to_proto(t, self.write_dim).SerializeToString()
+        out.Clear()
+        out.MergeFromString(data)
+
+
 def write_annotations(model: ModelProto, engine: Engine, style: str = "expressions") -> None:
     """Write every typed value of every graph the engine walked into ``model`` in place."""
     if style not in STYLES:
         raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
-    write = dim_writer(engine, style)
+    write_type = _TypeWriter(dim_writer(engine, style))
     for path, record in engine.records.items():
         if record.kind != "graph":
             continue
@@ -79,25 +98,23 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
             for inp in g.input:
                 v = record.values.get(inp.name)
                 if v is not None and not isinstance(v.type, T.UnknownType):
-                    T.to_proto(v.type, write, inp.type)
+                    write_type(v.type, inp.type)
         for name, o in outputs.items():
             v = record.values.get(name)
             if v is not None and not isinstance(v.type, T.UnknownType):
-                T.to_proto(v.type, write, o.type)
-        typed: list[ValueInfoProto] = []
-        seen: set[str] = set()
-        for name in record.producers:
-            if name in outputs or name in seen:
-                continue
-            seen.add(name)
-            v = record.values[name]
-            if isinstance(v.type, T.UnknownType):
-                continue
-            vi = ValueInfoProto(name=name)
-            T.to_proto(v.type, write, vi.type)
-            typed.append(vi)
-        typed_names = {vi.name for vi in typed}
-        kept = [vi for vi in g.value_info if vi.name not in typed_names]
-        del g.value_info[:]
-        g.value_info.extend(kept)
-        g.value_info.extend(typed)
+                write_type(v.type, o.type)
+        # ``producers`` has each name once; a graph output is typed in place above.
+        typed = [
+            (name, v.type)
+            for name in record.producers
+            if name not in outputs and not isinstance((v := record.values[name]).type, T.UnknownType)
+        ]
+        typed_names = {name for name, _ in typed}
+        if any(vi.name in typed_names for vi in g.value_info):
+            kept = [vi for vi in g.value_info if vi.name not in typed_names]
+            del g.value_info[:]
+            g.value_info.extend(kept)
+        for name, t in typed:
+            vi = g.value_info.add()  # built in place: ``extend`` would copy every entry
+            vi.name = name
+            write_type(t, vi.type)

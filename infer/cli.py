@@ -102,10 +102,16 @@ def table(rows: Sequence[Sequence[str]], style: Style, colors: Sequence[Callable
 class Progress:
     """A one-line bar on stderr: shown only on a terminal, and only once a run has taken a while."""
 
-    DELAY = 0.5  # seconds before the bar appears, so small models never flicker
+    # Seconds before the bar appears, so small models never flicker (the environment variable
+    # ONNX_INFER_PROGRESS_DELAY changes it: 0 shows the bar at once).
+    DELAY = 0.5
     INTERVAL = 0.1  # seconds between redraws
 
     def __init__(self, stream: IO[str], enabled: bool, label: str = "inferring"):
+        try:
+            self.delay = max(0.0, float(os.environ.get("ONNX_INFER_PROGRESS_DELAY", self.DELAY)))
+        except ValueError:
+            self.delay = self.DELAY
         self.stream = stream
         self.enabled = enabled
         self.label = label
@@ -117,7 +123,7 @@ class Progress:
         if not self.enabled or total <= 0:
             return
         now = time.monotonic()
-        if now - self.start < self.DELAY or (now - self.last < self.INTERVAL and done < total):
+        if now - self.start < self.delay or (now - self.last < self.INTERVAL and done < total):
             return
         self.last = now
         cols = max(20, min(shutil.get_terminal_size((80, 24)).columns, 120))
@@ -152,9 +158,9 @@ def watch_nodes(progress: Progress) -> Iterator[None]:
     original = Engine.infer_node
     done = 0
 
-    def counted(self: Engine, frame: Any, idx: int, node: Any) -> Any:
+    def counted(self: Engine, frame: Any, idx: int, node: Any, view: Any = None) -> Any:
         nonlocal done
-        out = original(self, frame, idx, node)
+        out = original(self, frame, idx, node, view)
         if frame.path == "main":
             done += 1
             progress.update(done, len(self.model.graph.node))
@@ -187,8 +193,8 @@ def _bindings(items: Sequence[str]) -> dict[str, int]:
 
 
 def _emit(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, sort_keys=False)
-    sys.stdout.write("\n")
+    # One write: ``json.dump`` writes every token separately (millions for a large report).
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
 def _style(args: argparse.Namespace) -> Style:

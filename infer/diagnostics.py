@@ -6,7 +6,7 @@ and a message that quotes the types involved. Codes are stable: tools may match 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 ERROR = "error"
@@ -77,6 +77,9 @@ class Location:
         return ", ".join(parts)
 
 
+_LOCATION_FIELDS = ("graph", "node_index", "node_name", "op_type", "value", "attribute")
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     severity: str
@@ -93,10 +96,13 @@ class Diagnostic:
         return s
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["location"] = {k: v for k, v in d["location"].items() if v not in (None, "")}
-        if d["suggestion"] is None:
-            del d["suggestion"]
+        # By hand: ``dataclasses.asdict`` deep-copies every field, and a model may have 10^5 of these.
+        loc = self.location
+        where = {k: v for k in _LOCATION_FIELDS if (v := getattr(loc, k)) is not None and v != ""}
+        d: dict[str, Any] = {"severity": self.severity, "code": self.code, "clause": self.clause,
+                             "message": self.message, "location": where}  # fmt: skip
+        if self.suggestion is not None:
+            d["suggestion"] = self.suggestion
         return d
 
 

@@ -27,7 +27,9 @@ class Site:
     node_name: str = ""
     op_type: str = ""
     domain: str = ""
-    inputs: str = ""  # the node's input types when it ran, e.g. "float[N,6], int64[2]"
+    # The node's input types when it ran (``None`` for an absent input); formatted only when an
+    # explanation quotes them, so the walk does not pay for strings nobody reads.
+    inputs: tuple | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         if self.node_index is None:
@@ -37,7 +39,10 @@ class Site:
 
     def describe(self) -> str:
         """The node with its input types, as explanations quote it."""
-        return f"{self} with inputs {self.inputs}" if self.inputs else str(self)
+        if self.inputs is None:
+            return str(self)
+        types = ", ".join("-" if t is None else str(t) for t in self.inputs) or "none"
+        return f"{self} with inputs {types}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +101,9 @@ class DimTable:
     _counter: int = 0
     _fact_set: set[Fact] = field(default_factory=set)
     minimums: dict[Dim, int] = field(default_factory=dict)  # extents a valid run needs this large
+    # Bumped whenever ``minimums`` changes: rule results computed under other minimums (which
+    # sharpen lower bounds) must not be reused (the engine's memo keys on it).
+    minimums_epoch: int = 0
 
     # -- variables ------------------------------------------------------------------------------
 
@@ -182,6 +190,7 @@ class DimTable:
         if value <= (D.lower_bound(d) or 0):
             return
         self.minimums[d] = max(value, self.minimums.get(d, value))
+        self.minimums_epoch += 1
         self.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
 
     def lower_bound(self, d: Dim) -> int | None:

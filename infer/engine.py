@@ -9,14 +9,14 @@ from. Subgraphs (Clause 7.6) and function bodies (Clause 8.4) are walked by the 
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-import networkx as nx
-from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, helper
+from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, helper
 
 import signatures
 from signatures.registry import lookup
@@ -39,6 +39,7 @@ from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
 from .dims import Dim
 from .dimtable import DimTable, Origin, Site
+from .nodeview import NodeView, read_nodes
 from .validate import check_graph, check_node
 from .values import Known, Value, value_from_tensor
 
@@ -134,68 +135,6 @@ def _attr_python(a: AttributeProto) -> Any:
     return attribute_value(a)
 
 
-def collect_dim_params(model: ModelProto) -> frozenset[str]:
-    """Every ``dim_param`` name anywhere in the model (fresh names must avoid them)."""
-    names: set[str] = set()
-
-    def from_type(tp: TypeProto) -> None:
-        kind = tp.WhichOneof("value")
-        if kind in ("tensor_type", "sparse_tensor_type"):
-            t = getattr(tp, kind)
-            if t.HasField("shape"):
-                names.update(d.dim_param for d in t.shape.dim if d.dim_param)
-        elif kind == "sequence_type":
-            from_type(tp.sequence_type.elem_type)
-        elif kind == "optional_type":
-            from_type(tp.optional_type.elem_type)
-        elif kind == "map_type":
-            from_type(tp.map_type.value_type)
-
-    def from_graph(g: GraphProto) -> None:
-        for vi in (*g.input, *g.output, *g.value_info):
-            from_type(vi.type)
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    from_graph(a.g)
-                elif a.type == AttributeProto.GRAPHS:
-                    for sub in a.graphs:
-                        from_graph(sub)
-
-    from_graph(model.graph)
-    for f in model.functions:
-        for vi in (*f.value_info,):
-            from_type(vi.type)
-    return frozenset(names)
-
-
-def subgraph_uses(node: NodeProto) -> set[str]:
-    """Outer names a node's subgraphs read (its implicit inputs, for ordering)."""
-    used: set[str] = set()
-
-    def visit(g: GraphProto, outer_defined: set[str]) -> None:
-        defined = set(outer_defined)
-        defined.update(i.name for i in g.input)
-        defined.update(t.name for t in g.initializer)
-        defined.update(t.values.name for t in g.sparse_initializer)
-        for n in g.node:
-            defined.update(o for o in n.output if o)
-        for n in g.node:
-            used.update(i for i in n.input if i and i not in defined)
-            for a in n.attribute:
-                for sub in [a.g] if a.type == AttributeProto.GRAPH else a.graphs:
-                    visit(sub, defined)
-        used.update(o.name for o in g.output if o.name not in defined)
-
-    for a in node.attribute:
-        if a.type == AttributeProto.GRAPH:
-            visit(a.g, set())
-        elif a.type == AttributeProto.GRAPHS:
-            for sub in a.graphs:
-                visit(sub, set())
-    return used
-
-
 class Engine:
     def __init__(self, model: ModelProto, options: Options | None = None, directory: Path | None = None):
         signatures.load_all()
@@ -207,9 +146,12 @@ class Engine:
         self.scan = limits.scan(model, o.max_depth, o.max_rank, o.max_nodes)
         self.budget = limits.node_budget(self.scan.expanded_nodes, o.max_node_visits)
         self._overflows_nested: list[int] = []  # size-limit refusals inside the rules running
-        self._uses: dict[int, set[str]] = {}  # id(node) -> outer names its subgraphs read
+        # id(node) -> (node, outer names its subgraphs read); the node is kept so its id stays its own
+        self._uses: dict[int, tuple[NodeProto, frozenset[str]]] = {}
         self._external: dict[Any, Any] = {}  # external references already read (or refused)
-        reserved = frozenset() if self.scan.refusals else collect_dim_params(model)
+        self._memo: dict[tuple, list[Value]] = {}  # pure rule results (see ``_memo_key``)
+        self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
+        reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
         self.table = DimTable(reserved=reserved, bindings=dict(self.options.bindings))
         self.diagnostics: list[Diagnostic] = []
         self.records: dict[str, GraphRecord] = {}
@@ -280,18 +222,29 @@ class Engine:
         the first walk learned such a bound and left extents unknown, a second walk starts with
         the bounds (fresh variables are keyed by node, so the second walk names them the same).
         """
-        self._run_once()
-        minimums = dict(self.table.minimums)
-        if not minimums or not any(v.is_fresh for v in self.table):
-            return
-        self.table = DimTable(reserved=self.table.reserved, bindings=self.table.bindings, minimums=minimums)
-        self.diagnostics = []
-        self.records = {}
-        self._warned_default = False
-        self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.max_node_visits)
-        self._run_once()
+        # The walk allocates many small objects and frees few: Python's cyclic collector would
+        # traverse all of them again and again (a third of the time on a large model, and more
+        # than linear in its size). Nothing the walk builds needs it while it runs.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._run_once()
+            minimums = dict(self.table.minimums)
+            if not minimums or not any(v.is_fresh for v in self.table):
+                return
+            self.table = DimTable(reserved=self.table.reserved, bindings=self.table.bindings, minimums=minimums)
+            self.diagnostics = []
+            self.records = {}
+            self._warned_default = False
+            self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.max_node_visits)
+            self._run_once()
+        finally:
+            self.scan.views.clear()  # read for the walk; a result kept for long need not hold them
+            if collecting:
+                gc.enable()
 
     def _run_once(self) -> None:
+        self._memo = {}  # results name this walk's table's variables
         if self.scan.refusals:
             self.records["main"] = GraphRecord("main", "graph")
             for r in self.scan.refusals:
@@ -346,20 +299,15 @@ class Engine:
                 frame.scope.values[name] = v
                 frame.record.values[name] = v
                 frame.record.initializers.add(name)
-            self._walk_nodes(frame, list(graph.node))
+            self._walk_nodes(frame, self.scan.views.get("main") or read_nodes(graph.node))
             self._finish_outputs(frame, graph)
-            self._check_unwalked(graph, "main")
+            self._check_unwalked()
 
-    def _check_unwalked(self, graph: GraphProto, path: str) -> None:
+    def _check_unwalked(self) -> None:
         """Structural checks of subgraphs no rule walked (their operator has no rule, say)."""
-        for idx, n in enumerate(graph.node):
-            for a in n.attribute:
-                if a.type != AttributeProto.GRAPH:
-                    continue
-                sub = f"{path}/{idx}:{a.name}"
-                if sub not in self.records:
-                    check_graph(self, a.g, sub, top_level=False)
-                self._check_unwalked(a.g, sub)
+        for path, graph in self.scan.graphs:
+            if path not in self.records:
+                check_graph(self, graph, path, top_level=False)
 
     def _new_frame(
         self,
@@ -415,34 +363,69 @@ class Engine:
             outs.append(v)
         return outs
 
-    def _subgraph_uses(self, node: NodeProto) -> set[str]:
-        """``subgraph_uses``, once per node: re-walked subgraphs would otherwise repeat it."""
-        if not any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
-            return set()
-        uses = self._uses.get(id(node))
-        if uses is None:
-            uses = self._uses[id(node)] = subgraph_uses(node)
+    def _subgraph_uses(self, node: NodeProto) -> frozenset[str]:
+        """Outer names a node's subgraphs read (its implicit inputs, for ordering), once per node.
+
+        Built bottom-up from the nested nodes' own (cached) uses, so each graph is read once
+        however deep the nesting; reading every nested level again for every enclosing node
+        costs the square of the depth (If in If in If ...).
+        """
+        if not _has_subgraph(node):
+            return _NO_USES
+        hit = self._uses.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        used: set[str] = set()
+        for a in node.attribute:
+            if a.type == AttributeProto.GRAPH:
+                used |= self._graph_uses(a.g)
+            elif a.type == AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    used |= self._graph_uses(g)
+        uses = frozenset(used)
+        self._uses[id(node)] = (node, uses)
         return uses
 
-    def _order(self, frame: Frame, nodes: list[NodeProto]) -> list[int]:
-        """Node indices in an order where producers come first (Clause 7.5)."""
-        defined = set(frame.record.values)
+    def _graph_uses(self, g: GraphProto) -> set[str]:
+        """Names graph ``g`` reads from enclosing graphs (through its own subgraphs too)."""
+        defined = {i.name for i in g.input}
+        defined.update(t.name for t in g.initializer)
+        defined.update(t.values.name for t in g.sparse_initializer)
+        used: set[str] = set()
+        for n in g.node:
+            defined.update(n.output)
+            used.update(n.input)
+            if n.attribute:
+                used |= self._subgraph_uses(n)
+        used.update(o.name for o in g.output)
+        used.discard("")
+        return used - defined
+
+    def _order(self, frame: Frame, views: list[NodeView]) -> list[int]:
+        """Node indices in an order where producers come first (Clause 7.5).
+
+        Only a name produced by this node or a later one of the same graph is out of order: a
+        name nothing here produces is an outer one, or undefined (reported where it is consumed).
+        """
+        producer: dict[str, int] = {}
+        for idx, v in enumerate(views):
+            for o in v.outputs:
+                if o:
+                    producer.setdefault(o, idx)
+        defined, visible_outside = frame.record.values, frame.scope.visible_outside
         in_order = True
-        for n in nodes:
-            for i in (*n.input, *self._subgraph_uses(n)):
-                if i and i not in defined and not frame.scope.visible_outside(i):
+        for idx, v in enumerate(views):
+            for i in (*v.inputs, *self._subgraph_uses(v.node)) if v.has_subgraph else v.inputs:
+                if producer.get(i, -1) >= idx and i not in defined and not visible_outside(i):
                     in_order = False
                     break
             if not in_order:
                 break
-            defined.update(o for o in n.output if o)
         if in_order:
-            return list(range(len(nodes)))
-        producer: dict[str, int] = {}
-        for idx, n in enumerate(nodes):
-            for o in n.output:
-                if o:
-                    producer.setdefault(o, idx)
+            return list(range(len(views)))
+        nodes = [v.node for v in views]
+        import networkx as nx  # only for graphs out of order: its import costs a quarter second
+
         g = nx.DiGraph()
         g.add_nodes_from(range(len(nodes)))
         for idx, n in enumerate(nodes):
@@ -472,24 +455,27 @@ class Engine:
             except nx.NetworkXUnfeasible:
                 return list(range(len(nodes)))
 
-    def _walk_nodes(self, frame: Frame, nodes: list[NodeProto]) -> None:
-        for idx in self._order(frame, nodes):
-            node = nodes[idx]
-            outputs = self.infer_node(frame, idx, node)
-            for name, v in zip(node.output, outputs):
+    def _walk_nodes(self, frame: Frame, views: list[NodeView]) -> None:
+        scope, values, producers = frame.scope, frame.record.values, frame.record.producers
+        nested = scope.parent is not None
+        for idx in self._order(frame, views):
+            view = views[idx]
+            node = view.node
+            outputs = self.infer_node(frame, idx, node, view)
+            for name, v in zip(view.outputs, outputs):
                 if not name:
                     continue
-                if name in frame.record.values or frame.scope.visible_outside(name):
-                    code = "duplicate-definition" if name in frame.record.values else "shadowing"
+                if name in values or (nested and scope.visible_outside(name)):
+                    code = "duplicate-definition" if name in values else "shadowing"
                     self.report(
                         code,
                         f"`{name}` is already defined"
                         + (" in an enclosing graph" if code == "shadowing" else " in this graph"),
                         Location(frame.path, idx, node.name, node.op_type, value=name),
                     )
-                frame.scope.values[name] = v
-                frame.record.values[name] = v
-                frame.record.producers[name] = idx
+                scope.values[name] = v
+                values[name] = v
+                producers[name] = idx
 
     # -- one node -------------------------------------------------------------------------------
 
@@ -505,15 +491,21 @@ class Engine:
                 attrs[a.name] = _attr_python(a)
         return attrs
 
-    def infer_node(self, frame: Frame, idx: int, node: NodeProto) -> list[Value]:
+    def infer_node(self, frame: Frame, idx: int, node: NodeProto, view: NodeView | None = None) -> list[Value]:
+        """Infer one node of ``frame``'s graph (``view``: its fields already read)."""
         self.budget.charge()  # Clause 15.4: bounded work, whatever the nesting
-        loc = Location(frame.path, idx, node.name, node.op_type)
+        if view is None:
+            view = NodeView(node)
         inputs: list[Value | None] = []
-        for name in node.input:
+        scope = frame.scope
+        local = scope.values
+        for name in view.inputs:
             if not name:
                 inputs.append(None)
                 continue
-            v = frame.scope.lookup(name)
+            v = local.get(name)
+            if v is None:
+                v = scope.lookup(name)
             if v is None:
                 self.report(
                     "undefined-value",
@@ -522,9 +514,15 @@ class Engine:
                 )
                 v = Value()
             inputs.append(v)
-        site = Site(frame.path, idx, node.name, node.op_type, node.domain, _types_str(inputs))
-        domain = canonical_domain(node.domain)
+        domain = view.domain
         opset = frame.opsets.get(domain)
+        key = self._memo_key(view, opset, inputs)
+        if key is not None and (hit := self._memo.get(key)) is not None:
+            if all(p.plain_only and name not in frame.declared for p, name in zip(hit, view.outputs)):
+                return [p.plain for p in hit]  # the common case of a repeated layer: nothing to add
+            return self._place_outputs(frame, _site(frame, idx, node, inputs), node, hit, None, ())
+        site = _site(frame, idx, node, inputs)
+        loc = Location(frame.path, idx, node.name, node.op_type)
         attrs = self._node_attrs(frame, node)
         fkey = (domain, node.op_type, node.overload)
         if opset is None and fkey not in self.functions:
@@ -546,6 +544,7 @@ class Engine:
             )
         sig = signature(domain, node.op_type, opset) if opset is not None else None
         ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, attrs)
+        n_diagnostics = len(self.diagnostics)
         check_node(self, ctx, loc)
         if sig is not None:
             # An attribute of the wrong type is reported above; rules never see it (they would
@@ -565,7 +564,16 @@ class Engine:
         else:
             entry = lookup(domain, node.op_type, sig.since_version if sig else (opset or 1))
             if entry is not None and entry.rule is not None:
+                clean = len(self.diagnostics) == n_diagnostics
+                mark = self._side_effect_mark()
                 raw = self._run_rule(entry.rule, ctx, loc)
+                if key is not None and clean and ctx.reason is None and self._side_effect_mark() == mark:
+                    # A pure run of a clean node: a node with the same key gets the same outputs,
+                    # passes the same checks, and nothing was reported or learned that a reuse
+                    # would skip.
+                    values = self._output_values(sig, node.op_type, inputs, raw, len(node.output))
+                    self._memo[key] = values
+                    return self._place_outputs(frame, site, node, values, None, ())
             elif entry is not None:
                 reason = f"{node.op_type} is not supported: {entry.reason}"
                 self.report("unsupported", reason, loc)
@@ -652,6 +660,74 @@ class Engine:
                 out.append(parse_type_str(ts))
         return out
 
+    # -- memoized rule results -----------------------------------------------------------------
+
+    def _memo_key(self, view: NodeView, opset: int | None, inputs: list[Value | None]) -> tuple | None:
+        """What a node's checks and rule depend on, when its result may be reused; else ``None``.
+
+        Repeated layers present the same operator with the same input types, contents and
+        attributes, so their rules run (and their checks pass) once; only clean, pure runs are
+        stored (see ``infer_node``). Nodes with subgraphs, attribute references (whose values
+        live in the calling function) or float zeros among the known contents (``0.0`` and
+        ``-0.0`` compare equal but divide differently) are always inferred afresh, and so is the
+        first node of an implicit default domain (it is warned about once).
+        """
+        domain = view.domain
+        if opset is None or view.has_subgraph or view.has_ref:
+            return None
+        if domain == "" and self.implicit_default and not self._warned_default:
+            return None
+        attrs = tuple(a.SerializeToString() for a in view.attrs) if view.attrs else ()
+        for v in inputs:
+            if v is not None and v.known is not None and v.known.elems:
+                t = v.type
+                if isinstance(t, T.TensorType) and t.elem in _FLOAT_ELEMS and 0.0 in v.known.elems:
+                    return None
+        outs = tuple(bool(o) for o in view.outputs)
+        return (domain, view.op_type, opset, outs, attrs, tuple(inputs), self.table.minimums_epoch)
+
+    def _side_effect_mark(self) -> tuple[int, ...]:
+        """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
+        t = self.table
+        return (len(self.diagnostics), len(t.variables), len(t.facts), t.minimums_epoch,
+                D.overflow_count(), len(self.records))  # fmt: skip
+
+    # -- placing a node's outputs ---------------------------------------------------------------
+
+    def _output_values(
+        self, sig: Signature | None, op_type: str, inputs: list[Value | None], raw: list[Any] | None, n: int
+    ) -> list[Prepared]:
+        """What the rule returned, completed by what the schema's type constraints decide."""
+        base = self._schema_types(sig, inputs, n)
+        return [self._prepare(_to_value(raw[k] if raw is not None and k < len(raw) else None, base[k]), op_type)
+                for k in range(n)]  # fmt: skip
+
+    def _prepare(self, v: Value, op_type: str) -> Prepared:
+        """An output value with the work its placement does when nothing is fresh or declared.
+
+        That work depends on the value alone, so a memoized result carries it and repeated
+        layers skip it.
+        """
+        t = v.type
+        needs_fill = not isinstance(t, (T.TensorType, T.SparseTensorType)) or (
+            t.shape is not None and any(d is None for d in t.shape)
+        )
+        plain = self._settle(v, t, op_type)
+        note = _needs_note(plain)
+        return Prepared(v, needs_fill, plain, note, not needs_fill and not note)
+
+    def _settle(self, v: Value, t: T.Type, op_type: str) -> Value:
+        """``v`` with type ``t``: contents dropped where they do not fit (or are not propagated,
+        an option; a Constant's are always kept), empty ones made known."""
+        known = v.known
+        if known is not None and (
+            not _known_fits(known, t) or (not self.options.propagate_values and op_type != "Constant")
+        ):
+            return Value(t)
+        if known is None:
+            return _with_empty_contents(Value(t) if t is not v.type else v)
+        return v if t is v.type else Value(t, known)
+
     def _finish_node(
         self,
         frame: Frame,
@@ -663,32 +739,43 @@ class Engine:
         reason: str | None,
         causes: tuple[str, ...] = (),
     ) -> list[Value]:
-        n = len(node.output)
-        base = self._schema_types(sig, inputs, n)
-        reason = reason or f"the rule for {node.op_type} cannot determine this extent from its inputs"
+        values = self._output_values(sig, node.op_type, inputs, raw, len(node.output))
+        return self._place_outputs(frame, site, node, values, reason, causes)
+
+    def _place_outputs(
+        self,
+        frame: Frame,
+        site: Site,
+        node: NodeProto,
+        prepared: list[Prepared],
+        reason: str | None,
+        causes: tuple[str, ...],
+    ) -> list[Value]:
+        """Name this node's unknown extents, refine by declarations, note unknown contents."""
         outs: list[Value] = []
         for k, name in enumerate(node.output):
-            spec = raw[k] if raw is not None and k < len(raw) else None
-            v = _to_value(spec, base[k])
+            p = prepared[k]
             if not name:
-                outs.append(v)
+                outs.append(p.value)
                 continue
-            t = self._fill_unknown(
-                v.type,
-                lambda axis, k=k, name=name: (
-                    Origin("fresh", reason, site, name, axis, causes),
-                    (site.graph, site.node_index, k, axis),
-                ),
-            )
-            t = self._refine_declared(frame, site, name, t)
-            if v.known is not None and (
-                not _known_fits(v.known, t) or (not self.options.propagate_values and node.op_type != "Constant")
-            ):
-                v = Value(t)
+            if not p.needs_fill and name not in frame.declared:
+                v = p.plain
             else:
-                v = _with_empty_contents(Value(t, v.known))
-            if (v.known is None and _is_small_int_tensor(t)) or _rank_unknown(t):
-                frame.record.notes[name] = ContentNote(site, reason, causes)
+                t = p.value.type
+                if p.needs_fill:
+                    why = reason or _default_reason(node.op_type)
+                    t = self._fill_unknown(
+                        t,
+                        lambda axis, k=k, name=name, why=why: (
+                            Origin("fresh", why, site, name, axis, causes),
+                            (site.graph, site.node_index, k, axis),
+                        ),
+                    )
+                if name in frame.declared:
+                    t = self._refine_declared(frame, site, name, t)
+                v = self._settle(p.value, t, node.op_type)
+            if p.note if v is p.plain else _needs_note(v):
+                frame.record.notes[name] = ContentNote(site, reason or _default_reason(node.op_type), causes)
             outs.append(v)
         return outs
 
@@ -782,7 +869,7 @@ class Engine:
             sub.record.values[name] = v
             sub.record.initializers.add(name)
         try:
-            self._walk_nodes(sub, list(graph.node))
+            self._walk_nodes(sub, self.scan.views.get(path) or read_nodes(graph.node))
             return self._finish_outputs(sub, graph)
         finally:
             if quiet:
@@ -855,7 +942,7 @@ class Engine:
             )
         nodes = [absent(n) for n in fn.node]
         record.nodes = nodes
-        self._walk_nodes(sub, nodes)
+        self._walk_nodes(sub, read_nodes(nodes))
         out = []
         for name in fn.output:
             v = scope.lookup(name)
@@ -869,8 +956,23 @@ class Engine:
         return out
 
 
-def _types_str(inputs: list[Value | None]) -> str:
-    return ", ".join("-" if v is None else str(v.type) for v in inputs) or "none"
+_SUBGRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+_NO_USES: frozenset[str] = frozenset()
+
+
+def _has_subgraph(node: NodeProto) -> bool:
+    for a in node.attribute:
+        if a.type in _SUBGRAPH_ATTRS:
+            return True
+    return False
+
+
+_FLOAT_ELEMS = frozenset({
+    TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,
+    TensorProto.COMPLEX64, TensorProto.COMPLEX128,
+    *(getattr(TensorProto, n) for n in ("FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+                                        "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(TensorProto, n)),
+})  # fmt: skip
 
 
 def _with_empty_contents(v: Value) -> Value:
@@ -931,6 +1033,29 @@ def _to_value(spec: Any, base: T.Type) -> Value:
     if isinstance(spec, T.UnknownType):
         return Value(base, known)
     return Value(spec, known)
+
+
+class Prepared(NamedTuple):
+    """One output of a rule, ready to place (see ``Engine._prepare``)."""
+
+    value: Value  # as the rule and the schema give it
+    needs_fill: bool  # has unknown extents (or a kind whose placement the engine always does)
+    plain: Value  # the value placed where nothing is fresh or declared
+    note: bool  # ``plain`` needs a content note (unknown shape contents or rank)
+    plain_only: bool  # placed as ``plain`` with no note, unless a declaration refines it
+
+
+def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:
+    types = tuple(None if v is None else v.type for v in inputs)
+    return Site(frame.path, idx, node.name, node.op_type, node.domain, types)
+
+
+def _default_reason(op_type: str) -> str:
+    return f"the rule for {op_type} cannot determine this extent from its inputs"
+
+
+def _needs_note(v: Value) -> bool:
+    return (v.known is None and _is_small_int_tensor(v.type)) or _rank_unknown(v.type)
 
 
 def _known_fits(k: Known, t: T.Type) -> bool:

@@ -19,6 +19,8 @@ from typing import Any
 
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 
+from .nodeview import NodeView, read_nodes
+
 # -- the per-run limits (defaults of ``infer_model``'s keyword arguments) ------------------------
 
 MAX_DEPTH = 64  # nesting of subgraphs and of function calls
@@ -39,6 +41,9 @@ OPSET_CEILING = (1 << 31) - 1  # opset versions above are read as this (onnx.def
 # -- fixed limits, enforced where they are defined (listed here for the documentation) ----------
 
 MAX_KNOWN_ELEMENTS = 1 << 12  # elements of a tensor whose contents are tracked (infer.values)
+# Floating-point constants compute shapes only in small tensors (Resize scales, a Range's bounds);
+# larger ones are weights, whose elements would cost memory and time for nothing.
+MAX_KNOWN_FLOAT_ELEMENTS = 1 << 8
 MAX_INT_MAGNITUDE = 1 << 128  # integers in extent arithmetic; beyond, the result is unknown (dims)
 MAX_EXTERNAL_HASH_BYTES = 1 << 32  # external files hashed to verify a checksum (infer.external)
 
@@ -64,6 +69,9 @@ TABLE: list[tuple[str, Any, str, str]] = [
      "the model is refused: `limit` error"),
     ("MAX_KNOWN_ELEMENTS", MAX_KNOWN_ELEMENTS, "elements of a tensor whose contents are tracked",
      "larger tensors have unknown contents"),
+    ("MAX_KNOWN_FLOAT_ELEMENTS", MAX_KNOWN_FLOAT_ELEMENTS,
+     "elements of a floating-point initializer or Constant whose contents are read",
+     "larger ones (weights) have unknown contents"),
     ("MAX_INT_MAGNITUDE", "2^128", "an integer in extent arithmetic",
      "the result is unknown (a fresh variable where it is an extent)"),
     ("MAX_EXTERNAL_HASH_BYTES", MAX_EXTERNAL_HASH_BYTES, "an external file whose checksum must be verified",
@@ -139,10 +147,17 @@ class Scan:
     depth: int = 0  # deepest static subgraph nesting (0: the main graph only)
     refusals: list[Refusal] = field(default_factory=list)
     external: list[tuple[str, TensorProto]] = field(default_factory=list)  # (graph path, tensor)
+    # Found on the way, so that no other pass walks every node again:
+    dim_params: set[str] = field(default_factory=set)  # every dim_param name declared anywhere
+    graphs: list[tuple[str, GraphProto]] = field(default_factory=list)  # subgraphs the engine can walk
+    views: dict[str, list[NodeView]] = field(default_factory=dict)  # graph path -> its nodes, read once
 
 
-def _type_problem(tp: TypeProto, max_rank: int) -> str | None:
-    """Why a declared type exceeds a limit (rank, nesting), or ``None``; iterative."""
+def _type_problem(tp: TypeProto, max_rank: int, dim_params: set[str]) -> str | None:
+    """Why a declared type exceeds a limit (rank, nesting), or ``None``; iterative.
+
+    The ``dim_param`` names of the type are added to ``dim_params`` on the way.
+    """
     stack = [(tp, 0)]
     while stack:
         t, depth = stack.pop()
@@ -151,8 +166,10 @@ def _type_problem(tp: TypeProto, max_rank: int) -> str | None:
         kind = t.WhichOneof("value")
         if kind in ("tensor_type", "sparse_tensor_type"):
             inner = getattr(t, kind)
-            if inner.HasField("shape") and len(inner.shape.dim) > max_rank:
-                return f"its type has rank {len(inner.shape.dim)}, above the limit {max_rank} (max_rank)"
+            if inner.HasField("shape"):
+                if len(inner.shape.dim) > max_rank:
+                    return f"its type has rank {len(inner.shape.dim)}, above the limit {max_rank} (max_rank)"
+                dim_params.update(d.dim_param for d in inner.shape.dim if d.dim_param)
         elif kind in ("sequence_type", "optional_type"):
             inner = getattr(t, kind)
             if inner.HasField("elem_type"):
@@ -160,6 +177,12 @@ def _type_problem(tp: TypeProto, max_rank: int) -> str | None:
         elif kind == "map_type" and t.map_type.HasField("value_type"):
             stack.append((t.map_type.value_type, depth + 1))
     return None
+
+
+_SCALAR_ATTRS = frozenset({
+    AttributeProto.FLOAT, AttributeProto.INT, AttributeProto.STRING, AttributeProto.FLOATS,
+    AttributeProto.INTS, AttributeProto.STRINGS, AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS,
+})  # fmt: skip
 
 
 def _graphs_of(node_attrs: Any) -> Iterator[tuple[str, GraphProto]]:
@@ -196,16 +219,20 @@ def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Sc
         if t.data_location == TensorProto.EXTERNAL or t.external_data:
             out.external.append((path, t))
 
-    # Graphs are visited with an explicit stack: (graph, path, depth).
-    stack: list[tuple[GraphProto, str, int]] = [(model.graph, "main", 0)]
+    # Graphs are visited with an explicit stack: (graph, path, depth, walkable). A graph is
+    # walkable when every step to it is a GRAPH attribute (what the engine follows).
+    stack: list[tuple[GraphProto, str, int, bool]] = [(model.graph, "main", 0, True)]
+    count_calls = len(model.functions) > 0
     while stack:
-        g, path, depth = stack.pop()
+        g, path, depth, walkable = stack.pop()
         out.depth = max(out.depth, depth)
         if depth > max_depth:
             refuse(path, f"subgraphs nest {depth} deep, above the limit {max_depth} (max_depth)")
             continue
+        if walkable and depth:
+            out.graphs.append((path, g))
         for vi in (*g.input, *g.output, *g.value_info):
-            problem = _type_problem(vi.type, max_rank) if vi.HasField("type") else None
+            problem = _type_problem(vi.type, max_rank, out.dim_params) if vi.HasField("type") else None
             if problem:
                 refuse(path, f"`{vi.name}`: {problem}", vi.name)
         for t in g.initializer:
@@ -215,19 +242,38 @@ def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Sc
             if len(st.dims) > max_rank:
                 refuse(path, f"sparse initializer `{st.values.name}` has rank {len(st.dims)} (max_rank {max_rank})")
         out.nodes += len(g.node)
-        for idx, n in enumerate(g.node):
-            calls[(n.domain, n.op_type)] = calls.get((n.domain, n.op_type), 0) + 1
-            for t in _tensors_of(n.attribute):
+        if out.nodes > max_nodes:
+            continue  # refused below; not worth reading
+        views = read_nodes(g.node)
+        if walkable:
+            out.views[path] = views
+        for idx, n in enumerate(views):
+            if count_calls:
+                key = (n.node.domain, n.op_type)
+                calls[key] = calls.get(key, 0) + 1
+            if not n.attrs:
+                continue
+            # Inference reads an attribute's payload by its type: a scalar one carries nothing to
+            # measure (whatever else a malformed one sets, nothing reads it).
+            attrs = [a for a in n.attrs if a.type not in _SCALAR_ATTRS]
+            if not attrs:
+                continue
+            for t in _tensors_of(attrs):
                 tensor(f"{path}/{idx}", t, "tensor attribute")
-            for name, sub in _graphs_of(n.attribute):
-                stack.append((sub, f"{path}/{idx}:{name}", depth + 1))
+            for a in attrs:
+                if a.type == AttributeProto.GRAPH:
+                    stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, walkable))
+                elif a.HasField("g"):
+                    stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, False))
+                for k, sub in enumerate(a.graphs):
+                    stack.append((sub, f"{path}/{idx}:{a.name}[{k}]", depth + 1, False))
     out.expanded_nodes = out.nodes + _function_nodes(model, calls, max(max_nodes, MAX_EXPANSION_BASE))
     for f in model.functions:
         for idx, n in enumerate(f.node):
             for t in _tensors_of(n.attribute):
                 tensor(f"function {f.domain}.{f.name}/{idx}", t, "tensor attribute")
         for vi in getattr(f, "value_info", ()):
-            problem = _type_problem(vi.type, max_rank) if vi.HasField("type") else None
+            problem = _type_problem(vi.type, max_rank, out.dim_params) if vi.HasField("type") else None
             if problem:
                 refuse(f"function {f.domain}.{f.name}", f"`{vi.name}`: {problem}", vi.name)
     written = out.nodes + sum(len(f.node) for f in model.functions)

@@ -13,11 +13,11 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import DecodeError
 from onnx import ModelProto
 
 from .limits import MAX_MODEL_BYTES
+from .utf8 import non_utf8_field
 
 ModelSource = ModelProto | bytes | bytearray | str | os.PathLike
 
@@ -49,29 +49,9 @@ def _parse(data: bytes, what: str) -> ModelProto:
 
 def _check_strings(model: ModelProto, what: str) -> None:
     """Every string field must be UTF-8 (names are text); protobuf hands back ``bytes`` otherwise."""
-    field = _non_utf8_field(model)
+    field = non_utf8_field(model)
     if field is not None:
         raise ModelLoadError(f"{what} is not an ONNX model: the string {field} is not valid UTF-8")
-
-
-def _non_utf8_field(model: ModelProto) -> str | None:
-    """The path of the first string field that is not valid UTF-8, without recursion."""
-    stack: list[tuple[Message, str]] = [(model, "model")]
-    while stack:
-        msg, where = stack.pop()
-        for fd, value in msg.ListFields():
-            # ``is_repeated`` in protobuf >= 6; ``label`` before (and removed since).
-            repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
-            if fd.type == FieldDescriptor.TYPE_STRING:
-                for k, v in enumerate(value if repeated else [value]):
-                    if isinstance(v, bytes):
-                        return f"{where}.{fd.name}" + (f"[{k}]" if repeated else "")
-            elif fd.type == FieldDescriptor.TYPE_MESSAGE:
-                if repeated:
-                    stack.extend((v, f"{where}.{fd.name}[{k}]") for k, v in enumerate(value))
-                else:
-                    stack.append((value, f"{where}.{fd.name}"))
-    return None
 
 
 def _read_file(path: Path, max_bytes: int) -> bytes:

@@ -3,7 +3,8 @@
 Shapes are computed in models (``Shape -> Gather -> Concat -> Reshape``), so small integer
 tensors are tracked element by element as dims: ``Known((4,), (batch, seq, 12, 64))``. Constant
 floats and bools are tracked too (Resize scales, Where conditions). Only tensors up to
-``MAX_KNOWN_ELEMENTS`` elements are tracked (Clause 15.4: bounded memory).
+``MAX_KNOWN_ELEMENTS`` elements are tracked (Clause 15.4: bounded memory), and floating-point
+initializers and constants only up to ``MAX_KNOWN_FLOAT_ELEMENTS`` (larger ones are weights).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from . import dims as D
-from .limits import MAX_KNOWN_ELEMENTS
+from .limits import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
 from .types import UNKNOWN, TensorType, Type, tensor
 
 Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer)
@@ -137,10 +138,22 @@ _TRACKED = {
 }  # fmt: skip
 
 
+_FLOATS = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16}
+
+
 def known_from_array(arr: np.ndarray) -> Known | None:
     if arr.size > MAX_KNOWN_ELEMENTS:
         return None
-    return Known(tuple(int(s) for s in arr.shape), tuple(_py(x) for x in arr.reshape(-1).tolist()))
+    flat = arr.reshape(-1).tolist()  # numpy's own conversion to Python bool, int and float
+    shape = tuple(int(s) for s in arr.shape)
+    if arr.dtype.kind in "biuf":
+        # Elements of a numeric array are within the int64/uint64 ranges ``Known`` enforces:
+        # the per-element check is skipped (weights of a few thousand elements are common).
+        known = object.__new__(Known)
+        object.__setattr__(known, "shape", shape)
+        object.__setattr__(known, "elems", tuple(flat))
+        return known
+    return Known(shape, tuple(_py(x) for x in flat))
 
 
 def tensor_element_count(t: TensorProto) -> int:
@@ -162,7 +175,7 @@ def value_from_tensor(t: TensorProto, read_contents: bool = True) -> Value:
         or t.data_type not in _TRACKED
         or t.data_location == TensorProto.EXTERNAL
         or any(d < 0 for d in t.dims)
-        or tensor_element_count(t) > MAX_KNOWN_ELEMENTS
+        or tensor_element_count(t) > (MAX_KNOWN_FLOAT_ELEMENTS if t.data_type in _FLOATS else MAX_KNOWN_ELEMENTS)
     ):
         return Value(typ)
     try:

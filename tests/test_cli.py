@@ -247,7 +247,7 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
     path = tmp_path / "chain.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
     argv = [sys.executable, "-m", "infer.cli", "check", str(path)]
-    err = _on_a_terminal(argv, stderr_only=True)
+    err = _on_a_terminal(argv, stderr_only=True, env={"ONNX_INFER_PROGRESS_DELAY": "0"})
     assert "nodes" in err and "/3000" in err and "\r" in err
     assert _on_a_terminal([*argv, "-q"], stderr_only=True) == ""
     piped = cli("check", str(path))

@@ -1,0 +1,310 @@
+"""Time onnx-infer against its peers on large models, and measure how it scales.
+
+    python -m benchmarks.run                 # everything (about 5 minutes on 2 cores)
+    python -m benchmarks.run --models gpt2_48 --repeat 5
+    python -m benchmarks.run --scaling-only
+
+Engines, each called on an in-memory model in one process, after a warm-up, best of
+``--repeat`` runs (wall clock):
+
+* ``onnx-infer``: ``infer.infer_model(model)`` (types, shapes, dimension table, diagnostics as
+  Python objects), and ``+ annotate``: the same plus ``result.model``, the copy with every
+  ``value_info`` written (what the other three return);
+* ``onnx``: ``onnx.shape_inference.infer_shapes(model, data_prop=True)``;
+* ``onnxruntime``: ``SymbolicShapeInference.infer_shapes(model, auto_merge=True)``;
+* ``onnx-shape-inference``: ``infer_symbolic_shapes`` on an ``onnx_ir`` model converted
+  beforehand (the conversion is not timed; it mutates the model, so each run gets a new one).
+
+The large models come from ``benchmarks/make_models.py`` (run it once with the export venv);
+missing ones are skipped with a note. The synthetic models (``benchmarks/synthetic.py``) are
+built here. Scaling: inference time and peak memory of the synthetic chain from 1,000 to
+100,000 nodes, each size in a fresh process; memory is the peak of Python allocations during
+inference (``tracemalloc``) and the growth of the process's peak resident size, against the
+size of the serialized model without its weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+HERE = Path(__file__).resolve().parent
+MODELS = HERE / "models"
+LARGE = ["gpt2_48", "llama_32", "resnet152"]
+SCALING_SIZES = [1_000, 3_000, 10_000, 30_000, 100_000]
+
+
+# --------------------------------------------------------------------------- engines
+
+
+def _onnx_infer(model: onnx.ModelProto) -> Callable[[], Any]:
+    import infer
+
+    return lambda: infer.infer_model(model)
+
+
+def _onnx_infer_annotate(model: onnx.ModelProto) -> Callable[[], Any]:
+    import infer
+
+    return lambda: infer.infer_model(model).model
+
+
+def _onnx(model: onnx.ModelProto) -> Callable[[], Any]:
+    from onnx import shape_inference
+
+    return lambda: shape_inference.infer_shapes(model, data_prop=True)
+
+
+def _onnxruntime(model: onnx.ModelProto) -> Callable[[], Any]:
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    return lambda: SymbolicShapeInference.infer_shapes(model, auto_merge=True)
+
+
+class _IrRun:
+    """onnx-shape-inference on a fresh ``onnx_ir`` model each run (conversion not timed)."""
+
+    def __init__(self, model: onnx.ModelProto):
+        import onnx_ir
+
+        self.convert = lambda: onnx_ir.from_proto(model)
+        self.next = self.convert()
+
+    def __call__(self) -> Any:
+        from onnx_shape_inference import infer_symbolic_shapes
+
+        return infer_symbolic_shapes(self.next)
+
+    def reset(self) -> None:
+        self.next = self.convert()
+
+
+ENGINES: dict[str, Callable[[onnx.ModelProto], Callable[[], Any]]] = {
+    "onnx-infer": _onnx_infer,
+    "onnx-infer + annotate": _onnx_infer_annotate,
+    "onnx": _onnx,
+    "onnxruntime": _onnxruntime,
+    "onnx-shape-inference": _IrRun,
+}
+
+
+def best_time(run: Callable[[], Any], repeat: int) -> float:
+    """The fastest of ``repeat`` runs, in seconds (a failure propagates)."""
+    best = float("inf")
+    for _ in range(repeat):
+        if isinstance(run, _IrRun):
+            run.reset()
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def time_model(name: str, model: onnx.ModelProto, repeat: int, engines: list[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"model": name, "nodes": len(model.graph.node)}
+    for engine in engines:
+        try:
+            run = ENGINES[engine](model)
+            if engine.startswith("onnx-infer"):
+                # Build the operator signatures this model uses, once per process (the peers'
+                # are compiled in); the time of this first run is reported as "cold".
+                start = time.perf_counter()
+                run()
+                row.setdefault("onnx-infer cold", time.perf_counter() - start)
+            row[engine] = best_time(run, repeat)
+        except Exception as e:  # a peer that fails on a model is reported, not fatal
+            row[engine] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
+    return row
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:8.3f}" if isinstance(v, float) else str(v)
+
+
+def print_table(rows: list[dict[str, Any]], engines: list[str]) -> None:
+    print(f"{'model':<22}{'nodes':>8}  " + "  ".join(f"{e:>22}" for e in engines))
+    for r in rows:
+        print(f"{r['model']:<22}{r['nodes']:>8}  " + "  ".join(f"{_fmt(r.get(e, '-')):>22}" for e in engines))
+    print("\nratios (onnx-infer time / peer time; below 1 is faster):")
+    for r in rows:
+        ours, annotated = r.get("onnx-infer"), r.get("onnx-infer + annotate")
+        parts = []
+        for peer in ("onnx", "onnxruntime", "onnx-shape-inference"):
+            theirs = r.get(peer)
+            if isinstance(ours, float) and isinstance(theirs, float) and theirs > 0:
+                text = f"{peer} {ours / theirs:.2f}"
+                if isinstance(annotated, float):
+                    text += f" (annotated {annotated / theirs:.2f})"
+                parts.append(text)
+        print(f"  {r['model']:<20} " + "; ".join(parts))
+
+
+# --------------------------------------------------------------------------- scaling
+
+
+def weightless_size(model: onnx.ModelProto) -> int:
+    """Bytes of ``model`` serialized with every initializer's data removed (dims kept)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for t in copy.graph.initializer:
+        for f in ("raw_data", "float_data", "int32_data", "int64_data", "double_data", "uint64_data"):
+            t.ClearField(f)
+    return copy.ByteSize()
+
+
+def measure_one(n_nodes: int) -> dict[str, Any]:
+    """Time and memory of inferring the synthetic chain of ``n_nodes`` (run in a fresh process)."""
+    import tracemalloc
+
+    import infer
+
+    from .synthetic import growing_chain
+
+    infer.infer_model(growing_chain(200))  # imports and signatures, outside what is measured
+    model = growing_chain(n_nodes)
+    size = weightless_size(model)
+    start = time.perf_counter()
+    infer.infer_model(model)
+    seconds = time.perf_counter() - start
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    tracemalloc.start()
+    result = infer.infer_model(model)
+    _, python_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del result
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {
+        "nodes": len(model.graph.node),
+        "seconds": seconds,
+        "model_bytes_without_weights": size,
+        "python_peak_bytes": python_peak,
+        "peak_rss_growth_bytes": max(0, rss_after - rss_before),
+    }
+
+
+def scaling(sizes: list[int]) -> list[dict[str, Any]]:
+    rows = []
+    for n in sizes:
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.run", "--measure-one", str(n)],
+            cwd=HERE.parent, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"\n{'nodes':>8} {'seconds':>9} {'us/node':>8} {'model MB':>9} {'python peak MB':>15} "
+          f"{'x model':>8} {'RSS growth MB':>14}")  # fmt: skip
+    for r in rows:
+        mb = r["model_bytes_without_weights"] / 1e6
+        peak = r["python_peak_bytes"] / 1e6
+        print(f"{r['nodes']:>8} {r['seconds']:>9.3f} {1e6 * r['seconds'] / r['nodes']:>8.1f} {mb:>9.2f} "
+              f"{peak:>15.1f} {peak / mb:>8.2f} {r['peak_rss_growth_bytes'] / 1e6:>14.1f}")  # fmt: skip
+    small = min(rows, key=lambda r: abs(r["nodes"] - 10_000))
+    large = max(rows, key=lambda r: r["nodes"])
+    if small is not large:
+        growth = large["seconds"] / small["seconds"]
+        print(f"time at {large['nodes']} nodes / time at {small['nodes']} nodes: {growth:.1f} "
+              f"(node ratio {large['nodes'] / small['nodes']:.1f})")  # fmt: skip
+    return rows
+
+
+# --------------------------------------------------------------------------- external data
+
+
+def external_data(path: Path, gigabytes: int = 4, repeat: int = 3) -> None:
+    """Time a model whose weights live in a file of several GB against the same without the file.
+
+    The file is made sparse (``truncate``), so it takes no disk space; inference must not read
+    it (Clause 13), so both times should be the same.
+    """
+    import tempfile
+
+    import infer
+
+    model = onnx.load(str(path))
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "model.onnx"
+        onnx.save_model(model, str(target), save_as_external_data=True, location="weights.bin", size_threshold=0)
+        data = Path(tmp) / "weights.bin"
+        real = data.stat().st_size
+        os.truncate(data, gigabytes << 30)
+        with_file = best_time(lambda: infer.infer_model(target), repeat)
+        data.unlink()
+        without_file = best_time(lambda: infer.infer_model(target), repeat)
+    print(f"\nexternal data ({path.stem}, {real / 1e6:.0f} MB of weights in a {gigabytes} GB file): "
+          f"{with_file:.3f} s with the file, {without_file:.3f} s without it")  # fmt: skip
+
+
+# --------------------------------------------------------------------------- main
+
+
+def environment() -> str:
+    import numpy
+    import onnxruntime
+    import sympy
+
+    try:
+        from importlib.metadata import version
+
+        osi = version("onnx-shape-inference")
+    except Exception:
+        osi = "not installed"
+    return (f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+            f"{os.cpu_count()} cores; onnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}, "
+            f"onnx-shape-inference {osi}, sympy {sympy.__version__}, numpy {numpy.__version__}")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="*", default=[*LARGE, "synthetic_100k"],
+                        help="large models to time (default: all, and the 100,000-node synthetic chain)")  # fmt: skip
+    parser.add_argument("--engines", nargs="*", default=list(ENGINES), choices=list(ENGINES))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scaling-only", action="store_true")
+    parser.add_argument("--no-scaling", action="store_true")
+    parser.add_argument("--measure-one", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.measure_one:
+        print(json.dumps(measure_one(args.measure_one)))
+        return 0
+    warnings.filterwarnings("ignore")
+    print(environment())
+    if not args.scaling_only:
+        import infer
+
+        from .synthetic import growing_chain
+
+        infer.infer_model(growing_chain(200))  # import and warm-up, for every engine alike
+        rows = []
+        for name in args.models:
+            if name == "synthetic_100k":
+                model = growing_chain(100_000)
+                rows.append(time_model(name, model, 1, args.engines))
+                continue
+            path = MODELS / f"{name}.onnx"
+            if not path.exists():
+                print(f"{name}: {path} is missing; make it with "
+                      "`/work/export-venv/bin/python benchmarks/make_models.py` (needs torch)")  # fmt: skip
+                continue
+            rows.append(time_model(name, onnx.load(str(path)), args.repeat, args.engines))
+        print()
+        print_table(rows, args.engines)
+        if (MODELS / "gpt2_48.onnx").exists():
+            external_data(MODELS / "gpt2_48.onnx")
+    if not args.no_scaling:
+        scaling(SCALING_SIZES)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""Is every string field of a model valid UTF-8? (Names are text; protobuf hands back ``bytes``.)
+
+ONNX's messages are proto2, whose parser accepts any bytes in a string field. The check
+serializes the model without its weights and parses that as a copy of its message types whose
+string fields protobuf validates (edition 2023, ``utf8_validation = VERIFY``): that runs at C
+speed. Only when that parse fails, or the copy cannot be built (an older protobuf), are the
+fields walked in Python, which names the field at fault.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from onnx import ModelProto
+
+
+@functools.cache
+def _verifying_model_class() -> Any:
+    """ModelProto with UTF-8 validation on every string field, or ``None`` if protobuf cannot."""
+    try:
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+        fdp = descriptor_pb2.FileDescriptorProto()
+        ModelProto.DESCRIPTOR.file.CopyToProto(fdp)
+        old, new = f".{fdp.package}.", ".onnx_infer_utf8_check."
+        fdp.name, fdp.package = "onnx_infer_utf8_check.proto", new.strip(".")
+        fdp.syntax, fdp.edition = "editions", descriptor_pb2.EDITION_2023
+        fs = descriptor_pb2.FeatureSet
+        # proto2's semantics in edition terms, except that strings are verified.
+        features = fdp.options.features
+        features.field_presence = fs.EXPLICIT
+        features.enum_type = fs.CLOSED
+        features.repeated_field_encoding = fs.EXPANDED
+        features.message_encoding = fs.LENGTH_PREFIXED
+        features.json_format = fs.LEGACY_BEST_EFFORT
+        features.utf8_validation = fs.VERIFY
+        stack = list(fdp.message_type)
+        while stack:
+            msg = stack.pop()
+            stack.extend(msg.nested_type)
+            for f in msg.field:
+                if f.type_name.startswith(old):
+                    f.type_name = new + f.type_name[len(old) :]
+                if f.label == f.LABEL_REQUIRED:
+                    f.label = f.LABEL_OPTIONAL
+                    f.options.features.field_presence = fs.LEGACY_REQUIRED
+                if f.options.HasField("packed"):
+                    packed = f.options.packed
+                    f.options.ClearField("packed")
+                    f.options.features.repeated_field_encoding = fs.PACKED if packed else fs.EXPANDED
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(fdp)
+        return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{fdp.package}.ModelProto"))
+    except Exception:  # any protobuf without editions: the Python walk does the job
+        return None
+
+
+def non_utf8_field(model: ModelProto) -> str | None:
+    """The path of the first string field of ``model`` that is not UTF-8, else ``None``."""
+    verifying = _verifying_model_class()
+    if verifying is not None:
+        try:
+            # The weights are left out: they hold no text, and serializing them would take time
+            # and as much memory again as the model. Initializers' own strings are walked.
+            verifying.FromString(_without_initializers(model).SerializeToString())
+            graph = model.graph
+            if not any(_bad_tensor(t) for t in graph.initializer) and not any(
+                walk_non_utf8_field(t) for t in graph.sparse_initializer
+            ):
+                return None
+        except Exception:
+            pass  # some string is not UTF-8 (or protobuf objects): the walk says which
+    return walk_non_utf8_field(model)
+
+
+def _copy_fields(src: Message, dst: Message, skip: tuple[str, ...] = ()) -> None:
+    """Copy every set field of ``src`` into ``dst`` but those named in ``skip`` (C-level copies)."""
+    for fd, value in src.ListFields():
+        if fd.name in skip:
+            continue
+        if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
+            if repeated:
+                getattr(dst, fd.name).extend(value)
+            else:
+                getattr(dst, fd.name).CopyFrom(value)
+        elif isinstance(value, (str, bytes, int, float, bool)):
+            setattr(dst, fd.name, value)
+        else:
+            getattr(dst, fd.name).extend(value)
+
+
+def _without_initializers(model: ModelProto) -> ModelProto:
+    """A copy of ``model`` whose main graph has no initializers (everything else kept)."""
+    shell = ModelProto()
+    _copy_fields(model, shell, skip=("graph",))
+    if model.HasField("graph"):
+        shell.graph.SetInParent()
+        _copy_fields(model.graph, shell.graph, skip=("initializer", "sparse_initializer"))
+    return shell
+
+
+def _bad_tensor(t: Message) -> bool:
+    """Does an initializer hold a string that is not UTF-8? (Its data fields are bytes, not text.)"""
+    if type(t.name) is bytes or type(t.doc_string) is bytes:
+        return True
+    return bool(len(t.external_data) or len(t.metadata_props)) and walk_non_utf8_field(t) is not None
+
+
+class _Plan:
+    """The string and message fields of one message type, for the walk."""
+
+    __slots__ = ("messages", "repeated_messages", "repeated_strings", "strings")
+
+    def __init__(self, descriptor: Any):
+        self.strings: list[str] = []
+        self.repeated_strings: list[str] = []
+        self.messages: list[str] = []
+        self.repeated_messages: list[str] = []
+        for fd in descriptor.fields:
+            # ``is_repeated`` in protobuf >= 6; ``label`` before (and removed since).
+            repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
+            if fd.type == FieldDescriptor.TYPE_STRING:
+                (self.repeated_strings if repeated else self.strings).append(fd.name)
+            elif fd.type == FieldDescriptor.TYPE_MESSAGE:
+                (self.repeated_messages if repeated else self.messages).append(fd.name)
+
+
+_PLANS: dict[Any, _Plan] = {}
+Trail = tuple | None  # (parent trail, field name, index or None): a path built only when needed
+
+
+def walk_non_utf8_field(model: Message) -> str | None:
+    """``non_utf8_field`` by visiting every message in Python, without recursion."""
+    stack: list[tuple[Message, Trail]] = [(model, None)]
+    while stack:
+        msg, trail = stack.pop()
+        plan = _PLANS.get(msg.DESCRIPTOR)
+        if plan is None:
+            plan = _PLANS[msg.DESCRIPTOR] = _Plan(msg.DESCRIPTOR)
+        for name in plan.strings:
+            if type(getattr(msg, name)) is bytes:
+                return _path((trail, name, None))
+        for name in plan.repeated_strings:
+            for k, v in enumerate(getattr(msg, name)):
+                if type(v) is bytes:
+                    return _path((trail, name, k))
+        for name in plan.messages:
+            if msg.HasField(name):
+                stack.append((getattr(msg, name), (trail, name, None)))
+        for name in plan.repeated_messages:
+            values = getattr(msg, name)
+            if values:
+                stack.extend((v, (trail, name, k)) for k, v in enumerate(values))
+    return None
+
+
+def _path(trail: Trail) -> str:
+    """``model.graph.node[3].name`` from a trail."""
+    parts: list[str] = []
+    while trail is not None:
+        trail, name, index = trail
+        parts.append(f".{name}" if index is None else f".{name}[{index}]")
+    return "model" + "".join(reversed(parts))

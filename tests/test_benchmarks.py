@@ -1,0 +1,37 @@
+"""The benchmark's synthetic models are valid and inferred exactly; its scaling probe runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+import infer
+from benchmarks.synthetic import NODES_PER_BLOCK, growing_chain
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_growing_chain_runs_and_every_value_is_inferred_exactly():
+    model = growing_chain(5 * NODES_PER_BLOCK)
+    result = infer.infer_model(model)
+    assert not result.errors
+    out = model.graph.output[0].name
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch, seq in ((1, 3), (2, 7)):
+        (y,) = session.run([out], {"x": np.zeros((batch, seq, 64), np.float32)})
+        dims = [infer.dims.evaluate(d, {"batch": batch, "seq": seq}) for d in result.shape_of(out)]
+        assert dims == list(y.shape) == [batch, seq + 5, 64]
+
+
+def test_the_scaling_probe_reports_time_and_memory():
+    run = subprocess.run([sys.executable, "-m", "benchmarks.run", "--measure-one", "300"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    row = json.loads(run.stdout.strip().splitlines()[-1])
+    assert row["nodes"] == 294 and row["seconds"] > 0 and row["python_peak_bytes"] > 0
+    assert row["model_bytes_without_weights"] > 0
