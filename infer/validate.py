@@ -8,6 +8,7 @@ only the first, and none stops inference.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from onnx import AttributeProto, GraphProto, TensorProto
@@ -47,11 +48,35 @@ def _node_prefix(ctx: RuleContext) -> str:
     return f"{ctx.op_type}{name} with inputs {ctx.input_types_str() or 'none'}"
 
 
+def _check_key(ctx: RuleContext) -> tuple:
+    """Everything ``check_node`` reads: a node with the key of a clean node is clean too."""
+    node = ctx.node
+    elems = tuple(
+        None if v is None else v.type.elem if type(v.type) is T.TensorType else type_string(v.type) for v in ctx.inputs
+    )
+    attrs = tuple((a.name, a.type, bool(a.ref_attr_name)) for a in node.attribute)
+    return (id(ctx.sig), tuple(bool(i) for i in node.input), len(node.output), attrs, elems)
+
+
 def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
     """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4)."""
-    sig, node = ctx.sig, ctx.node
+    sig = ctx.sig
     if sig is None:
         return
+    # Repeated layers repeat their nodes' checks: a combination found clean once is not checked
+    # again (``engine.clean_checks`` lives as long as the engine, which keeps its signatures).
+    key = _check_key(ctx)
+    if key in engine.clean_checks:
+        return
+    n_diagnostics = len(engine.diagnostics)
+    _check_node(engine, ctx, loc)
+    if len(engine.diagnostics) == n_diagnostics:
+        engine.clean_checks.add(key)
+
+
+def _check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+    sig, node = ctx.sig, ctx.node
+    assert sig is not None
     prefix = _node_prefix(ctx)
     n_in, n_out = len(node.input), len(node.output)
     if n_in > sig.max_inputs:
@@ -101,7 +126,16 @@ def _check_attributes(engine: Engine, ctx: RuleContext, loc: Location, prefix: s
             continue
         if a.ref_attr_name:
             continue  # resolved at the call site of the enclosing function
-        if a.type != AttributeProto.UNDEFINED and a.type != spec.type:
+        if a.type == AttributeProto.UNDEFINED:
+            # Which value field holds it cannot be told (onnxruntime refuses such a model).
+            engine.report(
+                "attribute-type",
+                f"{prefix}: attribute '{a.name}' has no type; the operator expects "
+                f"{_ATTR_TYPE_NAMES.get(spec.type, spec.type)}",
+                where,
+                "set the attribute's type field",
+            )
+        elif a.type != spec.type:
             engine.report(
                 "attribute-type",
                 f"{prefix}: attribute '{a.name}' is {_ATTR_TYPE_NAMES.get(a.type, a.type)}, "
@@ -130,7 +164,7 @@ def _check_types(engine: Engine, ctx: RuleContext, loc: Location, prefix: str) -
         if ts is None:
             continue
         allowed = sig.constraints.get(formal.type_str, (formal.type_str,))
-        if ts not in {normalize_type_str(a) for a in allowed}:
+        if ts not in _admitted(allowed):
             engine.report(
                 "type-mismatch",
                 f"{prefix}: input {i} (`{formal.name}`) is {ts}, which {formal.type_str} does not admit "
@@ -152,6 +186,11 @@ def _check_types(engine: Engine, ctx: RuleContext, loc: Location, prefix: str) -
             )
 
 
+@functools.lru_cache(maxsize=4096)
+def _admitted(allowed: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(normalize_type_str(a) for a in allowed)
+
+
 _ELEM_BYTES = {
     TensorProto.FLOAT: 4, TensorProto.UINT8: 1, TensorProto.INT8: 1, TensorProto.UINT16: 2,
     TensorProto.INT16: 2, TensorProto.INT32: 4, TensorProto.INT64: 8, TensorProto.BOOL: 1,
@@ -161,6 +200,15 @@ _ELEM_BYTES = {
     TensorProto.FLOAT8E5M2FNUZ: 1,
 }  # fmt: skip
 _TYPED_FIELDS = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data", "string_data")
+# The one field each data type keeps its elements in when not in raw_data (onnx.proto).
+_DATA_FIELD = {
+    TensorProto.FLOAT: "float_data", TensorProto.COMPLEX64: "float_data", TensorProto.DOUBLE: "double_data",
+    TensorProto.COMPLEX128: "double_data", TensorProto.INT64: "int64_data", TensorProto.UINT32: "uint64_data",
+    TensorProto.UINT64: "uint64_data", TensorProto.STRING: "string_data", TensorProto.INT32: "int32_data",
+    TensorProto.INT16: "int32_data", TensorProto.INT8: "int32_data", TensorProto.UINT16: "int32_data",
+    TensorProto.UINT8: "int32_data", TensorProto.BOOL: "int32_data", TensorProto.FLOAT16: "int32_data",
+    TensorProto.BFLOAT16: "int32_data",
+}  # fmt: skip
 
 
 def initializer_problem(t: TensorProto) -> str | None:
@@ -179,6 +227,13 @@ def initializer_problem(t: TensorProto) -> str | None:
         if len(t.raw_data) != count * size:
             return f"holds {len(t.raw_data)} bytes of raw data, its dims {list(t.dims)} need {count * size}"
         return None
+    field = _DATA_FIELD.get(t.data_type)
+    if field is not None:
+        # Elements in another type's field are not this tensor's elements: readers ignore them.
+        wrong = [f for f in _TYPED_FIELDS if f != field and len(getattr(t, f))]
+        if wrong:
+            kind = TensorProto.DataType.Name(t.data_type)
+            return f"holds data in {', '.join(wrong)}; its {kind} elements belong in {field}"
     stored = max(len(getattr(t, f)) for f in _TYPED_FIELDS)
     if t.data_type in (TensorProto.COMPLEX64, TensorProto.COMPLEX128):
         stored //= 2

@@ -6,6 +6,7 @@ assumptions a result rests on (Clause 9.3: distinct variables are never silently
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 
 from infer import dims as D
@@ -101,7 +102,17 @@ def unidirectional(ctx: RuleContext, target: Sequence[Dim] | None, b: Sequence[D
 
 
 def norm_axis(ctx: RuleContext, axis: int, rank: int, what: str = "axis") -> int:
-    """``axis`` in ``[-rank, rank)`` as a non-negative index; out of range is a malformed node."""
+    """``axis`` in ``[-rank, rank)`` as a non-negative index; out of range is a malformed node.
+
+    An axis that is not an integer is refused the same way: an attribute whose type is left
+    undefined reads as ``None`` (which value field holds it cannot be told). Callers reading
+    axes from a tensor's contents check for symbolic elements first (those are unknown, not
+    malformed).
+    """
+    try:
+        axis = operator.index(axis)  # ints, numpy and sympy integers
+    except TypeError:
+        raise RuleError("bad-attribute", f"{ctx.op_type}: {what} {axis!r} is not an integer") from None
     if not -rank <= axis < rank:
         raise RuleError("bad-attribute", f"{ctx.op_type}: {what} {axis} is out of range for rank {rank}")
     return axis + rank if axis < 0 else axis

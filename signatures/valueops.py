@@ -143,7 +143,27 @@ def logical_not(a: Elem) -> Elem:
     return not a
 
 
-def _as_array(k: Known) -> np.ndarray:
+# numpy refuses an array whose extents, zeros left out, multiply past its largest size in bytes,
+# and an empty tensor may declare any extents beside its 0 (``[2^62, 0]``): such contents are left
+# unknown rather than computed on (Clause 15.4).
+_NP_MAX_SLOTS = np.iinfo(np.intp).max // np.dtype(object).itemsize
+
+
+def fits_numpy(shape: Sequence[int]) -> bool:
+    """Can numpy hold an object array of ``shape``?"""
+    n = 1
+    for d in shape:
+        if d < 0:
+            return False
+        if d:
+            n *= d
+    return n <= _NP_MAX_SLOTS
+
+
+def as_array(k: Known) -> np.ndarray | None:
+    """The contents as an object array; ``None`` when numpy cannot hold its shape."""
+    if not fits_numpy(k.shape):
+        return None
     arr = np.empty(len(k.elems), dtype=object)
     arr[:] = list(k.elems)
     return arr.reshape(k.shape)
@@ -163,9 +183,11 @@ def elementwise(op: Op, *knowns: Known | None) -> Known | None:
         shape = np.broadcast_shapes(*(k.shape for k in knowns))  # type: ignore[union-attr]
     except ValueError:
         return None
-    if math.prod(shape) > MAX_KNOWN_ELEMENTS:
+    if math.prod(shape) > MAX_KNOWN_ELEMENTS or not fits_numpy(shape):
         return None
-    arrays = [_as_array(k) for k in knowns]  # type: ignore[arg-type]
+    arrays = [as_array(k) for k in knowns]  # type: ignore[arg-type]
+    if any(a is None for a in arrays):
+        return None
     return _from_array(np.frompyfunc(op, len(arrays), 1)(*arrays))
 
 
@@ -219,7 +241,9 @@ def take(k: Known | None, indices: Known | None, axis: int) -> Known | None:
     idx = indices.ints()
     if idx is None:
         return None
-    arr = _as_array(k)
+    arr = as_array(k)
+    if arr is None or not fits_numpy((*k.shape[:axis], *indices.shape, *k.shape[axis + 1 :])):
+        return None
     n = arr.shape[axis]
     if any(not -n <= i < n for i in idx):
         return None
@@ -230,7 +254,9 @@ def take(k: Known | None, indices: Known | None, axis: int) -> Known | None:
 def concat(ks: Sequence[Known | None], axis: int) -> Known | None:
     if any(k is None for k in ks) or not ks:
         return None
-    arrays = [_as_array(k) for k in ks]  # type: ignore[arg-type]
+    arrays = [as_array(k) for k in ks]  # type: ignore[arg-type]
+    if any(a is None for a in arrays):
+        return None
     try:
         return _from_array(np.concatenate(arrays, axis=axis))
     except ValueError:
@@ -241,7 +267,9 @@ def slice_known(k: Known | None, starts: Sequence[int], ends: Sequence[int], axe
                 steps: Sequence[int]) -> Known | None:  # fmt: skip
     if k is None:
         return None
-    arr = _as_array(k)
+    arr = as_array(k)
+    if arr is None:
+        return None
     index = [slice(None)] * arr.ndim
     for s, e, a, st in zip(starts, ends, axes, steps):
         index[a] = slice(s, e, st)
@@ -249,9 +277,10 @@ def slice_known(k: Known | None, starts: Sequence[int], ends: Sequence[int], axe
 
 
 def transpose(k: Known | None, perm: Sequence[int]) -> Known | None:
-    if k is None:
+    arr = None if k is None else as_array(k)
+    if arr is None:
         return None
-    return _from_array(np.transpose(_as_array(k), perm))
+    return _from_array(np.transpose(arr, perm))
 
 
 def where(cond: Known | None, x: Known | None, y: Known | None) -> Known | None:
@@ -277,16 +306,17 @@ def expand(k: Known | None, shape: Sequence[int]) -> Known | None:
         out = np.broadcast_shapes(k.shape, tuple(shape))
     except ValueError:
         return None
-    if math.prod(out) > MAX_KNOWN_ELEMENTS:
+    arr = as_array(k)
+    if math.prod(out) > MAX_KNOWN_ELEMENTS or arr is None or not fits_numpy(out):
         return None
-    return _from_array(np.broadcast_to(_as_array(k), out).copy())
+    return _from_array(np.broadcast_to(arr, out).copy())
 
 
 def reduce(k: Known | None, op: Op, axes: Sequence[int] | None, keepdims: bool) -> Known | None:
     """Reduce contents with a binary ``op`` over ``axes`` (all when ``None``)."""
-    if k is None:
+    arr = None if k is None else as_array(k)
+    if arr is None:
         return None
-    arr = _as_array(k)
     axes_t = tuple(range(arr.ndim)) if axes is None else tuple(axes)
     if any(arr.shape[a] == 0 for a in axes_t):
         return None

@@ -384,6 +384,50 @@ def test_strings_that_are_not_utf8_are_refused():
         infer.infer_model(data)
 
 
+def _with_subgraph_names() -> onnx.ModelProto:
+    """A model whose text lives in a subgraph, a dim_param and an attribute (for the UTF-8 check)."""
+    branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t"], name="Inner")], "then",
+        [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, ["Batch"])],
+    )  # fmt: skip
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
+    return _model(
+        [node],
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["Batch"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "field"), [(b"Inner", "node[0].name"), (b"Batch", "dim_param"), (b"then", "graph.node[0].attribute")]
+)
+def test_the_fast_utf8_check_agrees_with_the_walk(text, field):
+    from infer import utf8
+
+    assert utf8._verifying_model_class() is not None  # this protobuf verifies at C speed
+    good = _with_subgraph_names()
+    assert utf8.non_utf8_field(good) is None and utf8.walk_non_utf8_field(good) is None
+    bad = onnx.ModelProto.FromString(good.SerializeToString().replace(text, text[:-1] + b"\xff"))
+    found = utf8.walk_non_utf8_field(bad)
+    assert found is not None and field in found
+    assert utf8.non_utf8_field(bad) == found
+    with pytest.raises(infer.ModelLoadError, match="not valid UTF-8"):
+        infer.infer_model(bad)
+
+
+def test_initializer_names_are_checked_though_weights_are_not_serialized():
+    from infer import utf8
+
+    model = reshape_model("x.bin")
+    weight = numpy_helper.from_array(np.zeros((2, 2), np.float32), "Weight")
+    weight.external_data.add(key="location", value="Place")
+    model.graph.initializer.append(weight)
+    for text, field in ((b"Weight", "initializer[1].name"), (b"Place", "external_data[0].value")):
+        bad = onnx.ModelProto.FromString(model.SerializeToString().replace(text, text[:-1] + b"\xff"))
+        assert field in utf8.non_utf8_field(bad)
+
+
 @pytest.mark.parametrize("version", [2**63 - 1, 2**31, -(2**63), 0])
 def test_absurd_opset_versions_do_not_crash(version):
     model = reshape_model("x.bin")
@@ -609,3 +653,103 @@ def test_a_failed_write_leaves_the_destination_intact(tmp_path, monkeypatch):
         cli.write_atomically(b"new contents", dest)
     assert dest.read_bytes() == b"original"
     assert [p.name for p in tmp_path.iterdir()] == ["model.onnx"]  # no temporary file left
+
+
+# -- fuzz findings: malformed nodes and absurd extents get diagnostics, not rule crashes ----------
+
+
+def _codes(result: infer.InferenceResult) -> set[str]:
+    return {d.code for d in result.diagnostics}
+
+
+def test_an_attribute_of_undefined_type_is_a_bad_attribute_not_a_crash():
+    node = helper.make_node("LayerNormalization", ["x", "s"], ["y"])
+    a = node.attribute.add()
+    a.name, a.i = "axis", 1  # the type field left UNDEFINED: its value reads as None
+    m = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]),
+                        helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], opset=17)  # fmt: skip
+    codes = _codes(infer.infer_model(m))
+    assert "rule-crash" not in codes and "bad-attribute" in codes
+
+
+@pytest.mark.parametrize("inputs", [["x", "st", "", "ax"], ["x", "", "en"], ["x", "st"], ["x", "", ""]])
+def test_a_slice_without_its_bounds_is_a_missing_input_not_a_crash(inputs):
+    inits = [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("st", 1), ("en", 5), ("ax", 1))]
+    m = _model([helper.make_node("Slice", inputs, ["y"])],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 10])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+               [t for t in inits if t.name in inputs])  # fmt: skip
+    codes = _codes(infer.infer_model(m))
+    assert "rule-crash" not in codes and "missing-input" in codes
+
+
+@pytest.mark.parametrize(
+    "op, shape, other",
+    [
+        ("Gather", [1, 3, 2**63 - 1, 1, 0], helper.make_tensor("o", TensorProto.INT64, [], [0])),
+        ("Expand", [2**62, 0], helper.make_tensor("o", TensorProto.INT64, [1], [1])),
+        ("Expand", [1, 0], helper.make_tensor("o", TensorProto.INT64, [2], [2**62, 1])),
+        ("Concat", [2**59, 0], helper.make_tensor("o", TensorProto.INT64, [2**59, 0], [])),
+        ("Add", [2**62, 0], helper.make_tensor("o", TensorProto.INT64, [1], [1])),
+        ("Transpose", [2**62, 0], None),
+        ("ReduceSum", [2**62, 0], helper.make_tensor("o", TensorProto.INT64, [1], [1])),
+    ],
+)
+def test_empty_tensors_with_huge_extents_do_not_crash_rules(op, shape, other):
+    """numpy cannot hold an array of shape [2^62, 0]: such contents are left unknown."""
+    attrs = {"axis": 0} if op == "Concat" else {}
+    node = helper.make_node(op, ["x", "o"] if other is not None else ["x"], ["y"], **attrs)
+    m = _model([node], [helper.make_tensor_value_info("x", TensorProto.INT64, shape)],
+               [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+               [other] if other is not None else [])  # fmt: skip
+    r = infer.infer_model(m)
+    assert "rule-crash" not in _codes(r), r.diagnostics
+    assert isinstance(r.type_of("y"), T.TensorType) and r.type_of("y").shape is not None
+
+
+def test_value_ops_leave_unrepresentable_contents_unknown():
+    from infer.values import Known
+    from signatures import valueops as V
+
+    huge = Known((1, 3, 2**63 - 1, 1, 0), ())
+    one = Known((1,), (0,))
+    assert V.take(huge, Known((), (0,)), 0) is None
+    assert V.take(Known((2,), (1, 2)), Known((2**40, 2**40, 0), ()), 0) is None
+    assert V.expand(one, (2**62, 0)) is None and V.expand(Known((2**62, 0), ()), (1,)) is None
+    assert V.elementwise(V.ADD, huge, one) is None
+    assert V.concat([huge, huge], 0) is None and V.transpose(huge, (4, 3, 2, 1, 0)) is None
+    assert V.slice_known(huge, [0], [1], [0], [1]) is None and V.reduce(huge, V.ADD, None, True) is None
+    assert V.expand(Known((2,), (1, 2)), (3, 2)) == Known((3, 2), (1, 2, 1, 2, 1, 2))  # small ones still work
+
+
+@pytest.mark.parametrize(
+    "op, extra, attrs",
+    [
+        ("CumSum", [helper.make_tensor("a", TensorProto.INT64, [], [0])], {}),
+        ("GatherElements", [helper.make_tensor("a", TensorProto.INT64, [1, 0], [])], {}),
+        ("ScatterElements", [helper.make_tensor("a", TensorProto.INT64, [1, 0], [])] * 2, {}),
+        ("Unique", [], {"axis": 1}),
+        ("Compress", [helper.make_tensor("a", TensorProto.BOOL, [1], [True])], {"axis": 0}),
+    ],
+)
+def test_rules_computing_contents_with_numpy_refuse_unholdable_shapes(op, extra, attrs):
+    """CumSum, GatherElements, ScatterElements, Unique and Compress share valueops.as_array."""
+    names = ["x", *(t.name for t in extra)]
+    m = _model([helper.make_node(op, names, ["y"], **attrs)],
+               [helper.make_tensor_value_info("x", TensorProto.INT64, [2**62, 0])],
+               [helper.make_tensor_value_info("y", TensorProto.INT64, None)], extra[:1])  # fmt: skip
+    r = infer.infer_model(m)
+    assert "rule-crash" not in _codes(r), r.diagnostics
+    assert isinstance(r.type_of("y"), T.TensorType)
+
+
+def test_an_attribute_without_a_type_is_an_error():
+    node = helper.make_node("LayerNormalization", ["x"], ["y"])
+    node.attribute.add(name="axis", i=-1)  # no type set
+    m = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])  # fmt: skip
+    r = infer.infer_model(m)
+    bad = [d for d in r.diagnostics if d.code == "attribute-type"]
+    assert bad and "no type" in bad[0].message and bad[0].location.attribute == "axis"
+    assert "rule-crash" not in _codes(r)

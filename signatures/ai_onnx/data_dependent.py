@@ -21,6 +21,7 @@ from infer.dimtable import Origin
 from infer.types import TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, Value
 
+from .. import valueops as V
 from ..helpers import elements, norm_axis, same_dim
 from ..registry import example, rule
 
@@ -40,12 +41,6 @@ def shared_unknown(ctx: RuleContext, tag: str, reason: str, *inputs: int) -> Dim
 def _concrete(k: Known | None) -> bool:
     """Every element is a plain number, bool or string (no symbolic or unknown element)."""
     return k is not None and all(isinstance(e, (bool, int, float, str)) for e in k.elems)
-
-
-def _array(k: Known) -> np.ndarray:
-    arr = np.empty(len(k.elems), dtype=object)
-    arr[:] = list(k.elems)
-    return arr.reshape(k.shape)
 
 
 def _known(arr: np.ndarray) -> Known | None:
@@ -95,7 +90,9 @@ def _unique_known(k: Known, axis: int | None, sort: bool) -> list[Value] | None:
         return None  # onnxruntime merges NaNs, the reference evaluator keeps them apart
     if len({type(e) for e in k.elems}) > 1 and not all(isinstance(e, (int, float)) for e in k.elems):
         return None
-    arr = _array(k)
+    arr = V.as_array(k)
+    if arr is None:
+        return None
     if axis is None:
         items: list[Any] = list(arr.reshape(-1))
     else:
@@ -217,8 +214,8 @@ def compress(ctx: RuleContext) -> list:
     shape = (count,) if axis is None else s[:axis] + (count,) + s[axis + 1 :]  # type: ignore[index]
     known = None
     x = ctx.known(0)
-    if x is not None and positions is not None and isinstance(count, int):
-        arr = _array(x)
+    arr = V.as_array(x) if x is not None and positions is not None and isinstance(count, int) else None
+    if arr is not None and positions is not None:
         keep = [p for p in positions if p < (arr.size if axis is None else arr.shape[axis])]
         known = _known(arr.reshape(-1)[keep] if axis is None else np.take(arr, keep, axis=axis))
     return [Value(TensorType(None, shape), known)]

@@ -27,10 +27,10 @@ Shape = tuple[Dim, ...]
 REDUCTIONS: dict[str, Callable[[Any, Any], Any]] = {"add": V.ADD, "mul": V.MUL, "max": V.MAX, "min": V.MIN}
 
 
-def _array(k: Known) -> np.ndarray:
-    arr = np.empty(len(k.elems), dtype=object)
-    arr[:] = list(k.elems)
-    return arr.reshape(k.shape)
+def _arrays(*ks: Known) -> list[np.ndarray] | None:
+    """The contents as numpy object arrays; ``None`` when numpy cannot hold one of them."""
+    arrays = [V.as_array(k) for k in ks]
+    return None if any(a is None for a in arrays) else arrays  # type: ignore[return-value]
 
 
 def _known(arr: np.ndarray) -> Known:
@@ -59,7 +59,10 @@ def _index(i: Any, n: int) -> int | None:
 def _gather_elements_known(data: Known | None, idx: Known | None, axis: int) -> Known | None:
     if data is None or idx is None or len(idx.shape) != len(data.shape):
         return None
-    arr, ind = _array(data), _array(idx)
+    arrays = _arrays(data, idx)
+    if arrays is None:
+        return None
+    arr, ind = arrays
     out = np.empty(ind.shape, dtype=object)
     for pos in np.ndindex(ind.shape):
         i = _index(ind[pos], arr.shape[axis])
@@ -109,7 +112,10 @@ def _scatter_elements_known(ctx: RuleContext, axis: int, red: str) -> Known | No
     data, idx, upd = ctx.known(0), ctx.known(1), ctx.known(2)
     if data is None or idx is None or upd is None or idx.shape != upd.shape or len(idx.shape) != len(data.shape):
         return None
-    out, ind, up = _array(data).copy(), _array(idx), _array(upd)
+    arrays = _arrays(data, idx, upd)
+    if arrays is None:
+        return None
+    out, ind, up = arrays[0].copy(), arrays[1], arrays[2]
     seen: set = set()
     for pos in np.ndindex(ind.shape):
         i = _index(ind[pos], out.shape[axis])
@@ -138,7 +144,10 @@ def _scatter_nd_known(ctx: RuleContext, red: str) -> Known | None:
     data, idx, upd = ctx.known(0), ctx.known(1), ctx.known(2)
     if data is None or idx is None or upd is None or not idx.shape:
         return None
-    out, ind, up = _array(data).copy(), _array(idx), _array(upd)
+    arrays = _arrays(data, idx, upd)
+    if arrays is None:
+        return None
+    out, ind, up = arrays[0].copy(), arrays[1], arrays[2]
     k = ind.shape[-1]
     if k > out.ndim or up.shape != ind.shape[:-1] + out.shape[k:]:
         return None

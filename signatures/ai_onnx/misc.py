@@ -26,12 +26,6 @@ from ..registry import example, rule
 from .random import output_elem
 
 
-def _array(k: Known) -> np.ndarray:
-    arr = np.empty(len(k.elems), dtype=object)
-    arr[:] = list(k.elems)
-    return arr.reshape(k.shape)
-
-
 def _known(arr: np.ndarray) -> Known:
     return Known(tuple(int(s) for s in arr.shape), tuple(arr.reshape(-1).tolist()))
 
@@ -39,9 +33,14 @@ def _known(arr: np.ndarray) -> Known:
 # -- CumSum, CumProd ------------------------------------------------------------------------------
 
 
-def _scan(k: Known, axis: int, op: Callable[[Any, Any], Any], unit: int, exclusive: bool, reverse: bool) -> Known:
-    """Cumulative ``op`` along ``axis`` of known contents."""
-    arr = np.moveaxis(_array(k), axis, -1)
+def _scan(
+    k: Known, axis: int, op: Callable[[Any, Any], Any], unit: int, exclusive: bool, reverse: bool
+) -> Known | None:
+    """Cumulative ``op`` along ``axis`` of known contents (``None`` where numpy cannot hold them)."""
+    whole = V.as_array(k)
+    if whole is None:
+        return None
+    arr = np.moveaxis(whole, axis, -1)
     out = np.empty(arr.shape, dtype=object)
     floats = any(isinstance(e, float) for e in k.elems)
     start = float(unit) if floats else unit

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from onnx import TensorProto
+
 from infer.context import RuleContext, RuleError
 from infer.types import TensorType
 
@@ -32,11 +34,25 @@ def batch_normalization(ctx: RuleContext) -> list:
     return [x] + [stats] * (ctx.n_outputs - 1)
 
 
+def _stash_type(ctx: RuleContext) -> int | None:
+    """The element type of Mean and InvStdDev: ``stash_type``, one of U = {float, bfloat16}.
+
+    Another value breaks the schema: it is reported and the type left unknown (onnxruntime loads
+    ``stash_type=0`` and computes float; the reference evaluator refuses anything but float).
+    """
+    stash = ctx.attr("stash_type", 1)
+    if stash in (TensorProto.FLOAT, TensorProto.BFLOAT16):
+        return stash
+    if stash is not None:
+        ctx.error("bad-attribute", f"{ctx.op_type}: stash_type {stash!r} is neither float (1) nor bfloat16 (16)")
+    return None
+
+
 @rule("LayerNormalization", since=17)
 def layer_normalization(ctx: RuleContext) -> list:
     """Mean and InvStdDev keep the dims before ``axis`` and are 1 after; their type is stash_type."""
     x = ctx.shape(0)
-    stash = ctx.attr("stash_type", 1)
+    stash = _stash_type(ctx)
     if x is None:
         return [None, TensorType(stash, None), TensorType(stash, None)][: ctx.n_outputs]
     axis = norm_axis(ctx, ctx.attr("axis", -1), len(x))
@@ -57,6 +73,11 @@ example("LayerNormalization", ["float[B,S,64]", "float[64]", "float[64]"],
         ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"])  # fmt: skip
 example("LayerNormalization", ["float16[B,S,64]", "float16[S,64]"], ["float16[B,S,64]", "float[B,1,1]", "float[B,1,1]"],
         attrs={"axis": 1})  # fmt: skip
+example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[B,S,64]", "bfloat16[B,S,1]", "bfloat16[B,S,1]"],
+        attrs={"stash_type": TensorProto.BFLOAT16})  # fmt: skip
+example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[*]"], attrs={"axis": 3}, error="bad-attribute")
+example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"],
+        attrs={"stash_type": TensorProto.INT64}, error="bad-attribute")  # fmt: skip
 example("BatchNormalization", ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
         ["float[N,C,H,W]", "float[C]", "float[C]"], attrs={"training_mode": 1}, opset=15)  # fmt: skip
 example("BatchNormalization", ["float[N,C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]"],

@@ -483,6 +483,11 @@ CASES: list[Case] = [
     Case("initializer data length", lambda: _short_initializer(), [Fault("initializer-size", value="w")]),
     Case("initializer negative dims", lambda: _negative_dims_initializer(), [Fault("initializer-size", value="w")]),
     Case(
+        "initializer data in another type's field",
+        lambda: _misplaced_initializer(),
+        [Fault("initializer-size", value="w")],
+    ),
+    Case(
         "input without shape",
         lambda: model([node("Relu", ["x"], ["y"])], [vi("x", F, None)], [vi("y", F, [2])]),
         [Fault("missing-io-shape", value="x")],
@@ -547,6 +552,11 @@ def _short_initializer() -> onnx.ModelProto:
     w = init("w", np.zeros((2, 3), np.float32), np.float32)
     w.raw_data = w.raw_data[:-4]
     return model([node("Add", ["x", "w"], ["y"])], [vi("x", F, [2, 3])], [vi("y")], [w])
+
+
+def _misplaced_initializer() -> onnx.ModelProto:
+    w = onnx.TensorProto(name="w", data_type=F, dims=[2], int64_data=[1, 2])  # FLOAT keeps float_data
+    return model([node("Add", ["x", "w"], ["y"])], [vi("x", F, [2])], [vi("y")], [w])
 
 
 def _negative_dims_initializer() -> onnx.ModelProto:
