@@ -16,9 +16,10 @@ Same arguments and return type as onnx's function (docs/onnx-compat.md):
   for symbols, one generated identifier per distinct symbolic expression;
 - ``data_prop=False`` reads only constants' contents (initializers, Constant nodes), as onnx does.
 
-One deliberate difference: an initializer that is also a graph input is a default the caller may
-override (Clause 7.2), so its contents are not read unless ``initializers_as_constants=True``
-says the defaults are never overridden (onnx reads them always).
+An initializer that is also a graph input is read as a constant, as onnx reads it: a caller of
+onnx's API asks for the shapes under the model's own values. Clause 7.2 makes it a default the
+caller may override; ``initializers_as_constants=False`` reads it that way (its contents unknown,
+only its declared type used), as the engine itself always does.
 """
 
 from __future__ import annotations
@@ -73,12 +74,13 @@ def infer_shapes(
     strict_mode: bool = False,
     data_prop: bool = False,
     *,
-    initializers_as_constants: bool = False,
+    initializers_as_constants: bool = True,
 ) -> ModelProto:
     """Infer shapes like ``onnx.shape_inference.infer_shapes`` (see the module docstring).
 
     ``initializers_as_constants``: read an initializer that is also a graph input as a constant,
-    as onnx does; off, it is a default the caller may override and its contents are unknown.
+    as onnx does (the default); off, it is a default the caller may override (Clause 7.2) and its
+    contents are unknown.
     """
     proto = _copy_of(model)
     engine_model = _without_defaulted_inputs(proto) if initializers_as_constants else proto
@@ -104,7 +106,7 @@ def infer_shapes_path(
     strict_mode: bool = False,
     data_prop: bool = False,
     *,
-    initializers_as_constants: bool = False,
+    initializers_as_constants: bool = True,
 ) -> None:
     """Like ``onnx.shape_inference.infer_shapes_path``: read, infer, write (to the input if no output)."""
     if isinstance(model_path, ModelProto):

@@ -121,11 +121,24 @@ def _attention_heads(ctx: RuleContext, rank: int | None) -> tuple[int | None, in
     return hq, hkv
 
 
+def _attention_25_checks(ctx: RuleContext) -> None:
+    """Attention-25: window bounds are -1 (unbounded) or non-negative; the present caches come in pairs."""
+    for name in ("left_window_size", "right_window_size"):
+        w = ctx.attr(name, -1)
+        if w < -1:
+            raise RuleError("bad-attribute", f"{name} is {w}: it must be -1 (unbounded) or non-negative")
+    wanted = [i < len(ctx.node.output) and ctx.node.output[i] != "" for i in (1, 2)]
+    if wanted[0] != wanted[1]:
+        raise RuleError("arity", "present_key and present_value must be requested together")
+
+
 @rule("Attention", since=23)
 def attention(ctx: RuleContext) -> list:
     """Y is ``(B, Hq, S, Dv)`` (3-D: ``(B, S, Hq * Dv)``); the caches and scores have ``P + L`` keys."""
     rank = common_rank(ctx, (0, 1, 2), (3, 4))
     hq_attr, hkv_attr = _attention_heads(ctx, rank)
+    if ctx.version >= 25:
+        _attention_25_checks(ctx)
     if ctx.has(4) != ctx.has(5):
         raise RuleError("missing-input", "past_key and past_value must be given together")
     pk, pv = check_rank(ctx, 4, 4, "past_key"), check_rank(ctx, 5, 4, "past_value")
@@ -198,6 +211,14 @@ example("Attention", ["float[2,3,4,8]", "float[3,3,6,8]", "float[2,3,6,8]"], ["f
         error="shape-mismatch")  # fmt: skip
 example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]", "", "float[2,3,1,8]", ""],
         ["float[*]"], opset=23, error="missing-input")  # fmt: skip
+example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]"],
+        attrs={"left_window_size": -2}, opset=25, error="bad-attribute")  # fmt: skip
+example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]"],
+        attrs={"right_window_size": -2}, opset=25, error="bad-attribute")  # fmt: skip
+example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]", "float[*]"], opset=25,
+        error="arity")  # present_key without present_value  # fmt: skip
+example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+        ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], attrs={"right_window_size": 0}, opset=25)  # fmt: skip
 
 
 # -- RotaryEmbedding ------------------------------------------------------------------------------
@@ -337,6 +358,8 @@ def causal_conv_with_state(ctx: RuleContext) -> list:
     past = check_rank(ctx, 3, 3, "past_state")
     if w is not None and isinstance(w[1], int) and w[1] != 1:
         raise RuleError("shape-mismatch", f"weight must be (channels, 1, k), its second extent is {w[1]}")
+    if w is not None and isinstance(w[2], int) and w[2] < 1:
+        raise RuleError("shape-mismatch", f"the weight tensor's kernel size k is {w[2]}: it must be greater than zero")
     batch = agree(ctx, "batch sizes", at(x, 0), at(past, 0))
     channels = agree(ctx, "channels", at(x, 1), at(w, 0), at(bias, 0), at(past, 1))
     kernel = at(w, 2)
@@ -353,6 +376,8 @@ example("CausalConvWithState", ["float[B,C,L]", "float[C,1,K]"], ["float[B,C,L]"
 example("CausalConvWithState", ["float16[B,8,L]", "float16[8,1,4]", "float16[8]", "float16[B,8,P]"],
         ["float16[B,8,L]", "float16[B,8,3]"], attrs={"activation": "silu"}, opset=27)  # fmt: skip
 example("CausalConvWithState", ["float[2,3,5]", "float[3,1,1]"], ["float[2,3,5]", "float[2,3,0]"], opset=27)
+example("CausalConvWithState", ["float[2,3,5]", "float[3,1,0]"], ["float[*]", "float[*]"], opset=27,
+        error="shape-mismatch")  # fmt: skip
 example("CausalConvWithState", ["float[2,3,1]", "float[3,1,4]", "", "float[2,3,2]"],
         ["float[2,3,1]", "float[2,3,2]"], opset=27, error="shape-mismatch")  # fmt: skip
 example("CausalConvWithState", ["float[2,3,5]", "float[3,1,3]"], ["float[*]", "float[*]"],
@@ -373,10 +398,12 @@ def linear_attention(ctx: RuleContext) -> list:
     update = ctx.attr("update_rule", "gated_delta")
     if update not in _UPDATE_RULES:
         raise RuleError("bad-attribute", f"update_rule must be one of {', '.join(_UPDATE_RULES)}")
-    if "gated" in update and not ctx.has(4):
-        ctx.error("missing-input", f"LinearAttention: update_rule {update!r} needs decay")
-    if "delta" in update and not ctx.has(5):
-        ctx.error("missing-input", f"LinearAttention: update_rule {update!r} needs beta")
+    for i, name, needed in ((4, "decay", "gated" in update), (5, "beta", "delta" in update)):
+        if needed and not ctx.has(i):
+            ctx.error("missing-input", f"LinearAttention: update_rule {update!r} needs {name}")
+        elif ctx.has(i) and not needed:
+            # The reference implementation and onnxruntime refuse to run such a node.
+            ctx.error("arity", f"LinearAttention: update_rule {update!r} forbids the {name} input")
     q, k, v = (check_rank(ctx, i, 3, name) for i, name in enumerate(("query", "key", "value")))
     past = check_rank(ctx, 3, 4, "past_state")
     decay, beta = check_rank(ctx, 4, 3, "decay"), check_rank(ctx, 5, 3, "beta")
@@ -386,6 +413,7 @@ def linear_attention(ctx: RuleContext) -> list:
     dk = agree(ctx, "key head sizes", at(past, 2), split_heads(at(q, 2), hq, "query hidden size"),
                split_heads(at(k, 2), hkv, "key hidden size"))  # fmt: skip
     dv = agree(ctx, "value head sizes", at(past, 3), split_heads(at(v, 2), hkv, "value hidden size"))
+    _gate_widths(hkv, dk, at(decay, 2), at(beta, 2))
     output = (batch, steps, packed_heads(at(v, 2), hq, hkv, dv))
     state = (batch, hkv, dk, dv)
     if ctx.has(3):
@@ -395,8 +423,34 @@ def linear_attention(ctx: RuleContext) -> list:
     return [output, TensorType(ctx.elem(0), state)]
 
 
+def _gate_widths(hkv: int, dk: Dim, decay: Dim, beta: Dim) -> None:
+    """decay is per head (H_kv) or per key dim (H_kv * d_k); beta per head (H_kv) or shared (1)."""
+    if isinstance(decay, int) and decay != hkv and (not isinstance(dk, int) or decay != hkv * dk):
+        if isinstance(dk, int) or decay % hkv:
+            raise RuleError("shape-mismatch", f"decay's last extent {decay} is neither kv_num_heads ({hkv}) "
+                            f"nor kv_num_heads * d_k ({'?' if dk is None else D.mul(hkv, dk)})")  # fmt: skip
+    if isinstance(beta, int) and beta not in (1, hkv):
+        raise RuleError("shape-mismatch", f"beta's last extent {beta} is neither 1 nor kv_num_heads ({hkv})")
+
+
 example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[B,T,32]", "float[B,4,8,8]"],
         attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "linear"}, opset=27)  # fmt: skip
+example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]"],
+        ["float[*]", "float[*]"], attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "linear"}, opset=27,
+        error="arity")  # fmt: skip
+example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "", "float[B,T,4]"],
+        ["float[*]", "float[*]"], attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"}, opset=27,
+        error="arity")  # fmt: skip
+example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,7]"],
+        ["float[*]", "float[*]"], attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"}, opset=27,
+        error="shape-mismatch")  # fmt: skip
+example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,32]",
+                            "float[B,T,3]"],
+        ["float[*]", "float[*]"], attrs={"q_num_heads": 4, "kv_num_heads": 4}, opset=27,
+        error="shape-mismatch")  # fmt: skip
+example("LinearAttention", ["float[B,T,Q]", "float[B,T,K]", "float[B,T,32]", "", "float[B,T,8]", "float[B,T,1]"],
+        ["float[B,T,32]", "float[B,4,floor(Q/4),8]"], attrs={"q_num_heads": 4, "kv_num_heads": 4},
+        opset=27)  # fmt: skip
 example("LinearAttention", ["float16[B,T,Q]", "float16[B,T,K]", "float16[B,T,V]", "", "float16[B,T,2]",
                             "float16[B,T,1]"],
         ["float16[B,T,4*V]", "float16[B,2,floor(Q/8),floor(V/2)]"],

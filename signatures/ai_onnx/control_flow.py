@@ -335,7 +335,10 @@ def loop(ctx: RuleContext) -> list:
         else:
             why = "the body may stop early" if not always else "the trip count M is not known"
             lead = body.output_dim(k, 0, f"the number of Loop iterations is not known ({why})")
-        scans.append(_stacked(body, k, got, lead, 0, at_least_one))
+        if at_least_one:
+            scans.append(_stacked(body, k, got, lead, 0, True))
+        else:
+            scans.append(_zero_trip_scan(body, k, got, lead))
     _explain_unknown(ctx, finals, scans, at_least_one)
     return [*finals, *scans]
 
@@ -352,6 +355,43 @@ def _explain_unknown(ctx: RuleContext, finals: list[Value], scans: list[Type], a
     elif any(isinstance(v.type, UnknownType) or (isinstance(v.type, TensorType) and v.type.shape is None)
              for v in finals):  # fmt: skip
         ctx.because("a loop-carried value changes rank or kind between iterations")
+
+
+def _declared_dims(body: Body, index: int) -> tuple[int | None, ...] | None:
+    """The extents the body graph declares for its output ``index`` (``None``: no shape declared)."""
+    if index >= len(body.graph.output):
+        return None
+    tp = body.graph.output[index].type
+    if tp.WhichOneof("value") != "tensor_type" or not tp.tensor_type.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in tp.tensor_type.shape.dim)
+
+
+def _zero_trip_scan(body: Body, k: int, got: Value, lead: Dim) -> Type:
+    """Scan output ``k`` of a Loop that may run no iteration.
+
+    The definition says ``[0, *shape]``; after no iteration onnxruntime gives ``[0]`` followed by
+    the body output's extents as it knows them statically (0 where it does not), and ``[0]``
+    alone where it does not know that output's rank. The rank is claimed only where the body
+    graph declares it (onnxruntime then knows it) and inference agrees; an extent only where it
+    is declared as an integer.
+    """
+    t = got.type
+    declared = _declared_dims(body, 1 + k)
+    if not isinstance(t, TensorType) or t.shape is None or not t.shape:
+        return _stacked(body, k, got, lead, 0, False)
+    if declared is None or len(declared) != len(t.shape):
+        return TensorType(t.elem, None)
+    inner: list[Dim] = []
+    for a, (d, want) in enumerate(zip(t.shape, declared)):
+        if want is None:
+            inner.append(body.output_dim(k, a + 1, f"scan output {k} of Loop may have no iteration, and this "
+                                                   "extent of the body's output is not declared"))  # fmt: skip
+        elif isinstance(d, int) and d != want:
+            return TensorType(t.elem, None)  # the declaration is contradicted: nothing is claimed
+        else:
+            inner.append(want)
+    return TensorType(t.elem, (lead, *inner))
 
 
 def _stacked(body: Body, k: int, got: Value, lead: Dim, axis: int, at_least_one: bool, offset: int = 0) -> Type:
@@ -415,7 +455,7 @@ def _scan(ctx: RuleContext, body: Body, states: list[Value], slices: list[Value]
         )
     n_scan = len(body.outputs) - n
     if n_scan < 0:
-        raise RuleError("arity", f"the Scan body has {len(body.outputs)} outputs for {n} states")
+        raise RuleError("arity", f"the Scan body has {len(body.outputs)} outputs for {n} loop state variables")
     _arity(ctx, n_out + n_scan, f"{n} final states and {n_scan} scan outputs")
     _, outs = fixed_point(body, slices, states, ["state"] * n, state_first=True)
     if not outs:
@@ -583,6 +623,11 @@ def _examples() -> None:
     example("Loop", ["int64[]={M}", "bool[]={true}", "float[N,3]"], ["float[N,3]", "float[M,N,3]"],
             attrs={"body": keep})  # fmt: skip
     example("Loop", ["int64[]", "", "float[N,3]"], ["float[N,3]", "float[*]"], attrs={"body": keep})
+    # The body declares its scan output's rank (and an extent): a Loop of no iteration keeps them.
+    declared = GraphProto()
+    declared.CopyFrom(keep)
+    declared.output[2].CopyFrom(helper.make_tensor_value_info("sc", f32, [None, 3]))
+    example("Loop", ["int64[]", "", "float[N,3]"], ["float[N,3]", "float[?,?,3]"], attrs={"body": declared})
     example("Loop", ["int64[]={2}", "", "float[N,3]"], ["float[?,3]"], attrs={"body": grow})
     example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["float[N,3]"], attrs={"body": grow},
             error="arity")  # fmt: skip

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
 from infer import dims as D
 from infer.context import RuleContext, RuleError
-from infer.types import SparseTensorType, TensorType
+from infer.types import TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, Value, value_from_tensor
 
 from .. import valueops as V
@@ -36,7 +36,8 @@ def constant(ctx: RuleContext) -> list:
     if name == "value":
         return [value_from_tensor(v)]
     if name == "sparse_value":
-        return [SparseTensorType(v.values.data_type or None, tuple(int(d) for d in v.dims))]
+        # The output is a dense tensor (the schema's T; onnxruntime densifies the value).
+        return [TensorType(v.values.data_type or None, tuple(int(d) for d in v.dims))]
     elem, is_list = _SCALAR_ATTRS[name]
     if is_list:
         return [Value(TensorType(elem, (len(v),)), Known((len(v),), tuple(v)))]
@@ -51,10 +52,21 @@ def constant_of_shape(ctx: RuleContext) -> list:
         fv = value_from_tensor(fill)
         elem = fv.type.elem  # type: ignore[union-attr]
         scalar = fv.known.elems[0] if fv.known is not None and fv.known.size == 1 else None
+    if ctx.elem(0) not in (TensorProto.INT64, None):
+        # The shape must be int64 (the schema's only T1): another type is not read as one.
+        ctx.because("the shape input is not int64, as ConstantOfShape requires", 0)
+        return [TensorType(elem, None)]
     dims = ctx.known_dims(0)
     if dims is None:
         ctx.contents_unknown(0, "the output shape")
-        n = vector_length(ctx, 0)
+        try:
+            n = vector_length(ctx, 0)
+        except RuleError as e:
+            if e.code != "limit":
+                raise
+            # A rank past the limit is not built (Clause 15.4), but the element type is known.
+            ctx.error(e.code, str(e))
+            n = None
         return [TensorType(elem, None if n is None else (None,) * n)]
     if any(isinstance(d, int) and d < 0 for d in dims):
         raise RuleError("shape-mismatch", f"the output shape {dims} has a negative extent")
@@ -134,8 +146,16 @@ def _integral(x: object) -> D.Dim:
     return x  # type: ignore[return-value]
 
 
+_SPARSE = helper.make_sparse_tensor(
+    helper.make_tensor("v", TensorProto.INT64, (2,), [13, 17]),
+    helper.make_tensor("i", TensorProto.INT64, (2,), [9, 27]),
+    [100],
+)
+example("Constant", [], ["int64[100]"], attrs={"sparse_value": _SPARSE})  # a dense output
 example("ConstantOfShape", ["int64[3]={B,S,4}"], ["float[B,S,4]"])
 example("ConstantOfShape", ["int64[2]"], ["float[?,?]"])
+example("ConstantOfShape", ["int32[2]={4,3}"], ["float[*]"], error="type-mismatch")  # not read as a shape
+example("ConstantOfShape", ["int64[4096]"], ["float[*]"], error="limit")  # rank past the limit: float[*]
 example("ConstantOfShape", ["int64[2]={2,2}"], ["float[2,2]={0.0,0.0,0.0,0.0}"])
 example("Range", ["int64[]={0}", "int64[]={S}", "int64[]={1}"], ["int64[S]"])
 example("Range", ["int64[]={0}", "int64[]={10}", "int64[]={3}"], ["int64[4]={0,3,6,9}"])

@@ -19,6 +19,7 @@ from ..registry import example, rule
 from .nn import window_extent
 
 Shape = tuple[Dim, ...]
+INT64_MAX = (1 << 63) - 1
 
 
 def _rank_at_least(ctx: RuleContext, s: Shape | None, low: int, what: str) -> None:
@@ -114,6 +115,8 @@ def col2im(ctx: RuleContext) -> list:
         ctx.contents_unknown(2, "the block shape (dividing the channels)")
     else:
         prod = D.product(block)
+        if isinstance(prod, int) and prod > INT64_MAX:
+            raise RuleError("bad-attribute", f"the block shape {block} has {prod} elements, which overflows int64")
         if isinstance(x[1], int) and isinstance(prod, int) and prod > 0 and x[1] % prod:
             raise RuleError("shape-mismatch", f"channels {x[1]} are not a multiple of the block size {prod}")
         channels = D.floordiv(x[1], prod)
@@ -195,17 +198,30 @@ def max_roi_pool(ctx: RuleContext) -> list:
     pooled = list(ctx.require("pooled_shape"))
     if len(pooled) != 2:
         raise RuleError("bad-attribute", f"pooled_shape needs 2 entries, has {len(pooled)}")
+    if any(p <= 0 for p in pooled):
+        raise RuleError("bad-attribute", f"pooled_shape {pooled} must be greater than zero")
     return [(_rois(ctx, 5), None if x is None else x[1], *pooled)]
 
 
 # -- unpooling and deformable convolution ---------------------------------------------------------
 
 
+def _unpool_input(ctx: RuleContext) -> Shape | None:
+    """X's shape, which the indices I must share (the definition; onnxruntime checks it)."""
+    x, idx = ctx.shape(0), ctx.shape(1)
+    _rank_at_least(ctx, x, 3, "X")
+    _rank_at_least(ctx, idx, 3, "the indices I")
+    if x is None or idx is None:
+        return x if x is not None else idx
+    if len(idx) != len(x):
+        raise RuleError("shape-mismatch", f"the indices I must have X's shape; their ranks are {len(idx)} and {len(x)}")
+    return tuple(same_dim(ctx, a, b, "the extents of X and the indices I") for a, b in zip(x, idx))
+
+
 @rule("MaxUnpool", since=9)
 def max_unpool(ctx: RuleContext) -> list:
     """``output_shape``'s contents when given; else ``(in - 1) * stride + kernel - pads`` per axis."""
-    x = ctx.shape(0)
-    _rank_at_least(ctx, x, 3, "X")
+    x = _unpool_input(ctx)
     if ctx.has(2):
         target = ctx.known_dims(2)
         if target is not None:
@@ -276,6 +292,9 @@ def _block_mode(ctx: RuleContext) -> int:
     b = ctx.require("blocksize")
     if b <= 0:
         raise RuleError("bad-attribute", f"blocksize must be positive, is {b}")
+    if b * b > INT64_MAX:
+        # The block holds b^2 channels: no extent reaches that.
+        raise RuleError("bad-attribute", f"blocksize {b}: the block area blocksize^2 = {b * b} overflows int64")
     return int(b)
 
 
@@ -365,6 +384,8 @@ example("Col2Im", ["float[1,10,4]", "int64[2]={5,5}", "int64[2]={1,5}"], ["float
 example("Col2Im", ["float[1,10,13]", "int64[2]={5,5}", "int64[2]={1,5}"], ["float[1,2,5,5]"],
         error="shape-mismatch")  # fmt: skip
 example("Col2Im", ["float[N,C,L]", "int64[3]", "int64[3]"], ["float[N,?,?,?,?]"])
+example("Col2Im", ["float[1,1,1]", "int64[2]={1,1}", "int64[2]={9223372036854775807,2}"], ["float[*]"],
+        error="bad-attribute")  # fmt: skip
 example("CenterCropPad", ["float[H,W,3]", "int64[2]={10,12}"], ["float[10,12,3]"], attrs={"axes": [0, 1]})
 example("CenterCropPad", ["float[N,C,H,W]", "int64[4]={N,C,S,S}"], ["float[N,C,S,S]"])
 example("CenterCropPad", ["float[N,C,H,W]", "int32[2]"], ["float[N,C,?,?]"], attrs={"axes": [-2, -1]})
@@ -376,6 +397,8 @@ example("RoiAlign", ["float[N,C,H,W]", "float[R,5]", "int64[R]"], ["float[*]"], 
 example("MaxRoiPool", ["float[N,C,H,W]", "float[R,5]"], ["float[R,C,6,6]"], attrs={"pooled_shape": [6, 6]})
 example("MaxRoiPool", ["float[N,C,H,W]", "float[R,5]"], ["float[R,C,6,6]"], attrs={"pooled_shape": [6, 6]},
         opset=22)  # fmt: skip
+example("MaxRoiPool", ["float[N,C,H,W]", "float[R,5]"], ["float[*]"], attrs={"pooled_shape": [-1, 2]}, opset=22,
+        error="bad-attribute")  # fmt: skip
 example("MaxUnpool", ["float[N,C,H,W]", "int64[N,C,H,W]"], ["float[N,C,2*H,2*W]"],
         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=9)  # fmt: skip
 example("MaxUnpool", ["float[N,C,L]", "int64[N,C,L]"], ["float[N,C,3*L - 2]"],
@@ -384,6 +407,12 @@ example("MaxUnpool", ["float[N,C,H,W]", "int64[N,C,H,W]", "int64[4]={N,C,5,5}"],
         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=22)  # fmt: skip
 example("MaxUnpool", ["float[N,C,H,W]", "int64[N,C,H,W]", "int64[4]"], ["float[?,?,?,?]"],
         attrs={"kernel_shape": [2, 2], "strides": [2, 2]})  # fmt: skip
+example("MaxUnpool", ["float[*]", "int64[N,C,H,W]"], ["float[N,C,2*H,2*W]"],
+        attrs={"kernel_shape": [2, 2], "strides": [2, 2]})  # fmt: skip
+example("MaxUnpool", ["float[1,1,2,2]", "int64[]"], ["float[*]"], attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
+        opset=11, error="shape-mismatch")  # fmt: skip
+example("MaxUnpool", ["float[1,1,2,2]", "int64[1,1,2,3]"], ["float[*]"],
+        attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, error="shape-mismatch")  # fmt: skip
 example("DeformConv", ["float[N,4,H,W]", "float[8,4,3,3]", "float[N,18,H - 2,W - 2]"], ["float[N,8,H - 2,W - 2]"],
         opset=19)  # fmt: skip
 example("DeformConv", ["float[N,4,H,W]", "float[8,2,2,2]", "float[N,16,?,?]", "float[8]", "float[N,8,?,?]"],
@@ -401,6 +430,7 @@ example("DepthToSpace", ["float[N,8,H,W]"], ["float[*]"], attrs={"blocksize": 2,
 example("SpaceToDepth", ["float[N,3,8,W]"], ["float[N,12,4,floor(W/2)]"], attrs={"blocksize": 2}, opset=13)
 example("SpaceToDepth", ["uint8[N,3,9,9]"], ["uint8[N,27,3,3]"], attrs={"blocksize": 3, "mode": "CRD"}, opset=28)
 example("SpaceToDepth", ["float[N,3,7,8]"], ["float[*]"], attrs={"blocksize": 2}, opset=1, error="shape-mismatch")
+example("SpaceToDepth", ["float[1,1,1,1]"], ["float[*]"], attrs={"blocksize": 1 << 32}, opset=13, error="bad-attribute")
 example("ImageDecoder", ["uint8[L]"], ["uint8[?,?,?]"])
 example("ImageDecoder", ["uint8[L]"], ["uint8[?,?,1]"], attrs={"pixel_format": "Grayscale"})
 example("BitCast", ["float[N,3]"], ["int32[N,3]"], attrs={"to": TensorProto.INT32})

@@ -13,6 +13,8 @@ from infer.dims import Dim
 from ..helpers import norm_axis, same_dim
 from ..registry import example, rule, shape_rule
 
+INT64_MAX = (1 << 63) - 1
+
 
 def _spatial_attrs(
     ctx: RuleContext, n: int, kernel: list[Dim] | None
@@ -33,19 +35,33 @@ def _spatial_attrs(
         raise RuleError("bad-attribute", "strides and dilations must be positive")
     if any(isinstance(x, int) and x <= 0 for x in k):
         raise RuleError("bad-attribute", f"kernel_shape {k} must be positive")
+    for d, x in zip(dilations, k):
+        if isinstance(x, int) and d * (x - 1) + 1 > INT64_MAX:
+            # No input extent can hold such a window.
+            raise RuleError("bad-attribute", f"the dilated kernel {d} * ({x} - 1) + 1 overflows int64")
     if any(p < 0 for p in pads):
         raise RuleError("bad-attribute", f"pads {pads} must not be negative")
     return k, strides, dilations, pads
 
 
 def window_extent(
-    x: Dim, k: Dim, stride: int, dilation: int, pad_begin: int, pad_end: int, auto_pad: str, ceil_mode: bool
+    x: Dim,
+    k: Dim,
+    stride: int,
+    dilation: int,
+    pad_begin: int,
+    pad_end: int,
+    auto_pad: str,
+    ceil_mode: bool,
+    dilated_same: bool = False,
 ) -> Dim:
     """Output extent of a sliding window along one axis (Conv and pooling).
 
     Where the window does not fit (``x + pads < dilated kernel``) the definition floors a negative
     quotient and onnxruntime truncates it: concrete extents there are not claimed, and symbolic
     ones rest on the fit that the rule records as an assumption (``DimTable.require_at_least``).
+    ``dilated_same``: a dilated SAME window gives ``ceil(x / stride)`` as the definition says
+    (true of Conv: onnxruntime refuses to run it, the reference evaluator agrees).
     """
     if isinstance(x, int) and isinstance(k, int) and auto_pad in ("NOTSET", "VALID"):
         pads = pad_begin + pad_end if auto_pad == "NOTSET" else 0
@@ -53,8 +69,8 @@ def window_extent(
         if span < 0 and not (stride == 1 and span == -1):
             return None
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        if dilation != 1:
-            return None  # onnxruntime pads a dilated SAME window differently from ceil(x / stride)
+        if dilation != 1 and not dilated_same:
+            return None  # onnxruntime pools a dilated SAME window to another extent than ceil(x / stride)
         # ceil_mode changes nothing here. (onnx's reference evaluator gets MaxPool SAME_LOWER
         # wrong, e.g. 1 for x=3, stride 2; the definition, onnxruntime and the onnx test data agree.)
         return D.ceildiv(x, stride)
@@ -84,7 +100,9 @@ def window_extent(
     return None
 
 
-def _pool_like(ctx: RuleContext, kernel_from_weights: list[Dim] | None = None) -> tuple[Dim, ...] | None:
+def _pool_like(
+    ctx: RuleContext, kernel_from_weights: list[Dim] | None = None, dilated_same: bool = False
+) -> tuple[Dim, ...] | None:
     x = ctx.shape(0)
     if x is None:
         return None
@@ -96,7 +114,9 @@ def _pool_like(ctx: RuleContext, kernel_from_weights: list[Dim] | None = None) -
     ceil_mode = bool(ctx.attr("ceil_mode", 0))
     out = []
     for i in range(n):
-        e = window_extent(x[i + 2], k[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad, ceil_mode)
+        e = window_extent(
+            x[i + 2], k[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad, ceil_mode, dilated_same
+        )
         if auto_pad in ("NOTSET", "VALID") and isinstance(k[i], int):
             # The window must fit in the padded input for the node to run at all.
             fit = dilations[i] * (k[i] - 1) + 1 - (pads[i] + pads[i + n] if auto_pad == "NOTSET" else 0)
@@ -120,7 +140,9 @@ def conv(ctx: RuleContext) -> list:
         same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
     if x is None:
         return [(None, w[0]) + (None,) * (rank - 2)]  # type: ignore[index]
-    spatial = _pool_like(ctx, list(w[2:]) if w is not None else None)
+    # A dilated SAME Conv: the definition's ceil(x / stride); onnxruntime refuses dilations with
+    # SAME padding, and the reference evaluator gives that extent.
+    spatial = _pool_like(ctx, list(w[2:]) if w is not None else None, dilated_same=True)
     return [(x[0], None if w is None else w[0]) + tuple(spatial)]  # type: ignore[arg-type]
 
 
@@ -138,6 +160,9 @@ def conv_transpose(ctx: RuleContext) -> list:
     channels = D.mul(w[1], group) if w is not None else None
     if w is not None:
         same_dim(ctx, x[1], w[0], "input channels and weight dim 0")
+    if ctx.has_attr("pads") and (ctx.attr("auto_pad", "NOTSET") or "NOTSET") != "NOTSET":
+        # The definition forbids it; onnxruntime refuses to load such a node.
+        raise RuleError("bad-attribute", "the pads attribute cannot be used simultaneously with auto_pad")
     k, strides, dilations, pads = _spatial_attrs(ctx, n, list(w[2:]) if w is not None else None)
     out_shape = ctx.attr("output_shape")
     if out_shape is not None:
@@ -207,7 +232,13 @@ example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], ["float[N,8,floor((H - 3)/
 example("Conv", ["float[N,3,H,W]", "float[8,3,7,7]"], ["float[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
         attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"})  # fmt: skip
 example("Conv", ["float[N,4,L]", "float[8,2,3]"], ["float[N,8,L - 4]"], attrs={"group": 2, "dilations": [2]})
+example("Conv", ["float[N,4,L,65]", "float[8,4,3,4]"], ["float[N,8,floor((L - 1)/2) + 1,33]"],
+        attrs={"auto_pad": "SAME_LOWER", "dilations": [2, 3], "strides": [2, 2]})  # fmt: skip
+example("MaxPool", ["float[N,C,65]"], ["float[N,C,?]"], attrs={"kernel_shape": [4], "auto_pad": "SAME_UPPER",
+        "dilations": [2]}, opset=12)  # fmt: skip
 example("Conv", ["float[N,3,H,W]", "float[8,4,3,3]"], ["float[N,8,H - 2,W - 2]"], error="shape-mismatch")
+example("Conv", ["float[1,1,5]", "float[1,1,2]"], ["float[*]"], attrs={"dilations": [(1 << 63) - 1]},
+        error="bad-attribute")  # fmt: skip
 example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,4,4]"], ["float[N,4,2*H,2*W]"],
         attrs={"strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
 example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,floor((H - 3)/2) + 1,floor((W - 3)/2) + 1]"],
@@ -249,6 +280,10 @@ example("Conv", ["float[N,3,L]", "float[8,3,K]"], ["float[N,8,L - K + 1]"], opse
 example("ConvTranspose", ["float[N,8,L]", "float[8,4,3]"], ["float[N,4,10]"],
         attrs={"output_shape": [10], "strides": [2]})  # fmt: skip
 example("ConvTranspose", ["float[N,8,L]", "float[8,2,3]"], ["float[N,4,L + 2]"], attrs={"group": 2}, opset=22)
+example("ConvTranspose", ["float[N,8,L]", "float[8,2,3]"], ["float[*]"],
+        attrs={"auto_pad": "SAME_UPPER", "pads": [0, 0]}, error="bad-attribute")  # fmt: skip
+example("ConvTranspose", ["float[N,8,L]", "float[8,2,3]"], ["float[N,2,L + 1]"],
+        attrs={"auto_pad": "NOTSET", "pads": [1, 0]})  # fmt: skip
 example("Hardmax", ["float[N,10]"], ["float[N,10]"], attrs={"axis": 1}, opset=1)
 example("Softmax", ["float[N,10]"], ["float[N,10]"], opset=1)
 example("Dropout", ["float[N,10]"], ["float[N,10]", "float[N,10]"], attrs={"is_test": 0}, opset=1)

@@ -311,7 +311,7 @@ def _split_sizes(ctx: RuleContext, extent: Dim) -> list[Dim] | None:
     if k.rank == 0:
         s = sizes[0]
         if isinstance(s, int) and s <= 0:
-            raise RuleError("shape-mismatch", f"split size {s} is not positive")
+            raise RuleError("shape-mismatch", f"the scalar split size is {s}: it must be greater than zero")
         if isinstance(s, int) and isinstance(extent, int):
             n, last = divmod(extent, s)
             return [s] * n + ([last] if last else [])

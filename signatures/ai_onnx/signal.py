@@ -71,6 +71,11 @@ def dft(ctx: RuleContext) -> list:
     _complex_axis(ctx, x[-1])
     onesided, inverse = bool(ctx.attr("onesided", 0)), bool(ctx.attr("inverse", 0))
     irfft = onesided and inverse
+    if onesided and isinstance(x[-1], int) and x[-1] != (2 if inverse else 1):
+        # The definition: a one-sided forward DFT takes real input, a one-sided inverse complex.
+        raise RuleError("shape-mismatch", f"a one-sided {'inverse ' if inverse else ''}DFT takes "
+                        f"{'complex (last extent 2)' if inverse else 'real (last extent 1)'} input, "
+                        f"the last extent is {x[-1]}")  # fmt: skip
     length: Dim | object = _UNSET
     if ctx.has(1):
         length = _scalar_dim(ctx, 1, "the DFT length")
@@ -188,6 +193,9 @@ example("DFT", ["float[B,N,M,2]"], ["float[B,N,M,2]"], attrs={"axis": 2, "invers
 example("DFT", ["float[B,N,1]"], ["float[B,floor(N/2) + 1,2]"], attrs={"onesided": 1}, opset=17)
 example("DFT", ["float[B,N,2]"], ["float[B,2*N - 2,1]"], attrs={"onesided": 1, "inverse": 1}, opset=17)
 example("DFT", ["float[B,N,3]"], ["float[*]"], opset=17, error="shape-mismatch")
+example("DFT", ["float[B,N,2]"], ["float[*]"], attrs={"onesided": 1}, opset=17, error="shape-mismatch")
+example("DFT", ["float[B,N,1]", "", "int64[]={1}"], ["float[*]"], attrs={"onesided": 1, "inverse": 1}, opset=20,
+        error="shape-mismatch")  # fmt: skip
 example("DFT", ["float[B,N,1]"], ["float[*]"], attrs={"axis": 2}, opset=17, error="bad-attribute")
 example("DFT", ["float[B,N,M,1]"], ["float[B,N,M,2]"], opset=20)
 example("DFT", ["float[B,N,M,1]", "", "int64[]={1}"], ["float[B,floor(N/2) + 1,M,2]"],

@@ -512,15 +512,24 @@ def slice_(ctx: RuleContext) -> list:
     if s is None:
         return [None]
     rank = len(s)
+    if not (ctx.has(1) and ctx.has(2)):
+        # A required input left out (the node checks report it as missing-input): such a node
+        # does not run, so nothing is claimed.
+        ctx.because("a required slice bound (starts or ends) is not supplied")
+        return [None]
     vectors = {i: ctx.known_dims(i) if ctx.has(i) else None for i in (1, 2, 3, 4)}
     unknown = [i for i in (1, 2, 3, 4) if ctx.has(i) and vectors[i] is None]
     if not unknown:
         starts, ends, axes, steps = (vectors[i] for i in (1, 2, 3, 4))
-        axes_i = None if axes is None else _int_list(ctx, axes, 3)
-        if all(p is None or isinstance(p, int) for p in steps or []):
-            return [_slice(ctx, s, starts, ends, axes_i, steps)]  # type: ignore[arg-type]
-        unknown = [4]
-    ctx.contents_unknown(unknown[0], "a slice bound")
+        # An unknown or symbolic axis is not malformed, only unknown: which axis it slices is not
+        # known. An unknown step leaves its own axis unknown (in _slice); a symbolic one is unknown.
+        if axes is not None and any(not isinstance(a, int) for a in axes):
+            unknown = [3]
+        elif all(p is None or isinstance(p, int) for p in steps or []):
+            return [_slice(ctx, s, starts, ends, axes, steps)]  # type: ignore[arg-type]
+        else:
+            unknown = [4]
+    ctx.contents_unknown(unknown[0], "the sliced axes" if unknown[0] == 3 else "a slice bound")
     # Which axes are sliced is still known when the axes are, or when they default to the first k.
     if ctx.has(3):
         axes = vectors[3]
@@ -536,12 +545,6 @@ def slice_(ctx: RuleContext) -> list:
     return [tuple(None if i in ax else d for i, d in enumerate(s))]
 
 
-def _int_list(ctx: RuleContext, v: list[Dim], i: int) -> list[int]:
-    if any(not isinstance(a, int) for a in v):
-        raise RuleError("bad-attribute", f"input {i} of {ctx.op_type} must hold integers")
-    return v  # type: ignore[return-value]
-
-
 @rule("Slice", since=1)
 def slice_v1(ctx: RuleContext) -> list:
     """Slice-1 takes starts, ends and axes as attributes, and has no steps."""
@@ -549,6 +552,8 @@ def slice_v1(ctx: RuleContext) -> list:
     if s is None:
         return [None]
     axes = ctx.attr("axes")
+    if axes is None and ctx.has_attr("axes"):  # given, but of undefined type: not the default
+        raise RuleError("bad-attribute", "attribute 'axes' has no value of a known type")
     return [_slice(ctx, s, list(ctx.require("starts")), list(ctx.require("ends")),
                    None if axes is None else list(axes), None)]  # fmt: skip
 
@@ -774,6 +779,21 @@ def resize(ctx: RuleContext) -> list:
     no_scales = _emptiness(ctx, scales_i)
     no_sizes = True if sizes_i is None else _emptiness(ctx, sizes_i)
     out = list(s)
+    # Non-empty sizes decide, even beside non-empty scales (which the definition forbids:
+    # onnxruntime then fails, the reference evaluator and onnx's Resize-11 use the sizes).
+    if no_sizes is False:
+        sizes = ctx.known_dims(sizes_i)  # type: ignore[arg-type]
+        if sizes is None:
+            ctx.contents_unknown(sizes_i, "the output sizes")  # type: ignore[arg-type]
+            return [unknown]
+        if len(sizes) != len(axes):
+            raise RuleError("shape-mismatch", f"{len(sizes)} sizes for {len(axes)} axes")
+        got = _aspect_sizes(ctx, s, axes, sizes)
+        if got is None:
+            return [unknown]
+        for a, sz in zip(axes, got):
+            out[a] = sz
+        return [tuple(out)]
     if no_scales is False:
         k = ctx.known(scales_i)
         if k is None:
@@ -790,19 +810,6 @@ def resize(ctx: RuleContext) -> list:
                     "the scaled extent is not certain: runtimes differ (float32 against double products, "
                     "the roi under tf_crop_and_resize) or the scale is not known"
                 )
-        return [tuple(out)]
-    if no_sizes is False:
-        sizes = ctx.known_dims(sizes_i)  # type: ignore[arg-type]
-        if sizes is None:
-            ctx.contents_unknown(sizes_i, "the output sizes")  # type: ignore[arg-type]
-            return [unknown]
-        if len(sizes) != len(axes):
-            raise RuleError("shape-mismatch", f"{len(sizes)} sizes for {len(axes)} axes")
-        got = _aspect_sizes(ctx, s, axes, sizes)
-        if got is None:
-            return [unknown]
-        for a, sz in zip(axes, got):
-            out[a] = sz
         return [tuple(out)]
     if no_scales is None:
         ctx.contents_unknown(scales_i, "the scales")
@@ -984,6 +991,13 @@ example("Slice", ["float[N,10]", "int64[1]={0}", "int64[1]={-1}", "int64[1]={1}"
 example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={?}", "int64[1]={1}"], ["float[N,?]"])
 example("Slice", ["float[N,10]", "int64[1]={S - 1}", "int64[1]={S + 1}", "int64[1]={0}"],
         ["float[max(0, min(N, S + 1) - min(N, S - 1)),10]"])  # fmt: skip
+# Fuzz regressions: a required bound left out; axes whose contents are unknown or symbolic.
+example("Slice", ["float[N,10]", "int64[1]={1}", "", "int64[1]={1}"], ["float[*]"], error="missing-input")
+example("Slice", ["float[N,10]", "", "int64[1]={5}"], ["float[*]"], error="missing-input")
+example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={5}", "int64[1]={?}"], ["float[?,?]"])
+example("Slice", ["float[N,10]", "int64[2]={1,1}", "int64[2]={5,5}", "int64[2]={0,S}"], ["float[?,?]"])
+example("Slice", ["float[N,10]"], ["float[*]"], attrs={"starts": [1], "ends": [5], "axes": [0, 1]}, opset=1,
+        error="shape-mismatch")  # fmt: skip
 example("Expand", ["float[3,1]", "int64[3]"], ["float[?,3,?]"])
 example("Expand", ["float[N,1]", "int64[2]={?,5}"], ["float[?,5]"], opset=13)
 example("Tile", ["float[*]", "int64[2]={2,3}"], ["float[?,?]"])
@@ -1011,6 +1025,8 @@ example("Resize", ["float[N,3,H,W]", "float[8]={0,0,0.25,0,1,1,0.75,1}", "float[
 example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"],
         attrs={"antialias": 1, "mode": "linear"}, opset=18)  # fmt: skip
 example("Resize", ["float[N,3,H,W]", "", "float[4]"], ["float[?,?,?,?]"], opset=13)
+example("Resize", ["int32[2,4,3,5]", "float[8]", "float[4]", "int64[4]={3,5,6,7}"], ["int32[3,5,6,7]"],
+        opset=11)  # sizes beside scales: the sizes decide  # fmt: skip
 example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,3*W]"], attrs={"height_scale": 2.0, "width_scale": 3.0},
         opset=1)  # fmt: skip
 example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,2*W]"], attrs={"scales": [1.0, 1.0, 2.0, 2.0]}, opset=7)

@@ -24,6 +24,11 @@ _SWAP = {_STRING: _INT64, _INT64: _STRING}
 @rule("CategoryMapper", domain=ML)
 def category_mapper(ctx: RuleContext) -> list:
     """Strings to integers or integers to strings, element by element."""
+    # The map is two sequences of one length (onnxruntime refuses a node without both).
+    n_int, n_str = attr_len(ctx, "cats_int64s"), attr_len(ctx, "cats_strings")
+    if not ctx.has_attr("cats_int64s") or not ctx.has_attr("cats_strings") or n_int != n_str:
+        raise RuleError("bad-attribute", f"cats_int64s ({n_int} entries) and cats_strings ({n_str}) must both be "
+                        "given, with the same length")  # fmt: skip
     return [TensorType(_SWAP.get(ctx.elem(0)), ctx.shape(0))]  # type: ignore[arg-type]
 
 
@@ -47,7 +52,26 @@ def label_encoder(ctx: RuleContext) -> list:
         return [TensorType(None, shape)]
     name = given[0]
     elem = tensor_elem(ctx.attr(name)) if name == "values_tensor" else _VALUES[name]
+    if ctx.version >= 4:
+        _label_encoder_4_checks(ctx, name, elem)
     return [TensorType(elem, shape)]
+
+
+def _label_encoder_4_checks(ctx: RuleContext, values: str, elem: int | None) -> None:
+    """LabelEncoder-4: keys and values of one length; ``default_tensor`` one value of the values' type."""
+    keys = [k for k in ("keys_strings", "keys_int64s", "keys_floats", "keys_tensor") if ctx.has_attr(k)]
+    if len(keys) == 1 and attr_len(ctx, keys[0]) != attr_len(ctx, values):
+        raise RuleError("bad-attribute", f"{keys[0]} has {attr_len(ctx, keys[0])} entries and {values} "
+                        f"{attr_len(ctx, values)}: they must have the same length")  # fmt: skip
+    if not ctx.has_attr("default_tensor"):
+        return
+    default = tensor_elem(ctx.attr("default_tensor"))
+    if default is not None and elem is not None and default != elem:
+        names = f"{TensorProto.DataType.Name(default)} against {TensorProto.DataType.Name(elem)}"
+        raise RuleError("bad-attribute", f"default_tensor's element type must match the values' ({names})")
+    if attr_len(ctx, "default_tensor") != 1:
+        # One default value; onnxruntime refuses anything but a singleton.
+        raise RuleError("bad-attribute", "default_tensor must hold exactly one value")
 
 
 # -- maps -------------------------------------------------------------------------------------------
@@ -110,6 +134,9 @@ def zip_map(ctx: RuleContext) -> list:
 
 example("CategoryMapper", ["string[N,3]"], ["int64[N,3]"], {"cats_strings": ["a"], "cats_int64s": [1]}, domain=ML)
 example("CategoryMapper", ["int64[N]"], ["string[N]"], {"cats_strings": ["a"], "cats_int64s": [1]}, domain=ML)
+example("CategoryMapper", ["int64[N]"], ["string[N]"], {"cats_strings": ["a"], "cats_int64s": [1, 2]}, domain=ML,
+        error="bad-attribute")  # fmt: skip
+example("CategoryMapper", ["int64[N]"], ["string[N]"], {"cats_int64s": [1, 2]}, domain=ML, error="bad-attribute")
 example("LabelEncoder", ["string[N]"], ["int64[N]"], {"classes_strings": ["a", "b"]}, opset=1, domain=ML)
 example("LabelEncoder", ["int64[N,2]"], ["string[N,2]"], {"classes_strings": ["a", "b"]}, opset=1, domain=ML)
 example(
@@ -124,5 +151,14 @@ example("LabelEncoder", ["string[2,N]"], ["int16[2,N]"], _V16, opset=4, domain=M
 example(
     "LabelEncoder", ["string[N]"], ["string[N]"], {"keys_strings": ["a"], "values_strings": ["b"]}, opset=5, domain=ML
 )
+_I64 = {"keys_strings": ["a"], "values_int64s": [1],
+        "default_tensor": TensorProto(data_type=TensorProto.INT64, dims=[1], int64_data=[-1])}  # fmt: skip
+example("LabelEncoder", ["string[N]"], ["int64[N]"], _I64, opset=4, domain=ML)
+_I32 = {**_I64, "default_tensor": TensorProto(data_type=TensorProto.INT32, dims=[1], int32_data=[-1])}
+example("LabelEncoder", ["string[N]"], ["int64[N]"], _I32, opset=4, domain=ML, error="bad-attribute")
+_PAIR = {**_I64, "default_tensor": TensorProto(data_type=TensorProto.INT64, dims=[1, 2], int64_data=[-1, -2])}
+example("LabelEncoder", ["string[N]"], ["int64[N]"], _PAIR, opset=4, domain=ML, error="bad-attribute")
+example("LabelEncoder", ["string[N]"], ["int64[N]"], {"keys_strings": ["a", "b"], "values_int64s": [1]}, opset=4,
+        domain=ML, error="bad-attribute")  # fmt: skip
 _TWO = {"keys_strings": ["a"], "values_strings": ["b"], "values_int64s": [1]}
 example("LabelEncoder", ["string[N]"], ["string[N]"], _TWO, opset=2, domain=ML, error="bad-attribute")

@@ -66,6 +66,9 @@ def array_feature_extractor(ctx: RuleContext) -> list:
 @rule("OneHotEncoder", domain=ML)
 def one_hot_encoder(ctx: RuleContext) -> list:
     """One more axis, as long as the category list (string inputs use ``cats_strings``)."""
+    given = [name for name in ("cats_strings", "cats_int64s") if ctx.has_attr(name)]
+    if len(given) != 1:
+        raise RuleError("bad-attribute", f"one and only one of cats_strings and cats_int64s must be given, not {given}")
     n_str, n_int = attr_len(ctx, "cats_strings"), attr_len(ctx, "cats_int64s")
     elem = ctx.elem(0)
     if elem == TensorProto.STRING or (n_str and not n_int):
@@ -124,7 +127,9 @@ example("ArrayFeatureExtractor", ["float[]", "int64[1]"], ["float[*]"], domain=M
 example("OneHotEncoder", ["int64[N,2]"], ["float[N,2,3]"], {"cats_int64s": [1, 2, 3]}, domain=ML)
 example("OneHotEncoder", ["string[N]"], ["float[N,2]"], {"cats_strings": ["a", "b"]}, domain=ML)
 example("OneHotEncoder", ["double[]"], ["float[4]"], {"cats_int64s": [1, 2, 3, 4]}, domain=ML)
-example("OneHotEncoder", ["int32[N,2]"], ["float[N,2,?]"], domain=ML)
+example("OneHotEncoder", ["int32[N,2]"], ["float[N,2,?]"], domain=ML, error="bad-attribute")
+example("OneHotEncoder", ["int64[N]"], ["float[N,?]"], {"cats_int64s": [1], "cats_strings": ["a"]}, domain=ML,
+        error="bad-attribute")  # fmt: skip
 example("FeatureVectorizer", ["int64[N,2]", "int64[N,3]"], ["float[N,5]"], {"inputdimensions": [2, 3]}, domain=ML)
 example("FeatureVectorizer", ["double[N,2,3]"], ["float[N,6]"], {"inputdimensions": [6]}, domain=ML)
 example("FeatureVectorizer", ["float[4]", "float[3]"], ["float[?,7]"], {"inputdimensions": [4, 3]}, domain=ML)

@@ -15,7 +15,7 @@ from infer.dims import Dim
 from infer.types import TensorType
 
 from ..registry import example, rule
-from .common import ML, ROW_VECTOR, class_labels, positive, rows
+from .common import ML, ROW_VECTOR, attr_len, class_labels, positive, rows
 
 
 def _targets(ctx: RuleContext) -> Dim:
@@ -48,7 +48,29 @@ def tree_ensemble(ctx: RuleContext) -> list:
     s = ctx.shape(0)
     if s is not None and len(s) != 2:
         raise RuleError("shape-mismatch", f"TreeEnsemble takes a [N, F] input, got rank {len(s)}")
+    _same_lengths(ctx, _NODE_ATTRS)
+    _same_lengths(ctx, _LEAF_ATTRS)
+    elem = ctx.elem(0)
+    for name in ("nodes_splits", "leaf_weights"):
+        t = ctx.attr(name)
+        # onnx's schema and onnxruntime require the input's element type (the reference does not).
+        if isinstance(t, TensorProto) and elem is not None and t.data_type and t.data_type != elem:
+            names = f"{TensorProto.DataType.Name(elem)}, has {TensorProto.DataType.Name(t.data_type)}"
+            raise RuleError("bad-attribute", f"{name} must have the input's element type {names}")
     return [(None if s is None else s[0], _targets(ctx))]
+
+
+_NODE_ATTRS = ("nodes_featureids", "nodes_splits", "nodes_modes", "nodes_truenodeids", "nodes_falsenodeids",
+               "nodes_trueleafs", "nodes_falseleafs", "nodes_hitrates", "nodes_missing_value_tracks_true")  # fmt: skip
+_LEAF_ATTRS = ("leaf_targetids", "leaf_weights")
+
+
+def _same_lengths(ctx: RuleContext, names: tuple[str, ...]) -> None:
+    """The ``nodes_*`` (and the ``leaf_*``) attributes encode tuples: they must have one length."""
+    lengths = {name: attr_len(ctx, name) for name in names if ctx.has_attr(name)}
+    if len(set(lengths.values())) > 1:
+        listed = ", ".join(f"{k} {v}" for k, v in lengths.items())
+        raise RuleError("bad-attribute", f"these attributes must have the same length: {listed}")
 
 
 _TREE = {
@@ -112,10 +134,15 @@ _TE = {
 example("TreeEnsemble", ["double[N,F]"], ["double[N,2]"], _TE, opset=5, domain=ML)
 example(
     "TreeEnsemble",
-    ["float16[N,F]"],
-    ["float16[N,?]"],
+    ["double[N,F]"],
+    ["double[N,?]"],
     {k: v for k, v in _TE.items() if k != "n_targets"},
     opset=5,
     domain=ML,
 )
 example("TreeEnsemble", ["float[F]"], ["float[1,2]"], _TE, opset=5, domain=ML, error="shape-mismatch")
+example("TreeEnsemble", ["double[N,F]"], ["double[N,2]"], {**_TE, "nodes_truenodeids": [0, 0]}, opset=5, domain=ML,
+        error="bad-attribute")  # fmt: skip
+example("TreeEnsemble", ["double[N,F]"], ["double[N,2]"], {**_TE, "leaf_targetids": [0]}, opset=5, domain=ML,
+        error="bad-attribute")  # fmt: skip
+example("TreeEnsemble", ["float[N,F]"], ["float[N,2]"], _TE, opset=5, domain=ML, error="bad-attribute")

@@ -1,13 +1,14 @@
 """Run onnx's shape-inference test files against the drop-in ``infer.onnx_compat``.
 
-    python -m tests.compat.run_onnx_shape_tests /path/to/onnx/tests/python [--initializers-as-constants]
+    python -m tests.compat.run_onnx_shape_tests /path/to/onnx/tests/python [--initializers-as-defaults]
         [-- extra pytest args]
 
 The test files come from a checkout of the onnx repository (they are not vendored here). The same
-files pass 1,015 tests against onnx 1.23.2 itself. ``--initializers-as-constants`` runs them with
-``infer_shapes(..., initializers_as_constants=True)``, reading an initializer that is also a graph
-input as a constant the way onnx does (the drop-in's default treats it as an overridable
-default, Clause 7.2). At the end, passed and failed tests are counted per file.
+files pass 1,015 tests against onnx 1.23.2 itself. By default the drop-in reads an initializer
+that is also a graph input as a constant, the way onnx does (``--initializers-as-constants`` says
+so explicitly); ``--initializers-as-defaults`` runs them with ``infer_shapes(...,
+initializers_as_constants=False)``, reading it as a default the caller may override (Clause 7.2).
+At the end, passed and failed tests are counted per file.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ FILES = [
 ]
 ROOT = Path(__file__).resolve().parents[2]
 CONSTANTS_FLAG = "--initializers-as-constants"
+DEFAULTS_FLAG = "--initializers-as-defaults"
 
 
 def per_file_counts(junit_xml: Path) -> dict[str, Counter[str]]:
@@ -60,8 +62,12 @@ def main(argv: list[str]) -> int:
         print(f"not found in {tests}: {', '.join(missing)}")
         return 2
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tests), os.environ.get("PYTHONPATH", "")]))
-    if CONSTANTS_FLAG in ours:
-        env["ONNX_COMPAT_INITIALIZERS_AS_CONSTANTS"] = "1"
+    if CONSTANTS_FLAG in ours and DEFAULTS_FLAG in ours:
+        print(f"{CONSTANTS_FLAG} and {DEFAULTS_FLAG} contradict each other")
+        return 2
+    env.pop("ONNX_COMPAT_INITIALIZERS_AS_CONSTANTS", None)  # unset: the drop-in's default
+    if CONSTANTS_FLAG in ours or DEFAULTS_FLAG in ours:
+        env["ONNX_COMPAT_INITIALIZERS_AS_CONSTANTS"] = "1" if CONSTANTS_FLAG in ours else "0"
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.xml"
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.compat.onnx_tests_plugin",

@@ -176,14 +176,30 @@ def test_data_prop_follows_computed_shapes_only_when_asked() -> None:
     assert _dims(_vi(infer_shapes(m, data_prop=True), "y")) == ["B", "T", 8]
 
 
-def test_an_initializer_that_is_also_an_input_is_a_default() -> None:
+def test_an_initializer_that_is_also_an_input_is_read_as_onnx_reads_it() -> None:
     m = _model("""
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[2, 12] x, int64[2] s) => (y) <int64[2] s = {6, 4}> { y = Reshape(x, s) }
     """)
-    default = _dims(_vi(infer_shapes(m), "y"))
-    assert len(default) == 2 and all(isinstance(d, str) for d in default)  # the caller may override it
+    # As onnx does: the initializer is read as a constant.
+    assert _dims(_vi(infer_shapes(m), "y")) == [6, 4]
     assert _dims(_vi(infer_shapes(m, initializers_as_constants=True), "y")) == [6, 4]
+    # Asked to, it is a default the caller may override (Clause 7.2): its contents are unknown.
+    defaults = _dims(_vi(infer_shapes(m, initializers_as_constants=False), "y"))
+    assert len(defaults) == 2 and all(isinstance(d, str) for d in defaults)
+
+
+def test_infer_shapes_path_reads_initializers_as_onnx_does_unless_told(tmp_path: Path) -> None:
+    m = _model("""
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 12] x, int64[2] s) => (y) <int64[2] s = {6, 4}> { y = Reshape(x, s) }
+    """)
+    src, out = tmp_path / "m.onnx", tmp_path / "out.onnx"
+    onnx.save(m, src)
+    infer_shapes_path(src, out)
+    assert _dims(_vi(onnx.load(out), "y")) == [6, 4]
+    infer_shapes_path(src, out, initializers_as_constants=False)
+    assert all(isinstance(d, str) for d in _dims(_vi(onnx.load(out), "y")))
 
 
 def test_an_extent_past_int64_is_an_error_in_strict_mode_and_unknown_otherwise() -> None:
@@ -198,6 +214,22 @@ def test_an_extent_past_int64_is_an_error_in_strict_mode_and_unknown_otherwise()
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     assert _dims(_vi(infer_shapes(m), "c")) == [None]
     with pytest.raises(InferenceError, match="overflow"):
+        infer_shapes(m, strict_mode=True)
+
+
+def test_strict_mode_raises_on_initializer_data_in_the_wrong_field() -> None:
+    bad = TensorProto(name="d", data_type=TensorProto.FLOAT, int64_data=[2])  # float data belongs in float_data
+    g = helper.make_graph(
+        [helper.make_node("Range", ["s", "l", "d"], ["y"])],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("s", TensorProto.FLOAT, (), [1.0]), helper.make_tensor("l", TensorProto.FLOAT, (), [5.0]),
+         bad],
+    )  # fmt: skip
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    infer_shapes(m)
+    with pytest.raises(InferenceError, match="belong in float_data"):
         infer_shapes(m, strict_mode=True)
 
 
