@@ -117,12 +117,8 @@ def infer_model(
     when given (needed for bytes and ``ModelProto`` inputs). Off by default: a model is
     untrusted (Clause 15.5). A reference that fails a check is an ``external-data`` error.
     """
-    from pathlib import Path
-
     from .annotate import STYLES
-    from .engine import Engine, Options
-    from .loader import load
-    from .result import InferenceResult
+    from .engine import collector_paused
 
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
@@ -131,6 +127,30 @@ def infer_model(
                         ("max_model_bytes", max_model_bytes)):  # fmt: skip
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
+        return _infer(model, dims_style, dims, max_depth, max_rank, max_nodes, max_node_visits,
+                      max_expression_size, max_model_bytes, read_external_data, external_data_dir)  # fmt: skip
+
+
+def _infer(
+    model: ModelSource,
+    dims_style: str,
+    dims: Mapping[str, int] | None,
+    max_depth: int,
+    max_rank: int,
+    max_nodes: int,
+    max_node_visits: int | None,
+    max_expression_size: int,
+    max_model_bytes: int,
+    read_external_data: bool,
+    external_data_dir: str | os.PathLike | None,
+) -> InferenceResult:
+    from pathlib import Path
+
+    from .engine import Engine, Options
+    from .loader import load
+    from .result import InferenceResult
+
     loaded = load(model, max_bytes=max_model_bytes)
     options = Options(
         dims_style=dims_style,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -64,6 +65,23 @@ class Options:
     # Follow computed contents (Shape -> Gather -> Concat -> Reshape). Off, only constants
     # (initializers, Constant nodes) are read, as onnx.shape_inference does without data_prop.
     propagate_values: bool = True
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the duration (restored as it was).
+
+    Inference allocates many small objects and frees few: the collector would traverse all of
+    them, and everything else alive, again and again (a third of the time on a large model, and
+    more than linear in its size). Nothing inference builds needs it while it runs.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class Scope:
@@ -222,11 +240,10 @@ class Engine:
         the first walk learned such a bound and left extents unknown, a second walk starts with
         the bounds (fresh variables are keyed by node, so the second walk names them the same).
         """
-        # The walk allocates many small objects and frees few: Python's cyclic collector would
-        # traverse all of them again and again (a third of the time on a large model, and more
-        # than linear in its size). Nothing the walk builds needs it while it runs.
-        collecting = gc.isenabled()
-        gc.disable()
+        with collector_paused():
+            self._run()
+
+    def _run(self) -> None:
         try:
             self._run_once()
             minimums = dict(self.table.minimums)
@@ -240,8 +257,6 @@ class Engine:
             self._run_once()
         finally:
             self.scan.views.clear()  # read for the walk; a result kept for long need not hold them
-            if collecting:
-                gc.enable()
 
     def _run_once(self) -> None:
         self._memo = {}  # results name this walk's table's variables
