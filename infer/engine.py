@@ -687,19 +687,17 @@ class Engine:
         ``-0.0`` compare equal but divide differently) are always inferred afresh, and so is the
         first node of an implicit default domain (it is warned about once).
         """
-        domain = view.domain
-        if opset is None or view.has_subgraph or view.has_ref:
+        base = view.memo_base
+        if base is None or opset is None:
             return None
-        if domain == "" and self.implicit_default and not self._warned_default:
+        if self.implicit_default and not self._warned_default and view.domain == "":
             return None
-        attrs = tuple(a.SerializeToString() for a in view.attrs) if view.attrs else ()
         for v in inputs:
             if v is not None and v.known is not None and v.known.elems:
                 t = v.type
                 if isinstance(t, T.TensorType) and t.elem in _FLOAT_ELEMS and 0.0 in v.known.elems:
                     return None
-        outs = tuple(bool(o) for o in view.outputs)
-        return (domain, view.op_type, opset, outs, attrs, tuple(inputs), self.table.minimums_epoch)
+        return (base, opset, tuple(inputs), self.table.minimums_epoch)
 
     def _side_effect_mark(self) -> tuple[int, ...]:
         """Counters that any report, fact, variable, subgraph walk or refused extent moves."""

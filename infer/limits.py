@@ -251,17 +251,20 @@ def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Sc
             if count_calls:
                 key = (n.node.domain, n.op_type)
                 calls[key] = calls.get(key, 0) + 1
-            if not n.attrs:
-                continue
             # Inference reads an attribute's payload by its type: a scalar one carries nothing to
             # measure (whatever else a malformed one sets, nothing reads it).
-            attrs = [a for a in n.attrs if a.type not in _SCALAR_ATTRS]
-            if not attrs:
-                continue
-            for t in _tensors_of(attrs):
-                tensor(f"{path}/{idx}", t, "tensor attribute")
-            for a in attrs:
-                if a.type == AttributeProto.GRAPH:
+            for k, kind in enumerate(n.attr_types):
+                if kind in _SCALAR_ATTRS:
+                    continue
+                a = n.node.attribute[k]
+                if kind == AttributeProto.TENSOR:  # a Constant's value: the common case, kept cheap
+                    t = a.t
+                    if len(t.dims) > max_rank or t.data_location == TensorProto.EXTERNAL or len(t.external_data):
+                        tensor(f"{path}/{idx}", t, "tensor attribute")
+                    continue
+                for t in _tensors_of((a,)):
+                    tensor(f"{path}/{idx}", t, "tensor attribute")
+                if kind == AttributeProto.GRAPH:
                     stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, walkable))
                 elif a.HasField("g"):
                     stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, False))

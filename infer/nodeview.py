@@ -7,6 +7,8 @@ each read tens of thousands of times. A ``NodeView`` reads them once and is shar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from onnx import AttributeProto, NodeProto
 
 _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
@@ -15,7 +17,7 @@ _SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 class NodeView:
     """The fields of one ``NodeProto`` that inference reads, as plain Python values."""
 
-    __slots__ = ("attrs", "domain", "has_ref", "has_subgraph", "inputs", "node", "op_type", "outputs")
+    __slots__ = ("attr_types", "domain", "has_ref", "has_subgraph", "inputs", "memo_base", "node", "op_type", "outputs")
 
     def __init__(self, node: NodeProto):
         self.node = node
@@ -24,16 +26,20 @@ class NodeView:
         self.op_type: str = node.op_type
         domain = node.domain
         self.domain: str = "" if domain == "ai.onnx" else domain  # one default domain (Clause 5.3.2)
-        self.attrs: tuple[AttributeProto, ...] = tuple(node.attribute)
-        self.has_subgraph = False
-        self.has_ref = False
-        for a in self.attrs:
-            if a.type in _SUBGRAPH_TYPES:
-                self.has_subgraph = True
-            if a.ref_attr_name:
-                self.has_ref = True
+        attrs = tuple(node.attribute)
+        self.attr_types: tuple[int, ...] = tuple(a.type for a in attrs) if attrs else ()
+        self.has_subgraph = any(t in _SUBGRAPH_TYPES for t in self.attr_types)
+        self.has_ref = any(a.ref_attr_name for a in attrs)
+        # What the engine's memo of rule results keys on besides the opset and the inputs (see
+        # ``Engine._memo_key``); ``None``: never memoized (subgraphs, attribute references).
+        self.memo_base: tuple | None = (
+            None
+            if self.has_subgraph or self.has_ref
+            else (self.domain, self.op_type, tuple(bool(o) for o in self.outputs),
+                  tuple(a.SerializeToString() for a in attrs))
+        )  # fmt: skip
 
 
-def read_nodes(nodes: object) -> list[NodeView]:
+def read_nodes(nodes: Sequence[NodeProto]) -> list[NodeView]:
     """Views of ``nodes`` (a repeated ``NodeProto`` field or a list of them), in order."""
-    return [NodeView(n) for n in nodes]  # type: ignore[attr-defined]
+    return [NodeView(n) for n in nodes]

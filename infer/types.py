@@ -11,7 +11,7 @@ declared type with an inferred one and reports every clash instead of raising.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from onnx import TensorProto, TypeProto
 
@@ -45,6 +45,16 @@ UNKNOWN = UnknownType()
 class TensorType(Type):
     elem: int | None
     shape: Shape | None = None
+    # Hashing a shape of symbolic extents is not free, and the engine's memo hashes the same
+    # shared types at every node of a repeated layer: computed once.
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.elem, self.shape))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def rank(self) -> int | None:
