@@ -946,7 +946,9 @@ class Engine:
             copy.input[:] = ["" if i in omitted else i for i in n.input]
             return copy
 
-        if len(ctx.inputs) > len(fn.input) or ctx.n_outputs > len(fn.output):
+        # Inputs may be left off at the end (they are absent in the body); outputs may not:
+        # onnxruntime refuses such a call, and onnx's strict inference fails on it.
+        if len(ctx.inputs) > len(fn.input) or ctx.n_outputs != len(fn.output):
             self.report(
                 "arity",
                 f"{ctx.op_type} is called with {len(ctx.inputs)} inputs and {ctx.n_outputs} outputs; "

@@ -184,3 +184,17 @@ def test_calls_that_do_not_fit_the_function_are_reported() -> None:
     assert codes.count("arity") == 1
     assert "undefined-value" in codes
     assert shape(r, "y") == "float[N]"
+
+
+def test_a_call_with_fewer_outputs_than_the_function_is_an_arity_error():
+    model = onnx.parser.parse_model(
+        """
+        <ir_version: 8, opset_import: [ "" : 18, "local" : 1 ]>
+        agraph (float[1] X) => (float[1] Y) { Y = local.F (X) }
+        <opset_import: [ "" : 18 ], domain: "local">
+        F (x) => (y1, y2) { y1 = Identity(x) y2 = Identity(x) }
+        """
+    )
+    result = infer.infer_model(model)
+    assert [d.code for d in result.errors] == ["arity"]
+    assert "1 outputs" in result.errors[0].message and result.shape_of("Y") == (1,)
