@@ -19,11 +19,19 @@ class NodeView:
 
     __slots__ = ("attr_types", "domain", "has_ref", "has_subgraph", "inputs", "memo_base", "node", "op_type", "outputs")
 
-    def __init__(self, node: NodeProto):
+    def __init__(self, node: NodeProto, names: dict[str, str] | None = None):
+        """``names``: strings already read (a graph's value names, operator types); equal ones
+        read again are replaced by them, so that a name is held once however often it is used."""
         self.node = node
-        self.inputs: tuple[str, ...] = tuple(node.input)
-        self.outputs: tuple[str, ...] = tuple(node.output)
-        self.op_type: str = node.op_type
+        if names is None:
+            names = {}
+        outputs = tuple(node.output)
+        self.inputs: tuple[str, ...] = tuple([names.get(i, i) for i in node.input])
+        for o in outputs:
+            names.setdefault(o, o)
+        self.outputs: tuple[str, ...] = outputs
+        op_type = node.op_type
+        self.op_type: str = names.setdefault(op_type, op_type)
         domain = node.domain
         self.domain: str = "" if domain == "ai.onnx" else domain  # one default domain (Clause 5.3.2)
         attrs = tuple(node.attribute)
@@ -35,11 +43,22 @@ class NodeView:
         self.memo_base: tuple | None = (
             None
             if self.has_subgraph or self.has_ref
-            else (self.domain, self.op_type, tuple(bool(o) for o in self.outputs),
-                  tuple(a.SerializeToString() for a in attrs))
+            else (self.domain, self.op_type, _presence(outputs),
+                  tuple(a.SerializeToString() for a in attrs) if attrs else ())
         )  # fmt: skip
+
+
+_ALL_PRESENT = [(True,) * n for n in range(8)]
+
+
+def _presence(outputs: tuple[str, ...]) -> tuple[bool, ...]:
+    """Which outputs are given; the usual all-given pattern is one shared tuple."""
+    if len(outputs) < 8 and all(outputs):
+        return _ALL_PRESENT[len(outputs)]
+    return tuple(bool(o) for o in outputs)
 
 
 def read_nodes(nodes: Sequence[NodeProto]) -> list[NodeView]:
     """Views of ``nodes`` (a repeated ``NodeProto`` field or a list of them), in order."""
-    return [NodeView(n) for n in nodes]
+    names: dict[str, str] = {}
+    return [NodeView(n, names) for n in nodes]
