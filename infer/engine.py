@@ -286,7 +286,6 @@ class Engine:
                     init = inits.pop(name)
                     if ir and ir < 4:
                         # Before IR 4 every initializer is listed as an input and is a constant.
-                        frame.scope.values[name] = init
                         frame.record.values[name] = init
                         frame.record.initializers.add(name)
                         continue
@@ -307,11 +306,9 @@ class Engine:
                     ),
                 )
                 v = _with_empty_contents(Value(t))
-                frame.scope.values[name] = v
                 frame.record.values[name] = v
                 frame.record.inputs.append(name)
             for name, v in inits.items():
-                frame.scope.values[name] = v
                 frame.record.values[name] = v
                 frame.record.initializers.add(name)
             self._walk_nodes(frame, self.scan.views.get("main") or read_nodes(graph.node))
@@ -340,6 +337,7 @@ class Engine:
                 declared[vi.name] = vi.type
         record = GraphRecord(path, "graph", nodes=list(graph.node))
         record.outputs = [o.name for o in graph.output]
+        scope.values = record.values  # what the graph defines is what it records: one dict
         self.records[path] = record
         check_graph(self, graph, path, top_level=depth == 0)
         return Frame(path, scope, opsets, declared, record, depth, functions_active, attr_refs)
@@ -488,8 +486,7 @@ class Engine:
                         + (" in an enclosing graph" if code == "shadowing" else " in this graph"),
                         Location(frame.path, idx, node.name, node.op_type, value=name),
                     )
-                scope.values[name] = v
-                values[name] = v
+                values[name] = v  # the scope's own dict too (see ``_new_frame``)
                 producers[name] = idx
 
     # -- one node -------------------------------------------------------------------------------
@@ -871,14 +868,12 @@ class Engine:
             if frame.scope.lookup(inp.name) is not None:
                 self.report("shadowing", f"subgraph input `{inp.name}` shadows an outer name",
                             Location(path, value=inp.name))  # fmt: skip
-            sub.scope.values[inp.name] = v
             sub.record.values[inp.name] = v
             sub.record.inputs.append(inp.name)
         for name, v in self._initializers(graph, path).items():
             if frame.scope.lookup(name) is not None:
                 self.report("shadowing", f"subgraph initializer `{name}` shadows an outer name",
                             Location(path, value=name))  # fmt: skip
-            sub.scope.values[name] = v
             sub.record.values[name] = v
             sub.record.initializers.add(name)
         try:
@@ -920,6 +915,7 @@ class Engine:
         path = f"{frame.path}/{ctx.site.node_index}@{fn.domain}.{fn.name}"
         scope = Scope()
         record = GraphRecord(path, "function", nodes=list(fn.node))
+        scope.values = record.values
         record.outputs = list(fn.output)
         self.records[path] = record
         # A function is polymorphic (Clause 8.4): a dim name in its value_info is not the
@@ -931,7 +927,6 @@ class Engine:
         for i, name in enumerate(fn.input):
             v = ctx.inputs[i] if i < len(ctx.inputs) else None
             if v is not None and name:
-                scope.values[name] = v
                 record.values[name] = v
                 record.inputs.append(name)
             elif name:
