@@ -104,6 +104,9 @@ class DimTable:
     # Bumped whenever ``minimums`` changes: rule results computed under other minimums (which
     # sharpen lower bounds) must not be reused (the engine's memo keys on it).
     minimums_epoch: int = 0
+    # Calls of ``fresh``, found or made: a rule that names a variable after its node must never
+    # have its result reused for another node (the engine's memo checks this count).
+    fresh_calls: int = 0
 
     # -- variables ------------------------------------------------------------------------------
 
@@ -130,6 +133,7 @@ class DimTable:
 
         The same ``key`` gives the same variable, so re-inferring a subgraph is stable.
         """
+        self.fresh_calls += 1
         if key is not None and key in self._by_key:
             return self._by_key[key]
         name = self._new_name(prefix)

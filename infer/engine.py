@@ -680,9 +680,10 @@ class Engine:
         Repeated layers present the same operator with the same input types, contents and
         attributes, so their rules run (and their checks pass) once; only clean, pure runs are
         stored (see ``infer_node``). Nodes with subgraphs, attribute references (whose values
-        live in the calling function) or float zeros among the known contents (``0.0`` and
-        ``-0.0`` compare equal but divide differently) are always inferred afresh, and so is the
-        first node of an implicit default domain (it is warned about once).
+        live in the calling function), inputs other than tensors (sequence rules ask where a
+        variable was made) or float zeros among the known contents (``0.0`` and ``-0.0`` compare
+        equal but divide differently) are always inferred afresh, and so is the first node of
+        an implicit default domain (it is warned about once).
         """
         base = view.memo_base
         if base is None or opset is None:
@@ -690,16 +691,19 @@ class Engine:
         if self.implicit_default and not self._warned_default and view.domain == "":
             return None
         for v in inputs:
-            if v is not None and v.known is not None and v.known.elems:
-                t = v.type
-                if isinstance(t, T.TensorType) and t.elem in _FLOAT_ELEMS and 0.0 in v.known.elems:
-                    return None
+            if v is None:
+                continue
+            t = v.type
+            if type(t) is not T.TensorType and not isinstance(t, T.UnknownType):
+                return None  # sequences, optionals, maps: rules consult where their variables came from
+            if v.known is not None and v.known.elems and t.elem in _FLOAT_ELEMS and 0.0 in v.known.elems:
+                return None
         return (base, opset, tuple(inputs), self.table.minimums_epoch)
 
     def _side_effect_mark(self) -> tuple[int, ...]:
         """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
         t = self.table
-        return (len(self.diagnostics), len(t.variables), len(t.facts), t.minimums_epoch,
+        return (len(self.diagnostics), len(t.variables), len(t.facts), t.minimums_epoch, t.fresh_calls,
                 D.overflow_count(), len(self.records))  # fmt: skip
 
     # -- placing a node's outputs ---------------------------------------------------------------

@@ -719,3 +719,27 @@ def test_conformance_models_in_onnxruntime(name: str) -> None:
     inputs, _ = case.data_sets[0]
     feeds = {vi_.name: np.asarray(x) if isinstance(x, np.generic) else x for vi_, x in zip(m.graph.input, inputs)}
     verify(m, [feeds])
+
+
+def test_data_dependent_nodes_alike_never_share_a_variable_through_the_memo():
+    """Two NonZero of the same input, in a Loop body walked to a fixed point and in the main
+    graph: each output extent is its own variable (a rule naming a variable after its node is
+    never reused for another node)."""
+    body = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["a"]), helper.make_node("NonZero", ["x"], ["b"]),
+         helper.make_node("Identity", ["c"], ["c_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", B, [])],
+        [helper.make_tensor_value_info("c_out", B, []),
+         helper.make_tensor_value_info("a", I64, None), helper.make_tensor_value_info("b", I64, None)],
+    )  # fmt: skip
+    loop = helper.make_node("Loop", ["", "cond"], ["sa", "sb"], body=body)
+    g = helper.make_graph(
+        [loop, helper.make_node("NonZero", ["x"], ["m"]), helper.make_node("NonZero", ["x"], ["n"])], "g",
+        [helper.make_tensor_value_info("x", F, ["N", 3]), helper.make_tensor_value_info("cond", B, [])],
+        [helper.make_tensor_value_info(o, I64, None) for o in ("sa", "sb", "m", "n")],
+    )  # fmt: skip
+    r = infer.infer_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+    rec = r.graphs["main/0:body"]
+    extents = [r.shape_of("m")[1], r.shape_of("n")[1], rec.values["a"].type.shape[1], rec.values["b"].type.shape[1]]
+    assert len(set(extents)) == 4 and all(r.dims.get(str(e)).is_fresh for e in extents)
