@@ -40,7 +40,7 @@ from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
 from .dims import Dim
 from .dimtable import DimTable, Origin, Site
-from .nodeview import NodeView, read_nodes
+from .nodeview import NodeView, has_subgraph, read_nodes
 from .validate import check_graph, check_node
 from .values import Known, Value, value_from_tensor
 
@@ -383,7 +383,7 @@ class Engine:
         however deep the nesting; reading every nested level again for every enclosing node
         costs the square of the depth (If in If in If ...).
         """
-        if not _has_subgraph(node):
+        if not has_subgraph(node):
             return _NO_USES
         hit = self._uses.get(id(node))
         if hit is not None and hit[0] is node:
@@ -530,7 +530,8 @@ class Engine:
         opset = frame.opsets.get(domain)
         key = self._memo_key(view, opset, inputs)
         if key is not None and (hit := self._memo.get(key)) is not None:
-            if all(p.plain_only and name not in frame.declared for p, name in zip(hit, view.outputs)):
+            declared = frame.declared
+            if all(not (p.needs_fill or p.note or name in declared) for p, name in zip(hit, view.outputs)):
                 return [p.plain for p in hit]  # the common case of a repeated layer: nothing to add
             return self._place_outputs(frame, _site(frame, idx, node, inputs), node, hit, None, ())
         site = _site(frame, idx, node, inputs)
@@ -727,8 +728,7 @@ class Engine:
             t.shape is not None and any(d is None for d in t.shape)
         )
         plain = self._settle(v, t, op_type)
-        note = _needs_note(plain)
-        return Prepared(v, needs_fill, plain, note, not needs_fill and not note)
+        return Prepared(v, needs_fill, plain, _needs_note(plain))
 
     def _settle(self, v: Value, t: T.Type, op_type: str) -> Value:
         """``v`` with type ``t``: contents dropped where they do not fit (or are not propagated,
@@ -970,15 +970,7 @@ class Engine:
         return out
 
 
-_SUBGRAPH_ATTRS = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 _NO_USES: frozenset[str] = frozenset()
-
-
-def _has_subgraph(node: NodeProto) -> bool:
-    for a in node.attribute:
-        if a.type in _SUBGRAPH_ATTRS:
-            return True
-    return False
 
 
 _FLOAT_ELEMS = frozenset({
@@ -1056,7 +1048,6 @@ class Prepared(NamedTuple):
     needs_fill: bool  # has unknown extents (or a kind whose placement the engine always does)
     plain: Value  # the value placed where nothing is fresh or declared
     note: bool  # ``plain`` needs a content note (unknown shape contents or rank)
-    plain_only: bool  # placed as ``plain`` with no note, unless a declaration refines it
 
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:

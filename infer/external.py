@@ -144,14 +144,20 @@ SAFE_OPEN = (
 )
 
 
-def _open_directory(name: str, parent: int, shown: str) -> int:
-    """Open directory ``name`` under ``parent`` if it is a real directory (not a link)."""
+def _examine(name: str, parent: int, shown: str) -> os.stat_result:
+    """``name`` under ``parent``, examined without following it; a symbolic link is refused."""
     try:
         st = os.stat(name, dir_fd=parent, follow_symlinks=False)
     except OSError as e:
         raise ExternalDataError(f"{shown}: {e.strerror or e}") from None
     if stat.S_ISLNK(st.st_mode):
         raise ExternalDataError(f"{shown} is a symbolic link (Clause 15.3)")
+    return st
+
+
+def _open_directory(name: str, parent: int, shown: str) -> int:
+    """Open directory ``name`` under ``parent`` if it is a real directory (not a link)."""
+    st = _examine(name, parent, shown)
     if not stat.S_ISDIR(st.st_mode):
         raise ExternalDataError(f"{shown} is not a directory")
     try:
@@ -167,12 +173,7 @@ def _open_directory(name: str, parent: int, shown: str) -> int:
 
 def _open_file(name: str, parent: int, shown: str) -> tuple[int, os.stat_result]:
     """Open regular file ``name`` under ``parent``: no link of either kind, the file examined."""
-    try:
-        st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-    except OSError as e:
-        raise ExternalDataError(f"{shown}: {e.strerror or e}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise ExternalDataError(f"{shown} is a symbolic link (Clause 15.3)")
+    st = _examine(name, parent, shown)
     if not stat.S_ISREG(st.st_mode):
         raise ExternalDataError(f"{shown} is not a regular file")
     if st.st_nlink != 1:

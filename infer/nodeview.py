@@ -11,7 +11,12 @@ from collections.abc import Sequence
 
 from onnx import AttributeProto, NodeProto
 
-_SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+
+
+def has_subgraph(node: NodeProto) -> bool:
+    """Does ``node`` carry a graph attribute (If, Loop, Scan, ...)?"""
+    return any(a.type in SUBGRAPH_TYPES for a in node.attribute)
 
 
 class NodeView:
@@ -33,10 +38,12 @@ class NodeView:
         op_type = node.op_type
         self.op_type: str = names.setdefault(op_type, op_type)
         domain = node.domain
-        self.domain: str = "" if domain == "ai.onnx" else domain  # one default domain (Clause 5.3.2)
+        # ``signatures.schema.canonical_domain``'s rule (importing it here would be circular:
+        # the limits scan reads views, and the schema module imports the limits through dims).
+        self.domain: str = "" if domain == "ai.onnx" else domain
         attrs = tuple(node.attribute)
         self.attr_types: tuple[int, ...] = tuple(a.type for a in attrs) if attrs else ()
-        self.has_subgraph = any(t in _SUBGRAPH_TYPES for t in self.attr_types)
+        self.has_subgraph = any(t in SUBGRAPH_TYPES for t in self.attr_types)
         self.has_ref = any(a.ref_attr_name for a in attrs)
         # What the engine's memo of rule results keys on besides the opset and the inputs (see
         # ``Engine._memo_key``); ``None``: never memoized (subgraphs, attribute references).

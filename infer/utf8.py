@@ -76,21 +76,22 @@ def non_utf8_field(model: ModelProto) -> str | None:
     return walk_non_utf8_field(model)
 
 
+def _repeated(fd: FieldDescriptor) -> bool:
+    # ``is_repeated`` in protobuf >= 6; ``label`` before (and removed since).
+    return fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
+
+
 def _copy_fields(src: Message, dst: Message, skip: tuple[str, ...] = ()) -> None:
     """Copy every set field of ``src`` into ``dst`` but those named in ``skip`` (C-level copies)."""
     for fd, value in src.ListFields():
         if fd.name in skip:
             continue
-        if fd.type == FieldDescriptor.TYPE_MESSAGE:
-            repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
-            if repeated:
-                getattr(dst, fd.name).extend(value)
-            else:
-                getattr(dst, fd.name).CopyFrom(value)
-        elif isinstance(value, (str, bytes, int, float, bool)):
-            setattr(dst, fd.name, value)
-        else:
+        if _repeated(fd):
             getattr(dst, fd.name).extend(value)
+        elif fd.type == FieldDescriptor.TYPE_MESSAGE:
+            getattr(dst, fd.name).CopyFrom(value)
+        else:
+            setattr(dst, fd.name, value)
 
 
 def _without_initializers(model: ModelProto) -> ModelProto:
@@ -121,8 +122,7 @@ class _Plan:
         self.messages: list[str] = []
         self.repeated_messages: list[str] = []
         for fd in descriptor.fields:
-            # ``is_repeated`` in protobuf >= 6; ``label`` before (and removed since).
-            repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
+            repeated = _repeated(fd)
             if fd.type == FieldDescriptor.TYPE_STRING:
                 (self.repeated_strings if repeated else self.strings).append(fd.name)
             elif fd.type == FieldDescriptor.TYPE_MESSAGE:
