@@ -145,6 +145,7 @@ def _infer(
     read_external_data: bool,
     external_data_dir: str | os.PathLike | None,
 ) -> InferenceResult:
+    from dataclasses import replace
     from pathlib import Path
 
     from .engine import Engine, Options
@@ -163,7 +164,8 @@ def _infer(
         read_external_data=read_external_data,
     )
     directory = Path(external_data_dir) if external_data_dir is not None else loaded.directory
-    engine = Engine(loaded.model, options, directory=directory)
+    engine = Engine(loaded.model, options, directory=directory, light_nodes=loaded.light_nodes)
+    loaded = replace(loaded, light_nodes=None)  # read by the engine's scan; not kept through the walk
     engine.run()
     if options.bindings and any(d.severity == "error" for d in engine.diagnostics):
         _blame_bindings(engine, loaded.model, options, directory)

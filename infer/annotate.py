@@ -98,18 +98,29 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+_SHORT_VARINTS = [_varint(n) for n in range(1 << 14)]  # the lengths of names and of most types
+
+
 def _value_infos(typed: list[tuple[str, T.Type]], write_type: _TypeWriter) -> bytes:
     """``value_info`` entries serialized as a GraphProto fragment, to merge in one C call.
 
     Building ten thousand ``ValueInfoProto`` messages field by field from Python costs more than
     inference of a repeated layer; their bytes are a concatenation of cached pieces.
     """
+    short = _SHORT_VARINTS
+    limit = len(short)
+    type_fields: dict[T.Type, bytes] = {}  # a type's whole field, tag and length included
     parts = []
     for name, t in typed:
+        field = type_fields.get(t)
+        if field is None:
+            ty = write_type.serialized(t)
+            field = type_fields[t] = _VI_TYPE + (short[len(ty)] if len(ty) < limit else _varint(len(ty))) + ty
         raw = name.encode("utf-8")
-        ty = write_type.serialized(t)
-        vi = b"".join((_VI_NAME, _varint(len(raw)), raw, _VI_TYPE, _varint(len(ty)), ty))
-        parts.append(_GRAPH_VALUE_INFO + _varint(len(vi)) + vi)
+        n = len(raw)
+        head = _VI_NAME + (short[n] if n < limit else _varint(n))
+        size = len(head) + n + len(field)
+        parts.append(b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else _varint(size), head, raw, field)))
     return b"".join(parts)
 
 

@@ -41,6 +41,7 @@ CODES: dict[str, tuple[str, str, str]] = {
     "type-mismatch": (ERROR, "10.3", "input types violate the operator's type constraints"),
     "bad-attribute": (ERROR, "10.4", "an attribute is missing, of the wrong type or out of range"),
     "no-rule": (INFO, "9.4", "no inference rule for this operator version; outputs unknown"),
+    "custom-inference": (ERROR, "9.4", "the inference function registered for an operator failed; outputs unknown"),
     "unsupported": (INFO, "9.4", "the operator is declared unsupported; outputs unknown"),
     "rule-crash": (WARNING, "9.4", "an inference rule failed internally; outputs left unknown"),
     "recursion": (ERROR, "8.4", "a function calls itself"),

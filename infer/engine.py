@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +32,9 @@ from signatures.schema import (
     signature,
 )
 
+from . import custom_schemas, external, limits
 from . import diagnostics as diag
 from . import dims as D
-from . import external, limits
 from . import types as T
 from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
@@ -65,6 +65,10 @@ class Options:
     # Follow computed contents (Shape -> Gather -> Concat -> Reshape). Off, only constants
     # (initializers, Constant nodes) are read, as onnx.shape_inference does without data_prop.
     propagate_values: bool = True
+    # Ask the inference function of an operator schema registered at run time
+    # (``onnx.defs.register_schema``) for an operator onnx-infer has no rule for
+    # (infer/custom_schemas.py). On in the drop-in for onnx.shape_inference, which does so.
+    custom_schemas: bool = False
 
 
 @contextmanager
@@ -123,7 +127,7 @@ class GraphRecord:
     kind: str  # "graph" | "function"
     values: dict[str, Value] = field(default_factory=dict)
     producers: dict[str, int] = field(default_factory=dict)  # value -> node index
-    nodes: list[NodeProto] = field(default_factory=list)
+    nodes: Sequence[NodeProto] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     initializers: set[str] = field(default_factory=set)
@@ -154,20 +158,31 @@ def _attr_python(a: AttributeProto) -> Any:
 
 
 class Engine:
-    def __init__(self, model: ModelProto, options: Options | None = None, directory: Path | None = None):
+    def __init__(
+        self,
+        model: ModelProto,
+        options: Options | None = None,
+        directory: Path | None = None,
+        light_nodes: Sequence[Any] | None = None,
+    ):
+        """``light_nodes``: the main graph's nodes as ``nodeview.light_nodes`` parsed them, when
+        the caller has them (the loader does); the scan reads the nodes from them."""
         signatures.load_all()
         self.model = model
         self.options = o = options or Options()
+        if o.custom_schemas:
+            signature.cache_clear()  # schemas registered or deregistered since the last run
         self.directory = directory  # where external data is resolved (Clause 13.2); None: nowhere
         # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
         # a model past a limit is refused by ``run`` and nothing else reads it.
-        self.scan = limits.scan(model, o.max_depth, o.max_rank, o.max_nodes)
+        self.scan = limits.scan(model, o.max_depth, o.max_rank, o.max_nodes, light_nodes)
         self.budget = limits.node_budget(self.scan.expanded_nodes, o.max_node_visits)
         self._overflows_nested: list[int] = []  # size-limit refusals inside the rules running
         # id(node) -> (node, outer names its subgraphs read); the node is kept so its id stays its own
         self._uses: dict[int, tuple[NodeProto, frozenset[str]]] = {}
         self._external: dict[Any, Any] = {}  # external references already read (or refused)
-        self._memo: dict[tuple, list[Value]] = {}  # pure rule results (see ``_memo_key``)
+        # Pure rule results (see ``_memo_key``), with the placed values when placing adds nothing.
+        self._memo: dict[tuple, tuple[list[Prepared], tuple[Value, ...] | None]] = {}
         self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
         reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
         self.table = DimTable(reserved=reserved, bindings=dict(self.options.bindings))
@@ -311,7 +326,7 @@ class Engine:
             for name, v in inits.items():
                 frame.record.values[name] = v
                 frame.record.initializers.add(name)
-            self._walk_nodes(frame, self.scan.views.get("main") or read_nodes(graph.node))
+            self._walk_nodes(frame, self.scan.views.pop("main", None) or read_nodes(graph.node), consume=True)
             self._finish_outputs(frame, graph)
             self._check_unwalked()
 
@@ -335,7 +350,7 @@ class Engine:
         for vi in (*graph.value_info, *graph.output):
             if vi.HasField("type"):
                 declared[vi.name] = vi.type
-        record = GraphRecord(path, "graph", nodes=list(graph.node))
+        record = GraphRecord(path, "graph", nodes=graph.node)
         record.outputs = [o.name for o in graph.output]
         scope.values = record.values  # what the graph defines is what it records: one dict
         self.records[path] = record
@@ -414,7 +429,7 @@ class Engine:
         used.discard("")
         return used - defined
 
-    def _order(self, frame: Frame, views: list[NodeView]) -> list[int]:
+    def _order(self, frame: Frame, views: list[NodeView]) -> Sequence[int]:
         """Node indices in an order where producers come first (Clause 7.5).
 
         Only a name produced by this node or a later one of the same graph is out of order: a
@@ -435,7 +450,7 @@ class Engine:
             if not in_order:
                 break
         if in_order:
-            return list(range(len(views)))
+            return range(len(views))
         nodes = [v.node for v in views]
         import networkx as nx  # only for graphs out of order: its import costs a quarter second
 
@@ -468,11 +483,15 @@ class Engine:
             except nx.NetworkXUnfeasible:
                 return list(range(len(nodes)))
 
-    def _walk_nodes(self, frame: Frame, views: list[NodeView]) -> None:
+    def _walk_nodes(self, frame: Frame, views: list[NodeView], consume: bool = False) -> None:
+        """Infer the nodes ``views`` describe; ``consume``: drop each view once used (a graph walked
+        once, whose views would otherwise all stay alive beside the values they produce)."""
         scope, values, producers = frame.scope, frame.record.values, frame.record.producers
         nested = scope.parent is not None
         for idx in self._order(frame, views):
             view = views[idx]
+            if consume:
+                views[idx] = None  # type: ignore[call-overload]
             node = view.node
             outputs = self.infer_node(frame, idx, node, view)
             for name, v in zip(view.outputs, outputs):
@@ -507,7 +526,7 @@ class Engine:
         """Infer one node of ``frame``'s graph (``view``: its fields already read)."""
         self.budget.charge()  # Clause 15.4: bounded work, whatever the nesting
         if view is None:
-            view = NodeView(node)
+            view = read_nodes([node])[0]
         inputs: list[Value | None] = []
         scope = frame.scope
         local = scope.values
@@ -530,10 +549,15 @@ class Engine:
         opset = frame.opsets.get(domain)
         key = self._memo_key(view, opset, inputs)
         if key is not None and (hit := self._memo.get(key)) is not None:
-            declared = frame.declared
-            if all(not (p.needs_fill or p.note or name in declared) for p, name in zip(hit, view.outputs)):
-                return [p.plain for p in hit]  # the common case of a repeated layer: nothing to add
-            return self._place_outputs(frame, _site(frame, idx, node, inputs), node, hit, None, ())
+            prepared, plain = hit
+            if plain is not None:
+                declared = frame.declared
+                for name in view.outputs:
+                    if name in declared:
+                        break
+                else:
+                    return list(plain)  # the common case of a repeated layer: nothing to add
+            return self._place_outputs(frame, _site(frame, idx, node, inputs), node, prepared, None, ())
         site = _site(frame, idx, node, inputs)
         loc = Location(frame.path, idx, node.name, node.op_type)
         attrs = self._node_attrs(frame, node)
@@ -585,13 +609,21 @@ class Engine:
                     # passes the same checks, and nothing was reported or learned that a reuse
                     # would skip.
                     values = self._output_values(sig, node.op_type, inputs, raw, len(node.output))
-                    self._memo[key] = values
+                    # Placing ``plain`` values adds nothing when no output has unknown extents
+                    # to name or contents to explain (and none is declared: checked at reuse).
+                    simple = not any(p.needs_fill or p.note for p in values)
+                    self._memo[key] = (values, tuple(p.plain for p in values) if simple else None)
                     return self._place_outputs(frame, site, node, values, None, ())
             elif entry is not None:
                 reason = f"{node.op_type} is not supported: {entry.reason}"
                 self.report("unsupported", reason, loc)
             elif sig is not None and (body := self._schema_body(domain, node, opset, inputs)) is not None:
                 raw = self._run_rule(lambda c: self._infer_function(frame, c, body), ctx, loc)
+            elif (
+                self.options.custom_schemas
+                and (schema := custom_schemas.user_schema(domain, node.op_type, opset or 1)) is not None
+            ):
+                raw = self._run_rule(lambda c: self._infer_custom(c, schema), ctx, loc)
             elif sig is not None:
                 reason = f"no inference rule for {node.op_type} at {domain or 'ai.onnx'} opset {opset}"
                 self.report("no-rule", reason, loc)
@@ -608,6 +640,32 @@ class Engine:
 
         types = [None if v is None else T.to_proto(v.type, write) for v in inputs]
         return function_body(domain, node.op_type, opset, node, types)
+
+    def _infer_custom(self, ctx: RuleContext, schema: Any) -> list[T.Type] | None:
+        """Outputs as the inference function registered with ``schema`` gives them."""
+        names = custom_schemas.DimNames()
+        types = [None if v is None else names.to_proto(v.type) for v in ctx.inputs]
+        data = [
+            custom_schemas.tensor_from_known(v.known, v.type.elem)
+            if v is not None and isinstance(v.type, T.TensorType)
+            else None
+            for v in ctx.inputs
+        ]
+        outer: dict[str, TypeProto] = {}  # what the node's graph attributes read from outside
+        for name in self._subgraph_uses(ctx.node):
+            v = ctx.frame.scope.lookup(name)
+            tp = None if v is None else names.to_proto(v.type)
+            if tp is not None:
+                outer[name] = tp
+        out = custom_schemas.run_inference(
+            schema, ctx.node, types, data, ctx.frame.opsets, self.model.ir_version, outer
+        )
+        if out.error is not None:
+            raise RuleError("custom-inference", out.error)
+        types = [names.from_proto(tp) for tp in out.outputs]
+        if any(not isinstance(t, T.TensorType) or t.shape is None or None in t.shape for t in types):
+            ctx.because("the inference function registered for it leaves this unknown")
+        return types
 
     def _run_rule(self, fn: Any, ctx: RuleContext, loc: Location) -> list[Any] | None:
         before = D.overflow_count()

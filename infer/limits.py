@@ -12,14 +12,14 @@ ever sees a model within the limits.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 
-from .nodeview import NodeView, read_nodes
+from .nodeview import NodeView, read_light_nodes, read_nodes
 
 # -- the per-run limits (defaults of ``infer_model``'s keyword arguments) ------------------------
 
@@ -204,8 +204,12 @@ def _tensors_of(node_attrs: Any) -> Iterator[TensorProto]:
             yield st.values
 
 
-def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Scan:
-    """Sizes of ``model`` and every limit it exceeds, without recursion."""
+def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int, light: Sequence[Any] | None = None) -> Scan:
+    """Sizes of ``model`` and every limit it exceeds, without recursion.
+
+    ``light``: the main graph's nodes as ``nodeview.light_nodes`` parsed them, from which they
+    are read faster.
+    """
     out = Scan()
     calls: dict[tuple[str, str], int] = {}  # (domain, name) of a local function -> call sites
 
@@ -223,6 +227,7 @@ def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Sc
     # walkable when every step to it is a GRAPH attribute (what the engine follows).
     stack: list[tuple[GraphProto, str, int, bool]] = [(model.graph, "main", 0, True)]
     count_calls = len(model.functions) > 0
+    plain_tensors: set[bytes] = set()  # serialized tensor attributes within every limit
     while stack:
         g, path, depth, walkable = stack.pop()
         out.depth = max(out.depth, depth)
@@ -244,10 +249,15 @@ def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Sc
         out.nodes += len(g.node)
         if out.nodes > max_nodes:
             continue  # refused below; not worth reading
-        views = read_nodes(g.node)
+        views = None
+        if light is not None and path == "main":
+            views = read_light_nodes(g.node, light)
+        if views is None:
+            views = read_nodes(g.node)
         if walkable:
             out.views[path] = views
         for idx, n in enumerate(views):
+            serialized = n.memo_base[-1] if n.memo_base is not None else None  # its attributes' bytes
             if count_calls:
                 key = (n.node.domain, n.op_type)
                 calls[key] = calls.get(key, 0) + 1
@@ -256,12 +266,16 @@ def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int) -> Sc
             for k, kind in enumerate(n.attr_types):
                 if kind in _SCALAR_ATTRS:
                     continue
-                a = n.node.attribute[k]
                 if kind == AttributeProto.TENSOR:  # a Constant's value: the common case, kept cheap
-                    t = a.t
+                    if serialized is not None and serialized[k] in plain_tensors:
+                        continue  # the same bytes passed already (repeated layers repeat constants)
+                    t = n.node.attribute[k].t
                     if len(t.dims) > max_rank or t.data_location == TensorProto.EXTERNAL or len(t.external_data):
                         tensor(f"{path}/{idx}", t, "tensor attribute")
+                    elif serialized is not None:
+                        plain_tensors.add(serialized[k])
                     continue
+                a = n.node.attribute[k]
                 for t in _tensors_of((a,)):
                     tensor(f"{path}/{idx}", t, "tensor attribute")
                 if kind == AttributeProto.GRAPH:

@@ -12,12 +12,14 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from google.protobuf.message import DecodeError
 from onnx import ModelProto
 
 from .limits import MAX_MODEL_BYTES
-from .utf8 import non_utf8_field
+from .nodeview import light_nodes
+from .utf8 import non_utf8_field, weightless_bytes
 
 ModelSource = ModelProto | bytes | bytearray | str | os.PathLike
 
@@ -31,9 +33,12 @@ class Loaded:
     model: ModelProto
     directory: Path | None  # where external data would be resolved; None for bytes and protos
     owned: bool  # True when we parsed the bytes ourselves and may annotate in place
+    # The main graph's nodes, parsed light from the copy of the model without its weights that
+    # the UTF-8 check is made on; the engine reads the nodes from them (``nodeview``).
+    light_nodes: Any = None
 
 
-def _parse(data: bytes, what: str) -> ModelProto:
+def _parse(data: bytes, what: str) -> tuple[ModelProto, Any]:
     model = ModelProto()
     try:
         model.ParseFromString(data)
@@ -43,15 +48,23 @@ def _parse(data: bytes, what: str) -> ModelProto:
         raise ModelLoadError(f"{what} is not an ONNX model: its messages nest too deeply") from None
     if not model.HasField("graph"):
         raise ModelLoadError(f"{what} is not an ONNX model: it has no graph")
-    _check_strings(model, what)
-    return model
+    return model, _check_strings(model, what)
 
 
-def _check_strings(model: ModelProto, what: str) -> None:
-    """Every string field must be UTF-8 (names are text); protobuf hands back ``bytes`` otherwise."""
-    field = non_utf8_field(model)
+def _check_strings(model: ModelProto, what: str) -> Any:
+    """Every string field must be UTF-8 (names are text); protobuf hands back ``bytes`` otherwise.
+
+    Returns the main graph's light nodes (``nodeview.light_nodes``), parsed from the copy of the
+    model the check is made on, or ``None``.
+    """
+    try:
+        weightless: bytes | None = weightless_bytes(model)
+    except Exception:  # protobuf could not serialize it: the check walks the fields instead
+        weightless = None
+    field = non_utf8_field(model, weightless)
     if field is not None:
         raise ModelLoadError(f"{what} is not an ONNX model: the string {field} is not valid UTF-8")
+    return None if weightless is None else light_nodes(weightless)
 
 
 def _read_file(path: Path, max_bytes: int) -> bytes:
@@ -88,14 +101,14 @@ def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
     if isinstance(source, ModelProto):
         if not source.HasField("graph"):
             raise ModelLoadError("the ModelProto has no graph")
-        _check_strings(source, "the ModelProto")
-        return Loaded(source, None, owned=False)
+        return Loaded(source, None, owned=False, light_nodes=_check_strings(source, "the ModelProto"))
     if isinstance(source, (bytes, bytearray, memoryview)):
         if len(source) > max_bytes:
             raise ModelLoadError(f"the given bytes are {len(source)}, above the limit of {max_bytes} (max_model_bytes)")
         if not len(source):
             raise ModelLoadError("the given bytes are empty")
-        return Loaded(_parse(bytes(source), "the given bytes"), None, owned=True)
+        model, light = _parse(bytes(source), "the given bytes")
+        return Loaded(model, None, owned=True, light_nodes=light)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if "\0" in str(path):
@@ -103,7 +116,9 @@ def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
         data = _read_file(path, max_bytes)
         if not data:
             raise ModelLoadError(f"{path} is empty")
-        return Loaded(_parse(data, str(path)), path.resolve().parent, owned=True)
+        model, light = _parse(data, str(path))
+        del data  # the model holds it now; the file's bytes need not stay through inference
+        return Loaded(model, path.resolve().parent, owned=True, light_nodes=light)
     proto = _from_onnx_ir(source)
     if proto is not None:
         if not proto.HasField("graph"):

@@ -48,7 +48,7 @@ INT64_MAX = (1 << 63) - 1
 # stricter than onnx, on a node whose inputs or outputs do not fit its operator's arity).
 STRICT_CODES = frozenset({
     "shape-mismatch", "bad-attribute", "missing-attribute", "attribute-type", "missing-input",
-    "arity", "undefined-value", "initializer-size",
+    "arity", "undefined-value", "initializer-size", "custom-inference",
 })  # fmt: skip
 # Codes that fail ``check_type`` even outside strict mode (onnx checks a node's inputs against
 # its schema there).
@@ -84,7 +84,7 @@ def infer_shapes(
     """
     proto = _copy_of(model)
     engine_model = _without_defaulted_inputs(proto) if initializers_as_constants else proto
-    engine = Engine(engine_model, Options(propagate_values=data_prop))
+    engine = Engine(engine_model, Options(propagate_values=data_prop, custom_schemas=True))
     engine.run()
     validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
     if validation:

@@ -58,14 +58,22 @@ def _verifying_model_class() -> Any:
         return None
 
 
-def non_utf8_field(model: ModelProto) -> str | None:
-    """The path of the first string field of ``model`` that is not UTF-8, else ``None``."""
+def weightless_bytes(model: ModelProto) -> bytes:
+    """``model`` serialized without its main graph's initializers (everything else kept)."""
+    return _without_initializers(model).SerializeToString()
+
+
+def non_utf8_field(model: ModelProto, weightless: bytes | None = None) -> str | None:
+    """The path of the first string field of ``model`` that is not UTF-8, else ``None``.
+
+    ``weightless``: ``weightless_bytes(model)``, if the caller has made it.
+    """
     verifying = _verifying_model_class()
     if verifying is not None:
         try:
             # The weights are left out: they hold no text, and serializing them would take time
             # and as much memory again as the model. Initializers' own strings are walked.
-            verifying.FromString(_without_initializers(model).SerializeToString())
+            verifying.FromString(weightless_bytes(model) if weightless is None else weightless)
             graph = model.graph
             if not any(_bad_tensor(t) for t in graph.initializer) and not any(
                 walk_non_utf8_field(t) for t in graph.sparse_initializer

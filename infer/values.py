@@ -10,7 +10,7 @@ initializers and constants only up to ``MAX_KNOWN_FLOAT_ELEMENTS`` (larger ones 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,15 @@ class Known:
 
     shape: tuple[int, ...]
     elems: tuple[Elem, ...]
+    # The memo of rule results hashes inputs' contents at every node; a tuple does not keep its hash.
+    _hash: int | None = field(default=None, init=False, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.shape, self.elems))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __post_init__(self) -> None:
         # Clause 15.4: an element past the bounds is unknown. A chain of ``Mul`` nodes squares an
@@ -109,6 +118,14 @@ class Value:
 
     type: Type = UNKNOWN
     known: Known | None = None
+    _hash: int | None = field(default=None, init=False, compare=False, repr=False)  # see Known
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.type, self.known))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __str__(self) -> str:
         if self.known is None or self.known.size > 16:
@@ -152,6 +169,7 @@ def known_from_array(arr: np.ndarray) -> Known | None:
         known = object.__new__(Known)
         object.__setattr__(known, "shape", shape)
         object.__setattr__(known, "elems", tuple(flat))
+        object.__setattr__(known, "_hash", None)
         return known
     return Known(shape, tuple(_py(x) for x in flat))
 
