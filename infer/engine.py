@@ -349,6 +349,18 @@ class Engine:
         declared: dict[str, TypeProto] = {}
         for vi in (*graph.value_info, *graph.output):
             if vi.HasField("type"):
+                prev = declared.get(vi.name)
+                if prev is not None and prev is not vi.type:
+                    # Declared twice (value_info and graph output): both bind; keep what they
+                    # state together, and report where they contradict each other.
+                    a, b = self.declared_type(prev, vi.name), self.declared_type(vi.type, vi.name)
+                    merged, clashes = T.refine(a, b)
+                    for c in clashes:
+                        self.report("declared-type-clash", f"`{vi.name}` is declared {a} and {b}: {c}",
+                                    Location(path, value=vi.name))  # fmt: skip
+                    if not clashes:
+                        declared[vi.name] = T.to_proto(merged, _write_dim) or vi.type
+                        continue
                 declared[vi.name] = vi.type
         record = GraphRecord(path, "graph", nodes=graph.node)
         record.outputs = [o.name for o in graph.output]
@@ -441,15 +453,15 @@ class Engine:
                 if o:
                     producer.setdefault(o, idx)
         defined, visible_outside = frame.record.values, frame.scope.visible_outside
-        in_order = True
+        first: tuple[int, str] | None = None  # the first node that consumes a later (or its own) output
         for idx, v in enumerate(views):
             for i in (*v.inputs, *self._subgraph_uses(v.node)) if v.has_subgraph else v.inputs:
                 if producer.get(i, -1) >= idx and i not in defined and not visible_outside(i):
-                    in_order = False
+                    first = (idx, i)
                     break
-            if not in_order:
+            if first is not None:
                 break
-        if in_order:
+        if first is None:
             return range(len(views))
         nodes = [v.node for v in views]
         import networkx as nx  # only for graphs out of order: its import costs a quarter second
@@ -459,14 +471,18 @@ class Engine:
         for idx, n in enumerate(nodes):
             for i in (*n.input, *self._subgraph_uses(n)):
                 p = producer.get(i)
-                if p is not None and p != idx:
+                # A node that consumes its own output is a cycle of one (unless the name is also
+                # defined before the graph's nodes: then it is defined twice, reported elsewhere).
+                if p is not None and (p != idx or (i not in defined and not visible_outside(i))):
                     g.add_edge(p, idx)
         try:
             order = list(nx.lexicographical_topological_sort(g))
+            idx, name = first
             self.report(
                 "not-topological",
-                "nodes are not in topological order; inferred in dependency order instead",
-                Location(frame.path),
+                f"nodes are not in topological order: `{name}` is consumed before it is produced; "
+                "inferred in dependency order instead",
+                Location(frame.path, idx, nodes[idx].name, nodes[idx].op_type, value=name),
                 "sort the nodes so that each comes after the producers of its inputs",
             )
             return order
@@ -474,7 +490,9 @@ class Engine:
             cycle = nx.find_cycle(g)
             members = sorted({a for a, _ in cycle})
             names = ", ".join(f"{nodes[i].op_type} `{nodes[i].name}` (node {i})" for i in members)
-            self.report("cycle", f"the graph has a cycle through {names}", Location(frame.path))
+            at = members[0]
+            self.report("cycle", f"the graph has a cycle through {names}",
+                        Location(frame.path, at, nodes[at].name, nodes[at].op_type))  # fmt: skip
             # Walk what can be ordered; the rest in file order with unknown inputs.
             acyclic = g.copy()
             acyclic.remove_edges_from(cycle)
@@ -635,10 +653,7 @@ class Engine:
     def _schema_body(self, domain: str, node: NodeProto, opset: int, inputs: list[Value | None]) -> Any:
         """The schema's function body for this node (built for its input types if it must be)."""
 
-        def write(d: Dim) -> int | str | None:
-            return d if isinstance(d, int) or d is None else D.to_str(d)
-
-        types = [None if v is None else T.to_proto(v.type, write) for v in inputs]
+        types = [None if v is None else T.to_proto(v.type, _write_dim) for v in inputs]
         return function_body(domain, node.op_type, opset, node, types)
 
     def _infer_custom(self, ctx: RuleContext, schema: Any) -> list[T.Type] | None:
@@ -1037,6 +1052,10 @@ _FLOAT_ELEMS = frozenset({
     *(getattr(TensorProto, n) for n in ("FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
                                         "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(TensorProto, n)),
 })  # fmt: skip
+
+
+def _write_dim(d: Dim) -> int | str | None:
+    return d if isinstance(d, int) or d is None else D.to_str(d)
 
 
 def _with_empty_contents(v: Value) -> Value:

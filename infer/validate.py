@@ -9,11 +9,13 @@ only the first, and none stops inference.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import TYPE_CHECKING
 
-from onnx import AttributeProto, GraphProto, TensorProto
+import numpy as np
+from onnx import AttributeProto, GraphProto, SparseTensorProto, TensorProto
 
-from signatures.schema import normalize_type_str
+from signatures.schema import canonical_domain, normalize_type_str
 
 from . import types as T
 from .diagnostics import Location
@@ -22,6 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .context import RuleContext
     from .engine import Engine
 
+# Indices of a sparse initializer checked against its dims; a larger one (rare, and untrusted
+# data) is left unchecked rather than decoded element by element.
+MAX_CHECKED_INDICES = 1_000_000
 _ATTR_TYPE_NAMES = {v: k.lower() for k, v in AttributeProto.AttributeType.items()}
 
 
@@ -54,14 +59,27 @@ def _check_key(ctx: RuleContext) -> tuple:
     elems = tuple(
         None if v is None else v.type.elem if type(v.type) is T.TensorType else type_string(v.type) for v in ctx.inputs
     )
-    attrs = tuple((a.name, a.type, bool(a.ref_attr_name)) for a in node.attribute)
-    return (id(ctx.sig), tuple(bool(i) for i in node.input), len(node.output), attrs, elems)
+    refs = ctx.frame.attr_refs
+    attrs = tuple(
+        (a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute
+    )
+    return (id(ctx.sig), tuple(bool(i) for i in node.input), tuple(bool(o) for o in node.output), attrs, elems)
+
+
+def _ref_type(refs: dict | None, name: str) -> int:
+    """What a reference to an enclosing function's attribute resolves to: its type, or -1 (none
+    supplied and no default), or -2 (no enclosing function)."""
+    if refs is None:
+        return -2
+    ref = refs.get(name)
+    return -1 if ref is None else ref.type
 
 
 def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
     """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4)."""
     sig = ctx.sig
     if sig is None:
+        _check_function_call(engine, ctx, loc)
         return
     # Repeated layers repeat their nodes' checks: a combination found clean once is not checked
     # again (``engine.clean_checks`` lives as long as the engine, which keeps its signatures).
@@ -72,6 +90,28 @@ def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
     _check_node(engine, ctx, loc)
     if len(engine.diagnostics) == n_diagnostics:
         engine.clean_checks.add(key)
+
+
+def _check_function_call(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+    """The attributes of a call of a model-local function: its declared attribute parameters only."""
+    node = ctx.node
+    fn = engine.functions.get((canonical_domain(node.domain), node.op_type, node.overload))
+    if fn is None:
+        return
+    declared = set(fn.attribute) | {a.name for a in fn.attribute_proto}
+    seen: set[str] = set()
+    for a in node.attribute:
+        where = Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name)
+        if a.name in seen:
+            engine.report("duplicate-attribute", f"{ctx.op_type} call: attribute '{a.name}' is given twice", where)
+        seen.add(a.name)
+        if a.name not in declared:
+            engine.report(
+                "unknown-attribute",
+                f"{ctx.op_type} call: '{a.name}' is not an attribute of the function {fn.domain}:{fn.name}",
+                where,
+                f"the function declares {', '.join(sorted(declared)) or 'no attributes'}",
+            )
 
 
 def _check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
@@ -85,6 +125,15 @@ def _check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
         engine.report("arity", f"{prefix}: {n_out} outputs, the operator has at most {sig.max_outputs}", loc)
     if n_out < sig.min_outputs:
         engine.report("arity", f"{prefix}: {n_out} outputs, the operator needs at least {sig.min_outputs}", loc)
+    for k, name in enumerate(node.output):
+        formal = sig.output_formal(k)
+        if not name and formal is not None and formal.option == "single":
+            engine.report(
+                "empty-name",
+                f"{prefix}: output {k} (`{formal.name}`) has an empty name, but the operator always computes it",
+                loc,
+                "only outputs the operator marks optional may be left unnamed (Clause 7.3.3)",
+            )
     for i, formal in enumerate(sig.inputs):
         if formal.option != "single":
             continue
@@ -125,7 +174,8 @@ def _check_attributes(engine: Engine, ctx: RuleContext, loc: Location, prefix: s
             )
             continue
         if a.ref_attr_name:
-            continue  # resolved at the call site of the enclosing function
+            _check_reference(engine, ctx, a, spec.type, spec.required, where, prefix)
+            continue
         if a.type == AttributeProto.UNDEFINED:
             # Which value field holds it cannot be told (onnxruntime refuses such a model).
             engine.report(
@@ -149,6 +199,39 @@ def _check_attributes(engine: Engine, ctx: RuleContext, loc: Location, prefix: s
                 f"{prefix}: required attribute '{name}' is missing",
                 Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=name),
             )
+
+
+def _check_reference(
+    engine: Engine, ctx: RuleContext, a: AttributeProto, expected: int, required: bool, where: Location, prefix: str
+) -> None:
+    """An attribute that refers to an attribute of the enclosing function (Clause 8.4)."""
+    refs = ctx.frame.attr_refs
+    if refs is None:
+        engine.report(
+            "bad-attribute",
+            f"{prefix}: attribute '{a.name}' refers to '{a.ref_attr_name}', but the node is not in a function body",
+            where,
+            "only nodes of a function body may refer to the function's attributes",
+        )
+        return
+    ref = refs.get(a.ref_attr_name)
+    if ref is None:
+        if required:
+            engine.report(
+                "missing-attribute",
+                f"{prefix}: required attribute '{a.name}' refers to the function attribute "
+                f"'{a.ref_attr_name}', which the call site does not supply and which has no default",
+                where,
+            )
+        return
+    if ref.type != expected and ref.type != AttributeProto.UNDEFINED:
+        engine.report(
+            "attribute-type",
+            f"{prefix}: attribute '{a.name}' takes the function attribute '{a.ref_attr_name}', which is "
+            f"{_ATTR_TYPE_NAMES.get(ref.type, ref.type)}; the operator expects "
+            f"{_ATTR_TYPE_NAMES.get(expected, expected)}",
+            where,
+        )
 
 
 def _check_types(engine: Engine, ctx: RuleContext, loc: Location, prefix: str) -> None:
@@ -244,6 +327,57 @@ def initializer_problem(t: TensorProto) -> str | None:
     return None
 
 
+def sparse_initializer_problem(st: SparseTensorProto) -> str | None:
+    """Why a sparse initializer's values and indices do not fit its dims (Clause 6.3.4), or ``None``."""
+    dims, values, indices = list(st.dims), st.values, st.indices
+    if any(d < 0 for d in dims):
+        return f"dims {dims} include a negative extent"
+    problem = initializer_problem(values) or initializer_problem(indices)
+    if problem:
+        return problem
+    if len(values.dims) != 1:
+        return f"has values of dims {list(values.dims)}; they must be one list [NNZ]"
+    nnz = values.dims[0]
+    ind = list(indices.dims)
+    if ind not in ([nnz], [nnz, len(dims)]) and not (nnz == 0 and not ind):
+        return f"has {nnz} values but indices of dims {ind} (expected [{nnz}] or [{nnz}, {len(dims)}])"
+    coords = _int_elements(indices)
+    if not coords or not dims:
+        return None
+    if len(ind) == 1:
+        total = 1
+        for d in dims:
+            total *= d
+        bad = [c for c in coords if not 0 <= c < total]
+        if bad:
+            return f"has index {bad[0]} outside its {total} elements (dims {dims})"
+        if any(a >= b for a, b in itertools.pairwise(coords)):
+            return "has linear indices that are not strictly increasing"
+        return None
+    for k, c in enumerate(coords):
+        if not 0 <= c < dims[k % len(dims)]:
+            return f"has index {c} on axis {k % len(dims)} outside extent {dims[k % len(dims)]}"
+    return None
+
+
+def _int_elements(t: TensorProto) -> list[int] | None:
+    """The elements of an int64 (or int32) tensor stored in the model, or ``None`` (also for more
+    than ``MAX_CHECKED_INDICES``: checking every index of a huge sparse tensor is not worth its cost)."""
+    if t.data_location == TensorProto.EXTERNAL:
+        return None
+    if t.raw_data:
+        dtype = {TensorProto.INT64: "<i8", TensorProto.INT32: "<i4"}.get(t.data_type)
+        if dtype is None or len(t.raw_data) > 8 * MAX_CHECKED_INDICES or len(t.raw_data) % int(dtype[-1]):
+            return None
+        return np.frombuffer(t.raw_data, dtype=dtype).tolist()
+    data = (
+        t.int64_data if t.data_type == TensorProto.INT64 else t.int32_data if t.data_type == TensorProto.INT32 else None
+    )
+    if data is None or len(data) > MAX_CHECKED_INDICES:
+        return None
+    return list(data)
+
+
 def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -> None:
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
     inputs = [i.name for i in graph.input]
@@ -261,6 +395,18 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
         problem = initializer_problem(t)
         if problem:
             engine.report("initializer-size", f"initializer `{t.name}` {problem}", Location(path, value=t.name))
+    for idx, st in enumerate(graph.sparse_initializer):
+        name = st.values.name
+        if not name:
+            engine.report("empty-name", f"sparse initializer {idx} has an empty name", Location(path))
+        problem = sparse_initializer_problem(st)
+        if problem:
+            engine.report(
+                "initializer-size", f"sparse initializer `{name}` {problem}", Location(path, value=name or None)
+            )
+    for idx, v in enumerate(graph.value_info):
+        if not v.name:
+            engine.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
     if top_level:
         for o in graph.output:
             t = o.type.tensor_type

@@ -34,6 +34,7 @@ from infer.types import (
     TensorType,
     Type,
     UnknownType,
+    elem_name,
 )
 from infer.values import Known, Value
 
@@ -255,6 +256,18 @@ def _arity(ctx: RuleContext, n_outputs: int, what: str) -> None:
 # -- If -------------------------------------------------------------------------------------------
 
 
+def _same_branch_types(ctx: RuleContext, then: list[Value], other: list[Value]) -> None:
+    """Output ``k`` of If has one type: branches whose outputs differ in element type are an error."""
+    for k, (a, b) in enumerate(zip(then, other)):
+        ta, tb = a.type, b.type
+        if type(ta) is TensorType and type(tb) is TensorType and ta.elem and tb.elem and ta.elem != tb.elem:
+            ctx.error(
+                "type-mismatch",
+                f"If output {k}: the then branch gives {elem_name(ta.elem)}, the else branch {elem_name(tb.elem)}",
+                "both branches must give each output the same type",
+            )
+
+
 @rule("If")
 def if_(ctx: RuleContext) -> list:
     """A condition known at inference time selects its branch; otherwise the branches join."""
@@ -272,6 +285,7 @@ def if_(ctx: RuleContext) -> list:
         return [None] * ctx.n_outputs
     if len(then) != len(other) or len(then) != ctx.n_outputs:
         ctx.error("arity", f"If has {ctx.n_outputs} outputs, its branches {len(then)} and {len(other)}")
+    _same_branch_types(ctx, then, other)
     cond = ctx.input_name(0)
     ctx.because(f"the branches of If differ and the condition `{cond}` is not known", 0)
     out = []
@@ -610,6 +624,12 @@ def _examples() -> None:
     example("If", ["bool[]={false}"], ["float[2,3]"], attrs=branches)
     example("If", ["bool[]"], ["float[*]"], attrs={"then_branch": filled(2, 6), "else_branch": filled(12)})
     example("If", ["bool[]"], ["float[2,6]", "float[2,6]"], attrs=branches, error="arity")
+    shape = numpy_helper.from_array(np.asarray([2, 3], np.int64), "shape")
+    ints = _g(
+        [n("ConstantOfShape", ["shape"], ["t"], value=helper.make_tensor("v", i64, [1], [0]))], [], ["t"], [shape]
+    )
+    example("If", ["bool[]"], ["float[2,3]"], attrs={"then_branch": filled(2, 3), "else_branch": ints},
+            error="type-mismatch")  # fmt: skip
 
     # x -> x + x, and the running sum as a scan output; cond passed through.
     keep = _g([n("Add", ["x_in", "x_in"], ["x_out"]), n("Identity", ["x_out"], ["sc"]),

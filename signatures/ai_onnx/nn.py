@@ -120,11 +120,27 @@ def _pool_like(
         if auto_pad in ("NOTSET", "VALID") and isinstance(k[i], int):
             # The window must fit in the padded input for the node to run at all.
             fit = dilations[i] * (k[i] - 1) + 1 - (pads[i] + pads[i + n] if auto_pad == "NOTSET" else 0)
+            _check_fit(ctx, i, x[i + 2], fit, strides[i])
             ctx.dims.require_at_least(x[i + 2], fit, ctx.site, f"the window of {ctx.op_type} must fit")
         if e is None:
             ctx.because("ceil_mode on a symbolic extent: runtimes round the last window differently")
         out.append(e)
     return tuple(out)
+
+
+def _check_fit(ctx: RuleContext, axis: int, x: Dim, fit: int, stride: int) -> None:
+    """A known spatial extent so far below the window that the output extent is negative.
+
+    Short by less than two strides the runtimes differ (the definition floors, onnxruntime
+    truncates, the reference evaluator gives 0 for Conv): only a shortfall every one of them
+    refuses is reported.
+    """
+    if isinstance(x, int) and fit - x >= 2 * stride:
+        ctx.error(
+            "shape-mismatch",
+            f"{ctx.op_type} with inputs {ctx.input_types_str()}: spatial axis {axis} has extent {x}, "
+            f"the (dilated, padded) window needs {fit}",
+        )
 
 
 @rule("Conv")
@@ -237,6 +253,8 @@ example("Conv", ["float[N,4,L,65]", "float[8,4,3,4]"], ["float[N,8,floor((L - 1)
 example("MaxPool", ["float[N,C,65]"], ["float[N,C,?]"], attrs={"kernel_shape": [4], "auto_pad": "SAME_UPPER",
         "dilations": [2]}, opset=12)  # fmt: skip
 example("Conv", ["float[N,3,H,W]", "float[8,4,3,3]"], ["float[N,8,H - 2,W - 2]"], error="shape-mismatch")
+example("Conv", ["float[N,2,3]", "float[4,2,5]"], ["float[N,4,?]"], error="shape-mismatch")
+example("MaxPool", ["float[N,2,8,3]"], ["float[N,2,6,?]"], attrs={"kernel_shape": [3, 5]}, error="shape-mismatch")
 example("Conv", ["float[1,1,5]", "float[1,1,2]"], ["float[*]"], attrs={"dilations": [(1 << 63) - 1]},
         error="bad-attribute")  # fmt: skip
 example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,4,4]"], ["float[N,4,2*H,2*W]"],

@@ -24,6 +24,7 @@ def batch_normalization(ctx: RuleContext) -> list:
             r = ctx.rank(i)
             if r is not None and r != 1:
                 raise RuleError("shape-mismatch", f"input {i} (scale, bias, mean or var) must be [C], has rank {r}")
+        _check_channels(ctx, x)
     if x is None:
         # The statistics are [C] like the scale, whatever the data's rank.
         stats = None if per_activation else (next((ctx.shape(i)[0] for i in range(1, 5) if ctx.rank(i) == 1), None),)
@@ -32,6 +33,20 @@ def batch_normalization(ctx: RuleContext) -> list:
     else:
         stats = (x[1] if len(x) > 1 else None,)
     return [x] + [stats] * (ctx.n_outputs - 1)
+
+
+def _check_channels(ctx: RuleContext, x: tuple | None) -> None:
+    """Scale, bias, mean and var have one entry per channel: a known extent other than C is an error."""
+    if x is None or len(x) < 2 or not isinstance(x[1], int):
+        return
+    for i, what in enumerate(("scale", "bias", "mean", "var"), start=1):
+        s = ctx.shape(i) if i < ctx.n_inputs else None
+        if s is not None and len(s) == 1 and isinstance(s[0], int) and s[0] != x[1]:
+            ctx.error(
+                "shape-mismatch",
+                f"{ctx.op_type} with inputs {ctx.input_types_str()}: {what} has {s[0]} entries, "
+                f"the input {x[1]} channels",
+            )
 
 
 def _stash_type(ctx: RuleContext) -> int | None:
@@ -48,6 +63,22 @@ def _stash_type(ctx: RuleContext) -> int | None:
     return None
 
 
+def _check_normalized(ctx: RuleContext, normalized: tuple) -> None:
+    """Scale and bias broadcast to the normalized dims: a known extent other than 1 or theirs is an error."""
+    for i, what in ((1, "scale"), (2, "bias")):
+        s = ctx.shape(i) if i < ctx.n_inputs else None
+        if s is None:
+            continue
+        for d, want in zip(reversed(s), reversed(normalized)):
+            if isinstance(d, int) and isinstance(want, int) and d not in (1, want):
+                ctx.error(
+                    "shape-mismatch",
+                    f"{ctx.op_type} with inputs {ctx.input_types_str()}: {what} extent {d} does not "
+                    f"broadcast to the normalized extent {want}",
+                )
+                break
+
+
 @rule("LayerNormalization", since=17)
 def layer_normalization(ctx: RuleContext) -> list:
     """Mean and InvStdDev keep the dims before ``axis`` and are 1 after; their type is stash_type."""
@@ -56,6 +87,7 @@ def layer_normalization(ctx: RuleContext) -> list:
     if x is None:
         return [None, TensorType(stash, None), TensorType(stash, None)][: ctx.n_outputs]
     axis = norm_axis(ctx, ctx.attr("axis", -1), len(x))
+    _check_normalized(ctx, x[axis:])
     stats = x[:axis] + (1,) * (len(x) - axis)
     return [x, TensorType(stash, stats), TensorType(stash, stats)][: ctx.n_outputs]
 
@@ -69,6 +101,10 @@ shape_rule("GroupNormalization", "X[n, c, *s] -> Y[n, c, *s]")
 
 example("BatchNormalization", ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
         ["float[N,C,H,W]"], opset=15)  # fmt: skip
+example("BatchNormalization", ["float[N,3,H,W]", "float[4]", "float[3]", "float[3]", "float[3]"],
+        ["float[N,3,H,W]"], opset=15, error="shape-mismatch")  # fmt: skip
+example("BatchNormalization", ["float[N,3,L]", "float[3]", "float[3]", "float[3]", "float[2]"],
+        ["float[N,3,L]"], opset=9, error="shape-mismatch")  # fmt: skip
 example("LayerNormalization", ["float[B,S,64]", "float[64]", "float[64]"],
         ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"])  # fmt: skip
 example("LayerNormalization", ["float16[B,S,64]", "float16[S,64]"], ["float16[B,S,64]", "float[B,1,1]", "float[B,1,1]"],
@@ -76,6 +112,8 @@ example("LayerNormalization", ["float16[B,S,64]", "float16[S,64]"], ["float16[B,
 example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[B,S,64]", "bfloat16[B,S,1]", "bfloat16[B,S,1]"],
         attrs={"stash_type": TensorProto.BFLOAT16})  # fmt: skip
 example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[*]"], attrs={"axis": 3}, error="bad-attribute")
+example("LayerNormalization", ["float[B,S,64]", "float[32]"], ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"],
+        error="shape-mismatch")  # fmt: skip
 example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"],
         attrs={"stash_type": TensorProto.INT64}, error="bad-attribute")  # fmt: skip
 example("BatchNormalization", ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],

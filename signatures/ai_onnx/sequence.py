@@ -31,6 +31,7 @@ from infer.types import (
     TensorType,
     Type,
     UnknownType,
+    elem_name,
 )
 from infer.values import Known, Value
 
@@ -180,6 +181,17 @@ def element_type(ctx: RuleContext, i: int) -> Type:
     return e
 
 
+def _check_insert_elem(ctx: RuleContext, e: Type, t: Type) -> None:
+    """A sequence holds tensors of one element type: inserting another is an error."""
+    if isinstance(e, TensorType) and isinstance(t, TensorType) and e.elem and t.elem and e.elem != t.elem:
+        ctx.error(
+            "type-mismatch",
+            f"{ctx.op_type} with inputs {ctx.input_types_str()}: a tensor of {elem_name(t.elem)} "
+            f"cannot join a sequence of {elem_name(e.elem)}",
+            "insert a Cast so the tensor has the sequence's element type",
+        )
+
+
 def _require_seq(ctx: RuleContext, i: int) -> None:
     t = ctx.type(i)
     if not isinstance(t, (SequenceType, UnknownType)):
@@ -247,6 +259,7 @@ def sequence_construct(ctx: RuleContext) -> list:
 def sequence_insert(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     x = ctx.value(1) or Value()
+    _check_insert_elem(ctx, element_type(ctx, 0), x.type)
     have = items(ctx.value(0))
     pos = _position(ctx, 2) if ctx.has(2) else None
     ctx.because(_DIFFER, 0, 1)
@@ -406,6 +419,7 @@ if spellable():
     example("SequenceConstruct", ["float[N,3]", "float[N]"], ["seq(float[*])"])
     example("SequenceInsert", ["seq(float[N,4])", "float[N,3]"], ["seq(float[N,?])"])
     example("SequenceInsert", ["seq(float[N,4])", "float[N,4]", "int64[]={0}"], ["seq(float[N,4])"])
+    example("SequenceInsert", ["seq(int64[N,4])", "float[N,4]"], ["seq(int64[N,4])"], error="type-mismatch")
     example("SequenceErase", ["seq(float[N,4])"], ["seq(float[N,4])"])
     example("SequenceErase", ["seq(float[N,4])", "int64[]={1}"], ["seq(float[N,4])"])
     example("SequenceAt", ["seq(float[N,4])", "int64[]"], ["float[N,4]"])
