@@ -183,6 +183,7 @@ class Engine:
         self._external: dict[Any, Any] = {}  # external references already read (or refused)
         # Pure rule results (see ``_memo_key``), with the placed values when placing adds nothing.
         self._memo: dict[tuple, tuple[list[Prepared], tuple[Value, ...] | None]] = {}
+        self._memo_seen = bytearray(_SEEN_BITS // 8)  # bits of the hashes of keys computed once
         self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
         reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
         self.table = DimTable(reserved=reserved, bindings=dict(self.options.bindings))
@@ -274,7 +275,7 @@ class Engine:
             self.scan.views.clear()  # read for the walk; a result kept for long need not hold them
 
     def _run_once(self) -> None:
-        self._memo = {}  # results name this walk's table's variables
+        self._memo, self._memo_seen = {}, bytearray(_SEEN_BITS // 8)  # results name this walk's variables
         if self.scan.refusals:
             self.records["main"] = GraphRecord("main", "graph")
             for r in self.scan.refusals:
@@ -510,12 +511,12 @@ class Engine:
             view = views[idx]
             if consume:
                 views[idx] = None  # type: ignore[call-overload]
-            node = view.node
-            outputs = self.infer_node(frame, idx, node, view)
+            outputs = self.infer_node(frame, idx, None, view)
             for name, v in zip(view.outputs, outputs):
                 if not name:
                     continue
                 if name in values or (nested and scope.visible_outside(name)):
+                    node = view.node
                     code = "duplicate-definition" if name in values else "shadowing"
                     self.report(
                         code,
@@ -540,10 +541,12 @@ class Engine:
                 attrs[a.name] = _attr_python(a)
         return attrs
 
-    def infer_node(self, frame: Frame, idx: int, node: NodeProto, view: NodeView | None = None) -> list[Value]:
-        """Infer one node of ``frame``'s graph (``view``: its fields already read)."""
+    def infer_node(self, frame: Frame, idx: int, node: NodeProto | None, view: NodeView | None = None) -> list[Value]:
+        """Infer one node of ``frame``'s graph: ``node``, or the one ``view`` has read (fetched
+        only when the memo cannot answer)."""
         self.budget.charge()  # Clause 15.4: bounded work, whatever the nesting
         if view is None:
+            assert node is not None
             view = read_nodes([node])[0]
         inputs: list[Value | None] = []
         scope = frame.scope
@@ -558,8 +561,8 @@ class Engine:
             if v is None:
                 self.report(
                     "undefined-value",
-                    f"{node.op_type} consumes `{name}`, which nothing defines",
-                    Location(frame.path, idx, node.name, node.op_type, value=name),
+                    f"{view.op_type} consumes `{name}`, which nothing defines",
+                    Location(frame.path, idx, view.node.name, view.op_type, value=name),
                 )
                 v = Value()
             inputs.append(v)
@@ -575,7 +578,9 @@ class Engine:
                         break
                 else:
                     return list(plain)  # the common case of a repeated layer: nothing to add
+            node = view.node
             return self._place_outputs(frame, _site(frame, idx, node, inputs), node, prepared, None, ())
+        node = view.node
         site = _site(frame, idx, node, inputs)
         loc = Location(frame.path, idx, node.name, node.op_type)
         attrs = self._node_attrs(frame, node)
@@ -630,7 +635,14 @@ class Engine:
                     # Placing ``plain`` values adds nothing when no output has unknown extents
                     # to name or contents to explain (and none is declared: checked at reuse).
                     simple = not any(p.needs_fill or p.note for p in values)
-                    self._memo[key] = (values, tuple(p.plain for p in values) if simple else None)
+                    # Kept from the second time a key is computed on: most keys seen once are
+                    # never seen again (a model's unique nodes), and storing them costs memory.
+                    h = hash(key) & _SEEN_MASK
+                    seen, byte, bit = self._memo_seen, h >> 3, 1 << (h & 7)
+                    if seen[byte] & bit:  # or another key with these hash bits: stored early, harmless
+                        self._memo[key] = (values, tuple(p.plain for p in values) if simple else None)
+                    else:
+                        seen[byte] |= bit
                     return self._place_outputs(frame, site, node, values, None, ())
             elif entry is not None:
                 reason = f"{node.op_type} is not supported: {entry.reason}"
@@ -1045,6 +1057,10 @@ class Engine:
 
 _NO_USES: frozenset[str] = frozenset()
 
+
+# The memo's record of keys computed once: one bit per hash value modulo 2^20 (128 KB).
+_SEEN_BITS = 1 << 20
+_SEEN_MASK = _SEEN_BITS - 1
 
 _FLOAT_ELEMS = frozenset({
     TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,
