@@ -163,10 +163,10 @@ class Engine:
         model: ModelProto,
         options: Options | None = None,
         directory: Path | None = None,
-        light_nodes: Sequence[Any] | None = None,
+        light_nodes: list[bytes | None] | None = None,
     ):
-        """``light_nodes``: the main graph's nodes as ``nodeview.light_nodes`` parsed them, when
-        the caller has them (the loader does); the scan reads the nodes from them."""
+        """``light_nodes``: the main graph's nodes serialized (``nodeview.light_nodes``), when the
+        caller has them (the loader does); the scan reads the nodes from them, consuming them."""
         signatures.load_all()
         self.model = model
         self.options = o = options or Options()

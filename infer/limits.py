@@ -12,7 +12,7 @@ ever sees a model within the limits.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,11 +204,13 @@ def _tensors_of(node_attrs: Any) -> Iterator[TensorProto]:
             yield st.values
 
 
-def scan(model: ModelProto, max_depth: int, max_rank: int, max_nodes: int, light: Sequence[Any] | None = None) -> Scan:
+def scan(
+    model: ModelProto, max_depth: int, max_rank: int, max_nodes: int, light: list[bytes | None] | None = None
+) -> Scan:
     """Sizes of ``model`` and every limit it exceeds, without recursion.
 
-    ``light``: the main graph's nodes as ``nodeview.light_nodes`` parsed them, from which they
-    are read faster.
+    ``light``: the main graph's nodes serialized (``nodeview.light_nodes``), from which they are
+    read faster; consumed.
     """
     out = Scan()
     calls: dict[tuple[str, str], int] = {}  # (domain, name) of a local function -> call sites

@@ -35,7 +35,7 @@ class Loaded:
     owned: bool  # True when we parsed the bytes ourselves and may annotate in place
     # The main graph's nodes, parsed light from the copy of the model without its weights that
     # the UTF-8 check is made on; the engine reads the nodes from them (``nodeview``).
-    light_nodes: Any = None
+    light_nodes: list[bytes | None] | None = None
 
 
 def _parse(data: bytes, what: str) -> tuple[ModelProto, Any]:

@@ -4,10 +4,10 @@ Every access to a protobuf field builds a new Python object, and the limits scan
 check, the walk and the memo all read a node's names and attributes: a large model pays for
 each read tens of thousands of times. A ``NodeView`` reads them once and is shared by all.
 
-The main graph's views can also be read from the model serialized without its weights (which
-the UTF-8 check makes anyway): parsed as a light message whose attributes are plain ``bytes``,
-a node's attributes come out already serialized, as the memo keys on them, instead of one
-message object and one serialization per attribute.
+The main graph's views can also be decoded from the model serialized without its weights (which
+the UTF-8 check makes anyway): protobuf splits it into the bytes of each node, and a node's
+bytes are decoded here faster than protobuf hands out its fields, with its attributes already
+serialized, as the memo keys on them.
 """
 
 from __future__ import annotations
@@ -106,43 +106,97 @@ def read_nodes(nodes: Sequence[NodeProto]) -> list[NodeView]:
     return out
 
 
-def light_nodes(weightless: bytes) -> Sequence[Any] | None:
+def light_nodes(weightless: bytes) -> list[bytes | None] | None:
     """The main graph's nodes of ``weightless`` (a model serialized without its main graph's
-    initializers), parsed as light messages for ``read_light_nodes``; ``None`` if protobuf cannot."""
+    initializers), each as its serialized bytes, for ``read_light_nodes``; ``None`` if protobuf
+    cannot split them."""
     light = _light_model_class()
     if light is None:
         return None
     try:
-        return light.FromString(weightless).graph.node
+        return list(light.FromString(weightless).graph.node)
     except Exception:  # protobuf read it as a model a moment ago; should this fail, read the model
         return None
 
 
-def read_light_nodes(nodes: Sequence[NodeProto], parsed: Sequence[Any]) -> list[NodeView] | None:
-    """Views of the main graph's ``nodes``, read from their light copies ``parsed`` (see
-    ``light_nodes``); ``None`` when those are not the same nodes."""
-    if len(parsed) != len(nodes):
+# NodeProto's fields (onnx.proto) as their one-byte tags: all are length-delimited.
+_INPUT, _OUTPUT, _OP_TYPE, _ATTRIBUTE, _DOMAIN, _OVERLOAD = 0x0A, 0x12, 0x22, 0x2A, 0x3A, 0x42
+
+
+def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None]) -> list[NodeView] | None:
+    """Views of the main graph's ``nodes``, decoded from their serialized bytes (see
+    ``light_nodes``), which are dropped from ``serialized`` as they are read (so that the bytes
+    and the views are not all held at once); ``None`` when those are not the same nodes or hold
+    what this decoder leaves to protobuf (a field of another wire type, a field number past 15).
+
+    Decoding the bytes of a node here costs less than reading its fields through protobuf, which
+    builds a Python object for every repeated field it hands out.
+    """
+    if len(serialized) != len(nodes):
         return None
     shared: dict[Any, Any] = {}
     kinds: dict[bytes, tuple[int, bool] | None] = {}  # serialized attribute -> (type, has a reference)
     out = []
-    for index, n in enumerate(parsed):
-        attrs = tuple(n.attribute)
-        types: tuple[int, ...] = ()
-        has_ref = False
-        if attrs:
-            found = []
-            for a in attrs:
-                kind = kinds.get(a)
-                if kind is None:
-                    kind = kinds[a] = _attribute_kind(a)
+    try:
+        for index in range(len(serialized)):
+            b = serialized[index]
+            if b is None:
+                return None  # read before
+            serialized[index] = None
+            ins: list[str] = []
+            outs: list[str] = []
+            attrs: list[bytes] = []
+            op_type = domain = overload = ""
+            i, n = 0, len(b)
+            while i < n:
+                tag = b[i]
+                if tag & 7 != 2 or tag > 0x7F:
+                    return None
+                length = b[i + 1]
+                i += 2
+                if length > 0x7F:  # a varint of more bytes
+                    length &= 0x7F
+                    shift = 7
+                    while True:
+                        c = b[i]
+                        i += 1
+                        length |= (c & 0x7F) << shift
+                        if c < 0x80:
+                            break
+                        shift += 7
+                end = i + length
+                if end > n:
+                    return None
+                if tag == _INPUT:
+                    ins.append(b[i:end].decode())
+                elif tag == _OUTPUT:
+                    outs.append(b[i:end].decode())
+                elif tag == _OP_TYPE:
+                    op_type = b[i:end].decode()
+                elif tag == _ATTRIBUTE:
+                    attrs.append(b[i:end])
+                elif tag == _DOMAIN:
+                    domain = b[i:end].decode()
+                elif tag == _OVERLOAD:
+                    overload = b[i:end].decode()
+                i = end
+            types: tuple[int, ...] = ()
+            has_ref = False
+            if attrs:
+                found = []
+                for a in attrs:
+                    kind = kinds.get(a)
                     if kind is None:
-                        return None  # a field protobuf would read otherwise: let it read them all
-                found.append(kind[0])
-                has_ref = has_ref or kind[1]
-            types = tuple(found)
-        out.append(NodeView(nodes, index, n.input, n.output, n.op_type, n.domain, n.overload, types, has_ref,
-                            attrs, shared))  # fmt: skip
+                        kind = kinds[a] = _attribute_kind(a)
+                        if kind is None:
+                            return None
+                    found.append(kind[0])
+                    has_ref = has_ref or kind[1]
+                types = tuple(found)
+            out.append(NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, tuple(attrs),
+                                shared))  # fmt: skip
+    except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
+        return None
     return out
 
 
@@ -193,14 +247,14 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
 
 @functools.cache
 def _light_model_class() -> Any:
-    """A message class reading only the main graph's nodes of a serialized ``ModelProto``, with
-    each attribute as its serialized bytes; ``None`` if protobuf cannot build it."""
+    """A message class reading only the main graph's nodes of a serialized ``ModelProto``, each
+    as its serialized bytes; ``None`` if protobuf cannot build it."""
     try:
         from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
         F = descriptor_pb2.FieldDescriptorProto
         fdp = descriptor_pb2.FileDescriptorProto(name="onnx_infer_light.proto", package="onnx_infer_light")
-        fdp.syntax = "proto2"  # as onnx.proto: strings are not checked here (utf8 has done it)
+        fdp.syntax = "proto2"
 
         def message(name: str, fields: list[tuple[str, int, int, int, str]]) -> None:
             m = fdp.message_type.add(name=name)
@@ -209,13 +263,9 @@ def _light_model_class() -> Any:
                 if type_name:
                     f.type_name = type_name
 
-        rep, opt, string = F.LABEL_REPEATED, F.LABEL_OPTIONAL, F.TYPE_STRING
-        # NodeProto's numbers; fields not named here (name, doc_string, ...) are skipped over.
-        message("Node", [("input", 1, string, rep, ""), ("output", 2, string, rep, ""),
-                         ("op_type", 4, string, opt, ""), ("attribute", 5, F.TYPE_BYTES, rep, ""),
-                         ("domain", 7, string, opt, ""), ("overload", 8, string, opt, "")])  # fmt: skip
-        message("Graph", [("node", 1, F.TYPE_MESSAGE, rep, ".onnx_infer_light.Node")])
-        message("Model", [("graph", 7, F.TYPE_MESSAGE, opt, ".onnx_infer_light.Graph")])
+        # GraphProto's nodes (field 1) as the bytes of each; the rest of the model is left unread.
+        message("Graph", [("node", 1, F.TYPE_BYTES, F.LABEL_REPEATED, "")])
+        message("Model", [("graph", 7, F.TYPE_MESSAGE, F.LABEL_OPTIONAL, ".onnx_infer_light.Graph")])
         pool = descriptor_pool.DescriptorPool()
         pool.Add(fdp)
         return message_factory.GetMessageClass(pool.FindMessageTypeByName("onnx_infer_light.Model"))

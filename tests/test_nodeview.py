@@ -1,0 +1,100 @@
+"""infer.nodeview: node views decoded from serialized bytes equal those read through protobuf."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import AttributeProto, helper
+
+import infer
+from infer.nodeview import _attribute_kind, light_nodes, read_light_nodes, read_nodes
+from infer.utf8 import weightless_bytes
+
+MODELS = Path(__file__).parent / "models"
+FIELDS = ("inputs", "outputs", "op_type", "domain", "attr_types", "has_subgraph", "has_ref", "memo_base")
+
+
+def _fields(views: list) -> list[tuple]:
+    return [tuple(getattr(v, f) for f in FIELDS) + (v.node,) for v in views]
+
+
+def _both(model: onnx.ModelProto) -> tuple[list, list | None]:
+    light = light_nodes(weightless_bytes(model))
+    assert light is not None
+    return read_nodes(model.graph.node), read_light_nodes(model.graph.node, light)
+
+
+EXPORTED = sorted(MODELS.glob("*_torchscript.onnx"))[:6] + [MODELS.parent.parent / "examples" / "bert_tiny.onnx"]
+
+
+@pytest.mark.parametrize("path", EXPORTED, ids=lambda p: p.stem)
+def test_decoded_views_equal_protobuf_views_on_exported_models(path: Path) -> None:
+    model = onnx.load(path, load_external_data=False)
+    by_protobuf, decoded = _both(model)
+    assert decoded is not None
+    assert _fields(decoded) == _fields(by_protobuf)
+
+
+def _model(nodes: list[onnx.NodeProto]) -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    return helper.make_model(helper.make_graph(nodes, "g", [x], [y]))
+
+
+def test_every_kind_of_attribute_and_field() -> None:
+    body = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "b", [], [
+        helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)])  # fmt: skip
+    ref = AttributeProto(name="alpha", ref_attr_name="a", type=AttributeProto.FLOAT)
+    long_name = "n" * 300  # a length of two varint bytes
+    nodes = [
+        helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body),
+        helper.make_node("Constant", [], ["k"], value=helper.make_tensor("v", 1, [2], [1.0, 2.0])),
+        helper.make_node("Split", ["x", ""], [long_name, "", "w"], axis=0, domain="ai.onnx", name="s"),
+        helper.make_node("Custom", ["x"], ["q"], domain="my.domain", overload="v2", names=["a", "b"]),
+    ]
+    nodes[3].attribute.append(ref)
+    by_protobuf, decoded = _both(_model(nodes))
+    assert decoded is not None and _fields(decoded) == _fields(by_protobuf)
+    assert [v.has_subgraph for v in decoded] == [True, False, False, False]
+    assert decoded[3].has_ref and decoded[3].memo_base is None
+    assert decoded[2].domain == "" and decoded[2].outputs == (long_name, "", "w")
+
+
+def test_what_the_decoder_leaves_to_protobuf() -> None:
+    model = _model([helper.make_node("Relu", ["x"], ["y"])])
+    light = light_nodes(weightless_bytes(model))
+    assert light is not None and read_light_nodes(model.graph.node, list(light)) is not None
+    # An unknown varint field (number 11) in a node: not decoded here.
+    odd = [light[0] + bytes([11 << 3, 1])]
+    assert read_light_nodes(model.graph.node, odd) is None
+    # Another number of nodes than the model has.
+    assert read_light_nodes(model.graph.node, []) is None
+    # The views consume the bytes they are read from.
+    light = light_nodes(weightless_bytes(model))
+    assert read_light_nodes(model.graph.node, light) is not None and light == [None]
+
+
+def test_attribute_kind_reads_type_and_reference() -> None:
+    a = helper.make_attribute("axis", 1)
+    assert _attribute_kind(a.SerializeToString()) == (AttributeProto.INT, False)
+    r = AttributeProto(name="axis", ref_attr_name="ax", type=AttributeProto.INT)
+    assert _attribute_kind(r.SerializeToString()) == (AttributeProto.INT, True)
+    empty_ref = AttributeProto(name="axis", ref_attr_name="", type=AttributeProto.INT, i=3)
+    assert _attribute_kind(empty_ref.SerializeToString()) == (AttributeProto.INT, False)
+    untyped = AttributeProto(name="axis", i=3)
+    assert _attribute_kind(untyped.SerializeToString()) == (AttributeProto.UNDEFINED, False)
+    assert _attribute_kind(b"\x0a\x05ab") is None  # truncated
+
+
+def test_inference_is_the_same_either_way() -> None:
+    model = onnx.load(MODELS.parent.parent / "examples" / "bert_tiny.onnx", load_external_data=False)
+    decoded = infer.infer_model(model)  # the loader hands the engine the serialized nodes
+    from infer.engine import Engine
+
+    engine = Engine(model)  # reads the nodes through protobuf
+    engine.run()
+    assert {n: str(v.type) for n, v in engine.records["main"].values.items()} == {
+        n: str(decoded.type_of(n)) for n in engine.records["main"].values
+    }
