@@ -78,6 +78,11 @@ def collector_paused() -> Iterator[None]:
     Inference allocates many small objects and frees few: the collector would traverse all of
     them, and everything else alive, again and again (a third of the time on a large model, and
     more than linear in its size). Nothing inference builds needs it while it runs.
+
+    On the way out, what was allocated meanwhile is moved to the oldest generation, as two
+    collections would have moved the objects that survive them; left in the youngest, the
+    first collection after the run would traverse all of them (as long again as a repeated
+    model's inference).
     """
     collecting = gc.isenabled()
     gc.disable()
@@ -85,6 +90,9 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if collecting:
+            if gc.get_freeze_count() == 0:  # (objects the program froze itself must stay frozen)
+                gc.freeze()  # every tracked object to the permanent generation (a list splice) ...
+                gc.unfreeze()  # ... and from there into the oldest one
             gc.enable()
 
 

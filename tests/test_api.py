@@ -186,3 +186,25 @@ def test_a_binding_that_contradicts_the_model_is_named():
     clash = [d for d in r.diagnostics if d.code == "binding-clash"]
     assert clash and "sequence=100" in clash[0].message and clash[0].location.node_name
     assert not [d for d in infer.infer_model(EXAMPLE, dims={"sequence": 10}).diagnostics if d.severity == "error"]
+
+
+def test_the_collector_is_restored_and_a_programs_frozen_objects_stay_frozen() -> None:
+    import gc
+
+    model = onnx.load(EXAMPLE)
+    assert gc.isenabled()
+    infer.infer_model(model)
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # moved to the oldest generation, not frozen
+    gc.disable()
+    try:
+        infer.infer_model(model)
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        infer.infer_model(model)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
