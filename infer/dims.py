@@ -588,6 +588,10 @@ def to_str(d: Dim) -> str:
         return "?"
     if isinstance(d, int):
         return str(d)
+    if not isinstance(d, sympy.Basic):
+        # A float element of known contents: not through the cache, whose keys compare equal
+        # for 0.0 and -0.0 (the first printed would be shown for both).
+        return _printer.doprint(d)
     return _expr_str(d)
 
 

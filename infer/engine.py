@@ -189,9 +189,11 @@ class Engine:
         # id(node) -> (node, outer names its subgraphs read); the node is kept so its id stays its own
         self._uses: dict[int, tuple[NodeProto, frozenset[str]]] = {}
         self._external: dict[Any, Any] = {}  # external references already read (or refused)
-        # Pure rule results (see ``_memo_key``), with the placed values when placing adds nothing.
+        # Pure rule results (see ``_inputs_and_key``), with the placed values when placing adds nothing.
         self._memo: dict[tuple, tuple[list[Prepared], tuple[Value, ...] | None]] = {}
-        self._memo_seen = bytearray(_SEEN_BITS // 8)  # bits of the hashes of keys computed once
+        # Bits of the hashes of keys computed once: about 8 a node (fewer collisions than nodes).
+        self._seen_bits = min(_SEEN_BITS, 1 << max(12, (8 * self.scan.expanded_nodes).bit_length()))
+        self._memo_seen = bytearray(self._seen_bits // 8)
         self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
         reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
         self.table = DimTable(reserved=reserved, bindings=dict(self.options.bindings))
@@ -283,7 +285,7 @@ class Engine:
             self.scan.views.clear()  # read for the walk; a result kept for long need not hold them
 
     def _run_once(self) -> None:
-        self._memo, self._memo_seen = {}, bytearray(_SEEN_BITS // 8)  # results name this walk's variables
+        self._memo, self._memo_seen = {}, bytearray(self._seen_bits // 8)  # results name this walk's variables
         if self.scan.refusals:
             self.records["main"] = GraphRecord("main", "graph")
             for r in self.scan.refusals:
@@ -556,27 +558,9 @@ class Engine:
         if view is None:
             assert node is not None
             view = read_nodes([node])[0]
-        inputs: list[Value | None] = []
-        scope = frame.scope
-        local = scope.values
-        for name in view.inputs:
-            if not name:
-                inputs.append(None)
-                continue
-            v = local.get(name)
-            if v is None:
-                v = scope.lookup(name)
-            if v is None:
-                self.report(
-                    "undefined-value",
-                    f"{view.op_type} consumes `{name}`, which nothing defines",
-                    Location(frame.path, idx, view.node.name, view.op_type, value=name),
-                )
-                v = Value()
-            inputs.append(v)
         domain = view.domain
         opset = frame.opsets.get(domain)
-        key = self._memo_key(view, opset, inputs)
+        inputs, key = self._inputs_and_key(frame, idx, view, opset)
         if key is not None and (hit := self._memo.get(key)) is not None:
             prepared, plain = hit
             if plain is not None:
@@ -645,7 +629,7 @@ class Engine:
                     simple = not any(p.needs_fill or p.note for p in values)
                     # Kept from the second time a key is computed on: most keys seen once are
                     # never seen again (a model's unique nodes), and storing them costs memory.
-                    h = hash(key) & _SEEN_MASK
+                    h = hash(key) & (self._seen_bits - 1)
                     seen, byte, bit = self._memo_seen, h >> 3, 1 << (h & 7)
                     if seen[byte] & bit:  # or another key with these hash bits: stored early, harmless
                         self._memo[key] = (values, tuple(p.plain for p in values) if simple else None)
@@ -768,31 +752,55 @@ class Engine:
 
     # -- memoized rule results -----------------------------------------------------------------
 
-    def _memo_key(self, view: NodeView, opset: int | None, inputs: list[Value | None]) -> tuple | None:
-        """What a node's checks and rule depend on, when its result may be reused; else ``None``.
+    def _inputs_and_key(
+        self, frame: Frame, idx: int, view: NodeView, opset: int | None
+    ) -> tuple[list[Value | None], tuple | None]:
+        """A node's input values (``None`` for an absent input; an undefined one is reported),
+        and its memo key: what its checks and rule depend on, when its result may be reused;
+        else ``None``.
 
         Repeated layers present the same operator with the same input types, contents and
         attributes, so their rules run (and their checks pass) once; only clean, pure runs are
-        stored (see ``infer_node``). Nodes with subgraphs, attribute references (whose values
-        live in the calling function), inputs other than tensors (sequence rules ask where a
-        variable was made) or float zeros among the known contents (``0.0`` and ``-0.0`` compare
-        equal but divide differently) are always inferred afresh, and so is the first node of
-        an implicit default domain (it is warned about once).
+        stored (see ``infer_node``). Known float contents are keyed with the positions of their
+        ``-0.0`` elements too (it equals ``0.0`` but divides differently). Nodes with subgraphs,
+        attribute references (whose values live in the calling function) or inputs other than
+        tensors (sequence rules ask where a variable was made) are always inferred afresh, and
+        so is the first node of an implicit default domain (it is warned about once). One loop
+        does both: this runs for every node.
         """
         base = view.memo_base
-        if base is None or opset is None:
-            return None
-        if self.implicit_default and not self._warned_default and view.domain == "":
-            return None
-        for v in inputs:
-            if v is None:
+        keyed = base is not None and opset is not None
+        if keyed and self.implicit_default and not self._warned_default and view.domain == "":
+            keyed = False
+        inputs: list[Value | None] = []
+        signs: tuple = ()  # (input position, its -0.0 positions) where there are any
+        scope = frame.scope
+        local = scope.values
+        for name in view.inputs:
+            if not name:
+                inputs.append(None)
                 continue
-            t = v.type
-            if type(t) is not T.TensorType and not isinstance(t, T.UnknownType):
-                return None  # sequences, optionals, maps: rules consult where their variables came from
-            if v.known is not None and v.known.elems and t.elem in _FLOAT_ELEMS and 0.0 in v.known.elems:
-                return None
-        return (base, opset, tuple(inputs), self.table.minimums_epoch)
+            v = local.get(name)
+            if v is None:
+                v = scope.lookup(name)
+                if v is None:
+                    self.report(
+                        "undefined-value",
+                        f"{view.op_type} consumes `{name}`, which nothing defines",
+                        Location(frame.path, idx, view.node.name, view.op_type, value=name),
+                    )
+                    v = Value()
+            inputs.append(v)
+            if keyed:
+                t = v.type
+                if type(t) is not T.TensorType:
+                    # sequences, optionals, maps: rules consult where their variables came from
+                    keyed = isinstance(t, T.UnknownType)
+                elif (known := v.known) is not None and t.elem in _FLOAT_ELEMS and (zeros := known.negative_zeros()):
+                    signs += ((len(inputs) - 1, zeros),)
+        if not keyed:
+            return inputs, None
+        return inputs, (base, opset, tuple(inputs), self.table.minimums_epoch, signs)
 
     def _side_effect_mark(self) -> tuple[int, ...]:
         """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
@@ -1066,9 +1074,8 @@ class Engine:
 _NO_USES: frozenset[str] = frozenset()
 
 
-# The memo's record of keys computed once: one bit per hash value modulo 2^20 (128 KB).
+# The memo's record of keys computed once: one bit per hash value modulo at most 2^20 (128 KB).
 _SEEN_BITS = 1 << 20
-_SEEN_MASK = _SEEN_BITS - 1
 
 _FLOAT_ELEMS = frozenset({
     TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,

@@ -70,7 +70,7 @@ class NodeView:
         self.has_subgraph: bool = bool(attr_types) and any(t in SUBGRAPH_TYPES for t in attr_types)
         self.has_ref = has_ref
         # What the engine's memo of rule results keys on besides the opset and the inputs (see
-        # ``Engine._memo_key``); ``None``: never memoized (subgraphs, attribute references).
+        # ``Engine._inputs_and_key``); ``None``: never memoized (subgraphs, attribute references).
         if self.has_subgraph or has_ref:
             self.memo_base: tuple | None = None
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import copysign
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ class Known:
     elems: tuple[Elem, ...]
     # The memo of rule results hashes inputs' contents at every node; a tuple does not keep its hash.
     _hash: int | None = field(default=None, init=False, compare=False, repr=False)
+    _negative_zeros: tuple[int, ...] | None = field(default=None, init=False, compare=False, repr=False)
 
     def __hash__(self) -> int:
         h = self._hash
@@ -51,6 +53,15 @@ class Known:
             h = hash((self.shape, self.elems))
             object.__setattr__(self, "_hash", h)
         return h
+
+    def negative_zeros(self) -> tuple[int, ...]:
+        """Positions of the elements that are ``-0.0``: equal to ``0.0``, yet they divide
+        differently, so contents that compare equal differ when these do."""
+        z = self._negative_zeros
+        if z is None:
+            z = tuple(i for i, e in enumerate(self.elems) if type(e) is float and e == 0.0 and copysign(1.0, e) < 0)
+            object.__setattr__(self, "_negative_zeros", z)
+        return z
 
     def __post_init__(self) -> None:
         # Clause 15.4: an element past the bounds is unknown. A chain of ``Mul`` nodes squares an
@@ -170,6 +181,7 @@ def known_from_array(arr: np.ndarray) -> Known | None:
         object.__setattr__(known, "shape", shape)
         object.__setattr__(known, "elems", tuple(flat))
         object.__setattr__(known, "_hash", None)
+        object.__setattr__(known, "_negative_zeros", None)
         return known
     return Known(shape, tuple(_py(x) for x in flat))
 
