@@ -20,7 +20,9 @@ missing ones are skipped with a note. The synthetic models (``benchmarks/synthet
 built here. Scaling: inference time and peak memory of the synthetic chain from 1,000 to
 100,000 nodes, each size in a fresh process, timed on its first run and again (sympy caches the
 extent expressions it builds); memory is the peak of Python allocations during inference
-(``tracemalloc``), against the size of the serialized model without its weights.
+(``tracemalloc``), against the size of the serialized model without its weights. The large
+models' memory is measured the same way, and as the rise of the process's peak resident memory
+(which also counts protobuf's copies), each in a fresh process with its weights in a file.
 """
 
 from __future__ import annotations
@@ -234,6 +236,71 @@ def scaling(sizes: list[int]) -> list[dict[str, Any]]:
     return rows
 
 
+# --------------------------------------------------------------------------- memory of real models
+
+
+def _rss() -> int:
+    """The process's resident memory now, in bytes (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def measure_memory(path: Path) -> dict[str, Any]:
+    """Peak memory of inferring ``path`` (weights in an external file, not loaded), in this process.
+
+    Two measures: the peak of Python allocations during a run (``tracemalloc``), and how far the
+    process's peak resident memory rises over its resident memory before the first run, which
+    also counts protobuf's own copies and the operator signatures this model makes the process
+    build (once per process); when the first run stays below an earlier peak, that earlier peak
+    is the bound reported.
+    """
+    import gc
+    import resource
+    import tracemalloc
+
+    import infer
+
+    from .synthetic import growing_chain
+
+    infer.infer_model(growing_chain(200))  # imports and the common signatures
+    model = onnx.load(str(path), load_external_data=False)
+    size = weightless_size(model)
+    gc.collect()
+    before = _rss()
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    infer.infer_model(model)
+    peak_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    tracemalloc.start()
+    infer.infer_model(model)
+    _, python_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {"nodes": len(model.graph.node), "model_bytes_without_weights": size, "python_peak_bytes": python_peak,
+            "rss_rise_bytes": max(0, max(peak_after, peak_before) - before),
+            "rss_rise_is_bound": peak_after <= peak_before}  # fmt: skip
+
+
+def memory(paths: list[Path]) -> None:
+    """``measure_memory`` of each model, each in a fresh process, its weights moved to a file."""
+    import tempfile
+
+    print(f"\n{'model':<12} {'model MB':>9} {'python peak MB':>15} {'x model':>8} {'RSS rise MB':>12} {'x model':>8}")
+    for path in paths:
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / "model.onnx"
+            onnx.save_model(onnx.load(str(path)), str(target), save_as_external_data=True, location="weights.bin",
+                            size_threshold=0)  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, "-m", "benchmarks.run", "--measure-memory", str(target)],
+                cwd=HERE.parent, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        mb = r["model_bytes_without_weights"] / 1e6
+        peak, rise = r["python_peak_bytes"] / 1e6, r["rss_rise_bytes"] / 1e6
+        bound = "<=" if r["rss_rise_is_bound"] else ""  # the run stayed below an earlier peak
+        print(f"{path.stem:<12} {mb:>9.2f} {peak:>15.1f} {peak / mb:>8.2f} {bound + f'{rise:.1f}':>12} "
+              f"{rise / mb:>8.2f}")  # fmt: skip
+
+
 # --------------------------------------------------------------------------- external data
 
 
@@ -289,9 +356,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scaling-only", action="store_true")
     parser.add_argument("--no-scaling", action="store_true")
     parser.add_argument("--measure-one", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--measure-memory", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure_one:
         print(json.dumps(measure_one(args.measure_one)))
+        return 0
+    if args.measure_memory:
+        print(json.dumps(measure_memory(args.measure_memory)))
         return 0
     warnings.filterwarnings("ignore")
     print(environment())
@@ -317,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         print_table(rows, args.engines)
         if (MODELS / "gpt2_48.onnx").exists():
             external_data(MODELS / "gpt2_48.onnx")
+        memory([MODELS / f"{name}.onnx" for name in args.models if (MODELS / f"{name}.onnx").exists()])
     if not args.no_scaling:
         scaling(SCALING_SIZES)
     return 0
