@@ -194,6 +194,7 @@ class Engine:
         # Bits of the hashes of keys computed once: about 8 a node (fewer collisions than nodes).
         self._seen_bits = min(_SEEN_BITS, 1 << max(12, (8 * self.scan.expanded_nodes).bit_length()))
         self._memo_seen = bytearray(self._seen_bits // 8)
+        self._shared_values: dict[Value, Value] = {}  # one object for equal values without contents
         self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
         reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
         self.table = DimTable(reserved=reserved, bindings=dict(self.options.bindings))
@@ -286,6 +287,7 @@ class Engine:
 
     def _run_once(self) -> None:
         self._memo, self._memo_seen = {}, bytearray(self._seen_bits // 8)  # results name this walk's variables
+        self._shared_values = {}
         if self.scan.refusals:
             self.records["main"] = GraphRecord("main", "graph")
             for r in self.scan.refusals:
@@ -516,6 +518,7 @@ class Engine:
         """Infer the nodes ``views`` describe; ``consume``: drop each view once used (a graph walked
         once, whose views would otherwise all stay alive beside the values they produce)."""
         scope, values, producers = frame.scope, frame.record.values, frame.record.producers
+        shared = self._shared_values
         nested = scope.parent is not None
         for idx in self._order(frame, views):
             view = views[idx]
@@ -534,6 +537,10 @@ class Engine:
                         + (" in an enclosing graph" if code == "shadowing" else " in this graph"),
                         Location(frame.path, idx, node.name, node.op_type, value=name),
                     )
+                if v.known is None:
+                    # Equal values are held once: layers repeat their types, and a large model's
+                    # memory is mostly its values. (Contents are not merged: 0.0 equals -0.0.)
+                    v = shared.setdefault(v, v)
                 values[name] = v  # the scope's own dict too (see ``_new_frame``)
                 producers[name] = idx
 
