@@ -38,6 +38,8 @@ from . import types as T
 from .annotate import resolve_graph
 from .diagnostics import Diagnostic
 from .engine import Engine, GraphRecord, Options
+from .nodeview import light_nodes
+from .utf8 import weightless_bytes
 from .values import Value
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
@@ -84,7 +86,11 @@ def infer_shapes(
     """
     proto = _copy_of(model)
     engine_model = _without_defaulted_inputs(proto) if initializers_as_constants else proto
-    engine = Engine(engine_model, Options(propagate_values=data_prop, custom_schemas=True))
+    try:  # the main graph's nodes are read faster from the weightless copy (see nodeview)
+        light = light_nodes(weightless_bytes(engine_model))
+    except Exception:  # protobuf could not serialize it: the engine reads the nodes themselves
+        light = None
+    engine = Engine(engine_model, Options(propagate_values=data_prop, custom_schemas=True), light_nodes=light)
     engine.run()
     validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
     if validation:
@@ -359,7 +365,30 @@ def _lookup(engine: Engine, path: str, name: str) -> Value | None:
         path = path.rsplit("/", 1)[0]
 
 
+class _TypeBytes:
+    """Each distinct type serialized once (repeated layers give thousands of values one type);
+    a type whose writing met an overflowing extent is written afresh for every value, so that
+    each place is reported."""
+
+    def __init__(self, write: _DimWriter):
+        self.write = write
+        self.cache: dict[T.Type, bytes] = {}
+
+    def put(self, t: T.Type, out: TypeProto, where: str) -> None:
+        data = self.cache.get(t)
+        if data is None:
+            self.write.where = where
+            overflows = len(self.write.overflows)
+            tp = T.to_proto(t, self.write)
+            data = b"" if tp is None else tp.SerializeToString()
+            if len(self.write.overflows) == overflows:
+                self.cache[t] = data
+        out.Clear()
+        out.MergeFromString(data)
+
+
 def _write(model: ModelProto, engine: Engine, write: _DimWriter) -> None:
+    types = _TypeBytes(write)
     for path, record, g in _graphs(model, engine):
         if path != "main":
             # Subgraph inputs may omit their types (Clause 7.1); the node binding them decides.
@@ -391,5 +420,4 @@ def _write(model: ModelProto, engine: Engine, write: _DimWriter) -> None:
             vi = entries.get(name)
             if vi is None:
                 vi = entries[name] = g.value_info.add(name=name)
-            write.where = f"{path}, value `{name}`"
-            T.to_proto(v.type, write, vi.type)
+            types.put(v.type, vi.type, f"{path}, value `{name}`")
