@@ -397,9 +397,11 @@ class Engine:
                         self.diagnostics.append(d)
             out[t.name] = value_from_tensor(t)
         for st in graph.sparse_initializer:
+            # An initializer stored in sparse form: its value is the dense tensor (onnxruntime
+            # densifies it, and onnx's inference types its consumers so), contents not tracked.
             elem = st.values.data_type or None
             shape = tuple(int(d) if d >= 0 else None for d in st.dims)
-            out[st.values.name] = Value(T.SparseTensorType(elem, shape))
+            out[st.values.name] = Value(T.TensorType(elem, shape))
         return out
 
     def _finish_outputs(self, frame: Frame, graph: GraphProto) -> list[Value]:

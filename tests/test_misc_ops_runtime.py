@@ -302,3 +302,26 @@ def test_string_normalizer() -> None:
     for x in (xs, xs.reshape(1, 3)):
         verify("StringNormalizer", [const(x, object)], upper, opset=10, runtime="ref")
         verify("StringNormalizer", [const(x, object)], {"stopwords": ["monday"]}, opset=10, runtime="ref", exact=False)
+
+
+def test_a_sparse_initializer_is_a_dense_tensor_as_onnxruntime_runs_it() -> None:
+    import onnxruntime as ort
+    from onnx import helper, numpy_helper
+
+    values = numpy_helper.from_array(np.array([5.0, 7.0], F32), "s")
+    indices = numpy_helper.from_array(np.array([1, 4], I64), "i")
+    sparse = helper.make_sparse_tensor(values, indices, [2, 3])
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "s"], ["y"]), helper.make_node("Identity", ["s"], ["z"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z")],
+        sparse_initializer=[sparse],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    result = infer.infer_model(model)
+    assert not result.errors
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    y, z = session.run(None, {"x": np.zeros((2, 1), F32)})
+    assert result.type_of("z") == T.TensorType(TensorProto.FLOAT, z.shape)
+    assert str(result.type_of("y")) == "float[2,3]" and y.shape == (2, 3)
