@@ -407,6 +407,17 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
     for idx, v in enumerate(graph.value_info):
         if not v.name:
             engine.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
+    # The main graph's inputs are fed by the caller with values of their declared types (a
+    # subgraph's may leave theirs open, Clause 7.1).
+    for i in graph.input if top_level else ():
+        kind = i.type.WhichOneof("value")
+        if kind in ("tensor_type", "sparse_tensor_type") and not getattr(i.type, kind).elem_type:
+            engine.report(
+                "undefined-element-type",
+                f"graph input `{i.name}` declares a tensor of element type 0 (UNDEFINED)",
+                Location(path, value=i.name),
+                "declare the element type the input is fed with",
+            )
     if top_level:
         for o in graph.output:
             t = o.type.tensor_type

@@ -331,6 +331,7 @@ def loop(ctx: RuleContext) -> list:
     state, outs = fixed_point(body, [Value(_INT64)], initial, what, pinned=1)
     if not outs:
         return [None] * ctx.n_outputs
+    _same_carried_types(ctx, initial[1:], outs[1 : 1 + n_carried])
 
     trips = _known_dim(m) if m is not None else None
     # onnxruntime stops when the body's condition turns false even where the condition input is
@@ -355,6 +356,20 @@ def loop(ctx: RuleContext) -> list:
             scans.append(_zero_trip_scan(body, k, got, lead))
     _explain_unknown(ctx, finals, scans, at_least_one)
     return [*finals, *scans]
+
+
+def _same_carried_types(ctx: RuleContext, initial: list[Value], last: list[Value]) -> None:
+    """A loop-carried value keeps its element type: the body gives back what the node passed in
+    (onnxruntime and onnx's inference refuse a body that changes it)."""
+    for j, (a, b) in enumerate(zip(initial, last)):
+        ta, tb = a.type, b.type
+        if type(ta) is TensorType and type(tb) is TensorType and ta.elem and tb.elem and ta.elem != tb.elem:
+            ctx.error(
+                "type-mismatch",
+                f"Loop-carried value {j} (`{ctx.input_name(2 + j)}`) is {elem_name(ta.elem)}, "
+                f"the body gives back {elem_name(tb.elem)}",
+                "the body must return each loop-carried value with the element type it received",
+            )
 
 
 def _explain_unknown(ctx: RuleContext, finals: list[Value], scans: list[Type], at_least_one: bool) -> None:
@@ -649,6 +664,9 @@ def _examples() -> None:
     declared.output[2].CopyFrom(helper.make_tensor_value_info("sc", f32, [None, 3]))
     example("Loop", ["int64[]", "", "float[N,3]"], ["float[N,3]", "float[?,?,3]"], attrs={"body": declared})
     example("Loop", ["int64[]={2}", "", "float[N,3]"], ["float[?,3]"], attrs={"body": grow})
+    recast = _g([n("Cast", ["x_in"], ["x_out"], to=TensorProto.INT64), n("Identity", ["c_in"], ["c_out"])],
+                [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)], ["c_out", "x_out"])  # fmt: skip
+    example("Loop", ["int64[]={2}", "", "float[N,3]"], ["float[N,3]"], attrs={"body": recast}, error="type-mismatch")
     example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["float[N,3]"], attrs={"body": grow},
             error="arity")  # fmt: skip
 

@@ -1183,3 +1183,17 @@ def test_valid_twin_has_no_error(build: Any) -> None:
 
 def test_heldout_catalogue_is_large_enough() -> None:
     assert len(CASES) >= 60
+
+
+def test_undefined_element_type_of_a_main_graph_input() -> None:
+    m = model([node("Relu", ["x"], ["y"])], [vi("x", 0, [2])], [vi("y", F, [2])])
+    found = [(d.code, d.location.value) for d in infer.infer_model(m).diagnostics if d.severity == "error"]
+    assert found == [("undefined-element-type", "x")]
+
+
+def test_loop_body_changing_a_carried_element_type() -> None:
+    body = loop_body([node("Cast", ["v"], ["v_out"], to=I64)], [vi("v", F, [2])], [vi("v_out", I64, [2])])
+    m = model([node("Loop", ["M", "", "x"], ["y"], "loop", body=body)], [vi("M", I64, []), vi("x", F, [2])],
+              [vi("y", F, [2])])  # fmt: skip
+    found = [(d.code, d.location.node_index) for d in infer.infer_model(m).diagnostics if d.severity == "error"]
+    assert ("type-mismatch", 0) in found
