@@ -19,6 +19,7 @@ from typing import Any
 from onnx import AttributeProto, NodeProto
 
 SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+_SUBGRAPH_SET = frozenset(SUBGRAPH_TYPES)
 _ATTRIBUTE_TYPES = frozenset(AttributeProto.AttributeType.values())
 
 
@@ -67,14 +68,15 @@ class NodeView:
         # the limits scan reads views, and the schema module imports the limits through dims).
         self.domain: str = "" if domain == "ai.onnx" else domain
         self.attr_types: tuple[int, ...] = shared.setdefault(attr_types, attr_types) if attr_types else ()
-        self.has_subgraph: bool = bool(attr_types) and any(t in SUBGRAPH_TYPES for t in attr_types)
+        self.has_subgraph: bool = bool(attr_types) and not _SUBGRAPH_SET.isdisjoint(attr_types)
         self.has_ref = has_ref
         # What the engine's memo of rule results keys on besides the opset and the inputs (see
         # ``Engine._inputs_and_key``); ``None``: never memoized (subgraphs, attribute references).
         if self.has_subgraph or has_ref:
             self.memo_base: tuple | None = None
         else:
-            base = (self.domain, self.op_type, overload, _presence(outs), attrs)
+            presence = _ALL_PRESENT[1] if len(outs) == 1 and outs[0] else _presence(outs)  # the usual case first
+            base = (self.domain, self.op_type, overload, presence, attrs)
             self.memo_base = shared.setdefault(base, base)
 
     @property
