@@ -19,7 +19,8 @@ CODES: dict[str, tuple[str, str, str]] = {
     "undefined-value": (ERROR, "7.5", "a node consumes a value no graph input, initializer or node produces"),
     "duplicate-definition": (ERROR, "7.5", "a value is produced more than once in one graph"),
     "cycle": (ERROR, "7.5", "the graph is not acyclic"),
-    "not-topological": (WARNING, "7.5", "nodes are not in topological order"),
+    # An error: Clause 7.5 says nodes SHALL be sorted; inference still goes on in dependency order.
+    "not-topological": (ERROR, "7.5", "nodes are not in topological order"),
     "empty-name": (ERROR, "5.4.1", "a name is empty where one is required"),
     "shadowing": (ERROR, "5.4.3", "a subgraph redefines a name visible from an enclosing graph"),
     "missing-io-shape": (WARNING, "6.5.1", "a top-level input or output has no shape"),

@@ -78,6 +78,7 @@ def _ref_type(refs: dict | None, name: str) -> int:
 def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
     """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4)."""
     sig = ctx.sig
+    _check_tensor_attributes(engine, ctx, loc)
     if sig is None:
         _check_function_call(engine, ctx, loc)
         return
@@ -90,6 +91,24 @@ def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
     _check_node(engine, ctx, loc)
     if len(engine.diagnostics) == n_diagnostics:
         engine.clean_checks.add(key)
+
+
+def _check_tensor_attributes(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+    """A tensor held in an attribute (Constant's ``value``, ConstantOfShape's) fits its dims, as an
+    initializer must (Clause 6.3.4). Checked before the clean-check cache: its key leaves out data."""
+    for a in ctx.node.attribute:
+        if a.type == AttributeProto.TENSOR:
+            problem = initializer_problem(a.t)
+        elif a.type == AttributeProto.SPARSE_TENSOR:
+            problem = sparse_initializer_problem(a.sparse_tensor)
+        else:
+            continue
+        if problem:
+            engine.report(
+                "initializer-size",
+                f"{_node_prefix(ctx)}: the tensor of attribute '{a.name}' {problem}",
+                Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name),
+            )
 
 
 def _check_function_call(engine: Engine, ctx: RuleContext, loc: Location) -> None:

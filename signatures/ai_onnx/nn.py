@@ -143,6 +143,17 @@ def _check_fit(ctx: RuleContext, axis: int, x: Dim, fit: int, stride: int) -> No
         )
 
 
+def _check_bias(ctx: RuleContext, channels: Dim) -> None:
+    """The optional bias B is a vector of one entry per output channel (Conv and ConvTranspose)."""
+    b = ctx.shape(2) if ctx.n_inputs > 2 and ctx.input_name(2) else None
+    if b is None:
+        return
+    if len(b) != 1:
+        raise RuleError("shape-mismatch", f"the bias has rank {len(b)}; it must be a vector")
+    if channels is not None:
+        same_dim(ctx, b[0], channels, "bias length and output channels")
+
+
 @rule("Conv")
 def conv(ctx: RuleContext) -> list:
     x, w = ctx.shape(0), ctx.shape(1)
@@ -154,6 +165,7 @@ def conv(ctx: RuleContext) -> list:
         if len(w) != len(x):
             raise RuleError("shape-mismatch", f"the weight tensor has rank {len(w)}, the input rank {len(x)}")
         same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
+    _check_bias(ctx, w[0] if w is not None else None)
     if x is None:
         return [(None, w[0]) + (None,) * (rank - 2)]  # type: ignore[index]
     # A dilated SAME Conv: the definition's ceil(x / stride); onnxruntime refuses dilations with
@@ -176,6 +188,7 @@ def conv_transpose(ctx: RuleContext) -> list:
     channels = D.mul(w[1], group) if w is not None else None
     if w is not None:
         same_dim(ctx, x[1], w[0], "input channels and weight dim 0")
+    _check_bias(ctx, channels)
     if ctx.has_attr("pads") and (ctx.attr("auto_pad", "NOTSET") or "NOTSET") != "NOTSET":
         # The definition forbids it; onnxruntime refuses to load such a node.
         raise RuleError("bad-attribute", "the pads attribute cannot be used simultaneously with auto_pad")
@@ -254,6 +267,11 @@ example("MaxPool", ["float[N,C,65]"], ["float[N,C,?]"], attrs={"kernel_shape": [
         "dilations": [2]}, opset=12)  # fmt: skip
 example("Conv", ["float[N,3,H,W]", "float[8,4,3,3]"], ["float[N,8,H - 2,W - 2]"], error="shape-mismatch")
 example("Conv", ["float[N,2,3]", "float[4,2,5]"], ["float[N,4,?]"], error="shape-mismatch")
+example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[8]"], ["float[N,8,H - 2,W - 2]"])
+example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[9]"], ["float[N,8,H - 2,W - 2]"], error="shape-mismatch")
+example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[1,8]"], ["?"], error="shape-mismatch")
+example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,3,3]", "float[5]"], ["float[N,4,H + 2,W + 2]"],
+        error="shape-mismatch")  # fmt: skip
 example("MaxPool", ["float[N,2,8,3]"], ["float[N,2,6,?]"], attrs={"kernel_shape": [3, 5]}, error="shape-mismatch")
 example("Conv", ["float[1,1,5]", "float[1,1,2]"], ["float[*]"], attrs={"dilations": [(1 << 63) - 1]},
         error="bad-attribute")  # fmt: skip

@@ -10,9 +10,11 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import sympy
 from onnx import TensorProto
 
 from infer import dims as D
+from infer import types as T
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
@@ -21,6 +23,7 @@ from infer.values import Elem, Known, Value, known_vector
 from .. import valueops as V
 from ..helpers import broadcast, elements, norm_axes, norm_axis, same_dim, vector_length
 from ..registry import example, rule, shape_rule
+from ..schema import normalize_type_str
 
 # Ends at or past this are "to the end" in exported Slices (INT32_MAX, INT64_MAX). Symbolic
 # extents are taken to be below it (docs/architecture.md, assumptions).
@@ -118,9 +121,26 @@ def _to_type(to: object) -> int:
     )
 
 
+def _check_cast_target(ctx: RuleContext, to: int) -> None:
+    """``to`` names an element type this version of Cast produces (a buggy rewrite may write a
+    number that is no element type at all: onnxruntime refuses the node)."""
+    name = TensorProto.DataType.Name(to) if to in TensorProto.DataType.values() and to else None
+    sig = ctx.sig
+    formal = sig.output_formal(0) if sig is not None else None
+    allowed = sig.constraints.get(formal.type_str) if sig is not None and formal is not None else None
+    admitted = {normalize_type_str(a) for a in allowed} if allowed is not None else None
+    if name is None or (admitted is not None and f"tensor({T.elem_name(to)})" not in admitted):
+        raise RuleError(
+            "bad-attribute",
+            f"to={to} ({name or 'no element type'}) is not among the element types "
+            f"{ctx.op_type} version {ctx.version} produces",
+        )
+
+
 @rule("Cast")
 def cast(ctx: RuleContext) -> list:
     to = _to_type(ctx.require("to"))
+    _check_cast_target(ctx, to)
     return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to))]
 
 
@@ -161,6 +181,19 @@ def size(ctx: RuleContext) -> list:
 # -- reshaping ------------------------------------------------------------------------------------
 
 
+def _never_divides(total: Dim, rest: Dim) -> bool:
+    """``rest`` divides ``total`` for no value of the variables: integers that do not divide, or
+    the same symbolic factor under coefficients that do not (``32*B*S`` by ``17*B*S``). Other
+    quotients prove nothing here (no simplification on this path: it runs for every Reshape)."""
+    if total is None or rest is None:
+        return False
+    if isinstance(total, int) and isinstance(rest, int):
+        return bool(total % rest)
+    c1, m1 = sympy.sympify(total).as_coeff_Mul()
+    c2, m2 = sympy.sympify(rest).as_coeff_Mul()
+    return m1 == m2 and c1.is_Integer and c2.is_Integer and int(c2) != 0 and int(c1) % int(c2) != 0
+
+
 def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Dim], allowzero: bool) -> list[Dim]:
     """Resolve Reshape's 0 (copy) and -1 (infer) entries; ``None`` entries are unknown."""
     out: list[Dim] = []
@@ -191,9 +224,10 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
         j = open_[0]
         rest = D.product(d for k, d in enumerate(out) if k != j)
         if rest is not None and rest != 0:
-            if isinstance(total, int) and isinstance(rest, int) and total % rest:
+            if _never_divides(total, rest):
                 raise RuleError(
-                    "shape-mismatch", f"{total} elements cannot be reshaped with the other dims giving {rest}"
+                    "shape-mismatch",
+                    f"{D.to_str(total)} elements cannot be reshaped with the other dims giving {D.to_str(rest)}",
                 )
             out[j] = D.floordiv(total, rest)
         elif rest == 0 and infer_at is not None:
@@ -586,8 +620,20 @@ def gather(ctx: RuleContext) -> list:
     if s is None or idx is None:
         return [None]
     axis = norm_axis(ctx, ctx.attr("axis", 0), len(s))
+    _check_indices(ctx, s[axis], axis)
     out = s[:axis] + idx + s[axis + 1 :]
     return [_out(out, V.take(ctx.known(0), ctx.known(1), axis))]
+
+
+def _check_indices(ctx: RuleContext, extent: Dim, axis: int) -> None:
+    """Known indices within [-extent, extent - 1] of a known extent: the definition calls any other
+    an error, and onnxruntime and the reference evaluator refuse it."""
+    k = ctx.known(1)
+    if k is None or not isinstance(extent, int):
+        return
+    bad = next((e for e in k.elems if isinstance(e, int) and not -extent <= e < extent), None)
+    if bad is not None:
+        raise RuleError("shape-mismatch", f"index {bad} is outside axis {axis} of extent {extent}")
 
 
 # -- growing --------------------------------------------------------------------------------------
@@ -905,6 +951,9 @@ example("Shape", ["float[B,S,64]"], ["int64[2]={S,64}"], attrs={"start": 1}, ops
 example("Shape", ["float[*]"], ["int64[?]"])
 example("Size", ["float[B,S,64]"], ["int64[]={64*B*S}"])
 example("Reshape", ["float[B,S,768]", "int64[4]={0,0,12,64}"], ["float[B,S,12,64]"])
+example("Reshape", ["float[B,S,32]", "int64[4]={B,S,-1,17}"], ["?"], error="shape-mismatch")
+example("Reshape", ["float[B,S,32]", "int64[3]={B,-1,16}"], ["float[B,2*S,16]"])
+example("Reshape", ["float[B,S,32]", "int64[3]={-1,S,17}"], ["float[floor(32*B/17),S,17]"])
 example("Reshape", ["float[B,S,768]", "int64[3]={B,-1,64}"], ["float[B,12*S,64]"])
 example("Reshape", ["float[B,S,768]", "int64[2]"], ["float[?,?]"])
 example("Reshape", ["float[2,3]", "int64[1]={7}"], ["float[7]"], error="shape-mismatch")
@@ -936,6 +985,9 @@ example("Slice", ["float[20,10]", "int64[1]={-1}", "int64[1]={-21}", "int64[1]={
 example("Slice", ["int64[4]={B,S,12,64}", "int64[1]={0}", "int64[1]={2}"], ["int64[2]={B,S}"])
 example("Gather", ["int64[3]={B,S,768}", "int64[]={1}"], ["int64[]={S}"])
 example("Gather", ["float[V,64]", "int64[B,S]"], ["float[B,S,64]"])
+example("Gather", ["int64[3]={B,S,768}", "int64[]={-3}"], ["int64[]={B}"])
+example("Gather", ["int64[3]={B,S,768}", "int64[]={3}"], ["?"], error="shape-mismatch")
+example("Gather", ["float[N,4]", "int64[2]={0,-5}"], ["?"], attrs={"axis": 1}, error="shape-mismatch")
 example("Gather", ["float[N,C,H]", "int64[K]"], ["float[N,K,H]"], attrs={"axis": 1})
 example("GatherND", ["float[N,4,5]", "int64[M,2]"], ["float[M,5]"])
 example("Expand", ["float[1,S,1]", "int64[3]={B,1,4}"], ["float[B,S,4]"])
@@ -953,6 +1005,9 @@ example("Cast", ["int64[2]={300,-1}"], ["uint8[2]={44,255}"], attrs={"to": Tenso
 example("Cast", ["double[1]={0.1}"], ["float[1]={0.10000000149011612}"], attrs={"to": TensorProto.FLOAT})
 example("Cast", ["int64[N]"], ["float[N]"], attrs={"to": "FLOAT"}, opset=1)
 example("Cast", ["int64[1]={S}"], ["float16[1]"], attrs={"to": TensorProto.FLOAT16}, opset=19)
+example("Cast", ["float[2]"], ["?"], attrs={"to": 99}, error="bad-attribute")
+example("Cast", ["float[2]"], ["?"], attrs={"to": TensorProto.FLOAT8E4M3FN}, opset=13, error="bad-attribute")
+example("Cast", ["float[2]"], ["float8e4m3fn[2]"], attrs={"to": TensorProto.FLOAT8E4M3FN}, opset=19)
 example("Reshape", ["float[B,S,768]", "int64[3]"], ["float[?,?,?]"])
 example("Reshape", ["float[B,S,768]", "int64[1]"], ["float[768*B*S]"])
 example("Reshape", ["float[B,S,64]", "int64[3]={B,?,8}"], ["float[B,8*S,8]"])
