@@ -51,6 +51,15 @@ def loop_body(nodes, carried_in, carried_out, extra_outputs=(), inits=()) -> onn
     )
 
 
+def loop_model(body: onnx.GraphProto, name: str = "loop") -> onnx.ModelProto:
+    """``out = Loop(n, c, v)`` over ``body``, with ``v`` and ``out`` float[2]."""
+    return model(
+        [node("Loop", ["n", "c", "v"], ["out"], name, body=body)],
+        [vi("n", I64, []), vi("c", B, []), vi("v", F, [2])],
+        [vi("out", F, [2])],
+    )
+
+
 def with_attr(n: onnx.NodeProto, name: str, value: Any) -> onnx.NodeProto:
     n.attribute.append(helper.make_attribute(name, value))
     return n
@@ -85,11 +94,7 @@ def _undefined_two_deep() -> onnx.ModelProto:
         [vi("acc", F, [2])],
         [vi("acc_out", F, [2])],
     )
-    return model(
-        [node("Loop", ["n", "c", "v"], ["out"], "loop", body=body)],
-        [vi("n", I64, []), vi("c", B, []), vi("v", F, [2])],
-        [vi("out", F, [2])],
-    )
+    return loop_model(body)
 
 
 def _redefines_graph_input() -> onnx.ModelProto:
@@ -158,11 +163,7 @@ def _shadow_two_deep() -> onnx.ModelProto:
         [vi("acc", F, [2])],
         [vi("acc_out", F, [2])],
     )
-    return model(
-        [node("Loop", ["n", "c", "v"], ["out"], "loop", body=body)],
-        [vi("n", I64, []), vi("c", B, []), vi("v", F, [2])],
-        [vi("out", F, [2])],
-    )
+    return loop_model(body)
 
 
 def _scan_init_clash() -> onnx.ModelProto:
@@ -185,11 +186,7 @@ def _loop_body_too_few_outputs() -> onnx.ModelProto:
         [vi("cond_out", B, [])],
         [vi("iter", I64, []), vi("cond", B, []), vi("acc", F, [2])],
     )
-    return model(
-        [node("Loop", ["n", "c", "v"], ["out"], "bad_loop", body=body)],
-        [vi("n", I64, []), vi("c", B, []), vi("v", F, [2])],
-        [vi("out", F, [2])],
-    )
+    return loop_model(body, "bad_loop")
 
 
 def _loop_body_too_few_inputs() -> onnx.ModelProto:
@@ -198,11 +195,7 @@ def _loop_body_too_few_inputs() -> onnx.ModelProto:
         [vi("cond_out", B, []), vi("flag", B, [])],
         [vi("iter", I64, []), vi("cond", B, [])],
     )
-    return model(
-        [node("Loop", ["n", "c", "v"], ["out"], "bad_loop", body=body)],
-        [vi("n", I64, []), vi("c", B, []), vi("v", F, [2])],
-        [vi("out", F, [2])],
-    )
+    return loop_model(body, "bad_loop")
 
 
 def _if_both_branches_two_outputs() -> onnx.ModelProto:
@@ -272,11 +265,7 @@ def _short_initializer_in_loop() -> onnx.ModelProto:
     bad = onnx.TensorProto(name="bias", data_type=F, dims=[2], float_data=[1.0])
     body = loop_body([node("Add", ["acc", "bias"], ["acc_out"], "body_add")], [vi("acc", F, [2])],
                      [vi("acc_out", F, [2])], inits=[bad])  # fmt: skip
-    return model(
-        [node("Loop", ["n", "c", "v"], ["out"], "loop", body=body)],
-        [vi("n", I64, []), vi("c", B, []), vi("v", F, [2])],
-        [vi("out", F, [2])],
-    )
+    return loop_model(body)
 
 
 def _sparse_out_of_range() -> onnx.ModelProto:
@@ -1096,11 +1085,7 @@ def _fn_ref_ok(with_default: bool) -> onnx.ModelProto:
 
 def _loop_ok() -> onnx.ModelProto:
     body = loop_body([node("Neg", ["acc"], ["acc_out"], "body_neg")], [vi("acc", F, [2])], [vi("acc_out", F, [2])])
-    return model(
-        [node("Loop", ["n", "c", "v"], ["out"], "loop", body=body)],
-        [vi("n", I64, []), vi("c", B, []), vi("v", F, [2])],
-        [vi("out", F, [2])],
-    )
+    return loop_model(body)
 
 
 VALID: list[tuple[str, Any]] = [
