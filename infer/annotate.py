@@ -62,7 +62,7 @@ def dim_writer(engine: Engine, style: str):
     return write
 
 
-class _TypeWriter:
+class TypeWriter:
     """Writes types into ``TypeProto`` fields, serializing each distinct type once.
 
     Repeated layers give thousands of values the same type (the engine shares the objects), and
@@ -101,7 +101,7 @@ def _varint(n: int) -> bytes:
 _SHORT_VARINTS = [_varint(n) for n in range(1 << 14)]  # the lengths of names and of most types
 
 
-def _value_infos(typed: list[tuple[str, T.Type]], write_type: _TypeWriter) -> bytes:
+def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> bytes:
     """``value_info`` entries serialized as a GraphProto fragment, to merge in one C call.
 
     Building ten thousand ``ValueInfoProto`` messages field by field from Python costs more than
@@ -128,7 +128,7 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
     """Write every typed value of every graph the engine walked into ``model`` in place."""
     if style not in STYLES:
         raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
-    write_type = _TypeWriter(dim_writer(engine, style))
+    write_type = TypeWriter(dim_writer(engine, style))
     for path, record in engine.records.items():
         if record.kind != "graph":
             continue

@@ -35,7 +35,7 @@ from onnx.shape_inference import InferenceError
 
 from . import dims as D
 from . import types as T
-from .annotate import resolve_graph
+from .annotate import TypeWriter, resolve_graph
 from .diagnostics import Diagnostic
 from .engine import Engine, GraphRecord, Options
 from .nodeview import light_nodes
@@ -365,26 +365,26 @@ def _lookup(engine: Engine, path: str, name: str) -> Value | None:
         path = path.rsplit("/", 1)[0]
 
 
-class _TypeBytes:
-    """Each distinct type serialized once (repeated layers give thousands of values one type);
-    a type whose writing met an overflowing extent is written afresh for every value, so that
-    each place is reported."""
+class _TypeBytes(TypeWriter):
+    """``annotate``'s writer of each distinct type serialized once, except that a type whose
+    writing met an overflowing extent is written afresh for every value, so that each place is
+    reported."""
 
-    def __init__(self, write: _DimWriter):
-        self.write = write
-        self.cache: dict[T.Type, bytes] = {}
+    write_dim: _DimWriter
 
-    def put(self, t: T.Type, out: TypeProto, where: str) -> None:
+    def serialized(self, t: T.Type) -> bytes:
         data = self.cache.get(t)
         if data is None:
-            self.write.where = where
-            overflows = len(self.write.overflows)
-            tp = T.to_proto(t, self.write)
-            data = b"" if tp is None else tp.SerializeToString()
-            if len(self.write.overflows) == overflows:
+            overflows = len(self.write_dim.overflows)
+            data = T.to_proto(t, self.write_dim).SerializeToString()
+            if len(self.write_dim.overflows) == overflows:
                 self.cache[t] = data
-        out.Clear()
-        out.MergeFromString(data)
+        return data
+
+    def put(self, t: T.Type, out: TypeProto, where: str) -> None:
+        """Write ``t`` into ``out``; ``where`` names the place, should an extent overflow."""
+        self.write_dim.where = where
+        self(t, out)
 
 
 def _write(model: ModelProto, engine: Engine, write: _DimWriter) -> None:
