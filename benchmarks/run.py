@@ -183,25 +183,37 @@ def weightless_size(model: onnx.ModelProto) -> int:
 
 def measure_one(n_nodes: int) -> dict[str, Any]:
     """Time and memory of inferring the synthetic chain of ``n_nodes`` (run in a fresh process)."""
-    import tracemalloc
-
     import infer
 
     from .synthetic import growing_chain
 
     infer.infer_model(growing_chain(200))  # imports and signatures, outside what is measured
-    model = growing_chain(n_nodes)
+    return _three_runs(growing_chain(n_nodes))
+
+
+def _three_runs(model: onnx.ModelProto) -> dict[str, Any]:
+    """Infer ``model`` three times in this process: the first run is timed and its rise of
+    resident memory measured (sympy builds every new extent expression there), the second timed
+    (sympy's cache holds them, as in a process that infers often), the third run under
+    ``tracemalloc`` (which slows it down) for the peak of Python allocations. Where the resident
+    peak cannot be reset, the process's earlier peak bounds the rise (``rss_rise_is_bound``)."""
+    import gc
+    import tracemalloc
+
+    import infer
+
     size = weightless_size(model)
+    gc.collect()
     before = _rss()
     reset = _reset_peak_rss()
     start = time.perf_counter()
     infer.infer_model(model)
-    first = time.perf_counter() - start  # sympy builds every new extent expression here
+    first = time.perf_counter() - start
     rise = _peak_rss() - before
     start = time.perf_counter()
     infer.infer_model(model)
-    again = time.perf_counter() - start  # sympy's cache holds them (a process that infers often)
-    tracemalloc.start()  # slows the run down: a run of its own, not timed
+    again = time.perf_counter() - start
+    tracemalloc.start()
     infer.infer_model(model)
     _, python_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -211,7 +223,8 @@ def measure_one(n_nodes: int) -> dict[str, Any]:
         "seconds_again": again,
         "model_bytes_without_weights": size,
         "python_peak_bytes": python_peak,
-        "rss_rise_bytes": max(0, rise) if reset else None,
+        "rss_rise_bytes": max(0, rise),
+        "rss_rise_is_bound": not reset,
     }
 
 
@@ -228,10 +241,9 @@ def scaling(sizes: list[int]) -> list[dict[str, Any]]:
     for r in rows:
         mb = r["model_bytes_without_weights"] / 1e6
         peak = r["python_peak_bytes"] / 1e6
-        rise = r["rss_rise_bytes"] / 1e6 if r.get("rss_rise_bytes") is not None else float("nan")
         print(f"{r['nodes']:>8} {r['seconds']:>9.3f} {r['seconds_again']:>9.3f} "
               f"{1e6 * r['seconds'] / r['nodes']:>8.1f} {mb:>9.2f} {peak:>15.1f} {peak / mb:>8.2f} "
-              f"{rise:>12.1f} {rise / mb:>8.2f}")  # fmt: skip
+              f"{_rise(r, mb)}")  # fmt: skip
     small = min(rows, key=lambda r: abs(r["nodes"] - 10_000))
     large = max(rows, key=lambda r: r["nodes"])
     if small is not large:
@@ -271,34 +283,16 @@ def _reset_peak_rss() -> bool:
 
 
 def measure_memory(path: Path) -> dict[str, Any]:
-    """Peak memory of inferring ``path`` (weights in an external file, not loaded), in this process.
-
-    Two measures: the peak of Python allocations during a run (``tracemalloc``), and how far the
-    process's resident memory peaks above where it was before the first run, which also counts
-    protobuf's own copies and the operator signatures this model makes the process build (once
-    per process). Where the peak cannot be reset, the process's earlier peak bounds the rise.
-    """
-    import gc
-    import tracemalloc
-
+    """Peak memory of inferring ``path`` (weights in an external file, not loaded), in this process
+    (``_three_runs``): the peak of Python allocations, and how far the process's resident memory
+    peaks above where it was before the first run, which also counts protobuf's own copies and
+    the operator signatures this model makes the process build (once per process)."""
     import infer
 
     from .synthetic import growing_chain
 
     infer.infer_model(growing_chain(200))  # imports and the common signatures
-    model = onnx.load(str(path), load_external_data=False)
-    size = weightless_size(model)
-    gc.collect()
-    before = _rss()
-    reset = _reset_peak_rss()
-    infer.infer_model(model)
-    rise = _peak_rss() - before
-    tracemalloc.start()
-    infer.infer_model(model)
-    _, python_peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return {"nodes": len(model.graph.node), "model_bytes_without_weights": size, "python_peak_bytes": python_peak,
-            "rss_rise_bytes": max(0, rise), "rss_rise_is_bound": not reset}  # fmt: skip
+    return _three_runs(onnx.load(str(path), load_external_data=False))
 
 
 def memory(paths: list[Path]) -> None:
@@ -317,10 +311,16 @@ def memory(paths: list[Path]) -> None:
             )  # fmt: skip
         r = json.loads(out.stdout.strip().splitlines()[-1])
         mb = r["model_bytes_without_weights"] / 1e6
-        peak, rise = r["python_peak_bytes"] / 1e6, r["rss_rise_bytes"] / 1e6
-        bound = "<=" if r["rss_rise_is_bound"] else ""  # the run stayed below an earlier peak
-        print(f"{path.stem:<12} {mb:>9.2f} {peak:>15.1f} {peak / mb:>8.2f} {bound + f'{rise:.1f}':>12} "
-              f"{rise / mb:>8.2f}")  # fmt: skip
+        peak = r["python_peak_bytes"] / 1e6
+        print(f"{path.stem:<12} {mb:>9.2f} {peak:>15.1f} {peak / mb:>8.2f} {_rise(r, mb)}")
+
+
+def _rise(r: dict[str, Any], mb: float) -> str:
+    """The resident rise of a measurement and its ratio to the model, as table columns ("<=" when
+    the peak could not be reset and an earlier one bounds it)."""
+    rise = r["rss_rise_bytes"] / 1e6
+    bound = "<=" if r["rss_rise_is_bound"] else ""
+    return f"{bound + f'{rise:.1f}':>12} {rise / mb:>8.2f}"
 
 
 # --------------------------------------------------------------------------- external data
