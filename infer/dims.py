@@ -4,9 +4,11 @@ A dim is an ``int`` (fixed extent), a ``sympy.Expr`` over dimension variables (C
 ``None`` (unknown). Everything outside this module treats expressions as opaque values and goes
 through the functions here, so the expression engine could be swapped later.
 
-Why our own ``FloorDiv``/``Max``/``Min``: sympy's ``floor`` rewrites ``floor((h-3)/2)`` into
-``floor(h/2 - 1/2) - 1`` and its ``Max`` runs an assumption search costing milliseconds per call.
-Ours canonicalize only what is cheap and exact for integer-valued operands.
+Why our own ``FloorDiv``/``Mod``/``Max``/``Min``: sympy's ``floor`` rewrites ``floor((h-3)/2)``
+into ``floor(h/2 - 1/2) - 1``, its ``Max`` runs an assumption search costing milliseconds per call,
+and its ``Mod`` rewrites some products that hold a ``Mod`` wrongly (sympy 1.14:
+``Mod(7*Mod(c, a), 3)`` becomes ``Mod(Mod(c, a)**2, 3)``). Ours canonicalize only what is cheap and
+exact for integer-valued operands.
 
 Variables are integer and positive (an extent of 0 in a dynamic axis is treated as out of model).
 Two distinct variables are never assumed equal (Clause 9.3): comparisons return ``None`` when the
@@ -32,6 +34,7 @@ __all__ = [
     "Dim",
     "Expr",
     "FloorDiv",
+    "DimMod",
     "DimMax",
     "DimMin",
     "symbol",
@@ -149,6 +152,53 @@ class FloorDiv(sympy.Function):
         return f"floor({num if a.is_Atom else f'({num})'}/{den if b.is_Atom else f'({den})'})"
 
 
+class DimMod(sympy.Function):
+    """``a mod b`` with the sign of ``b`` (Python's ``%``) for integer ``a`` and ``b``."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a: Expr, b: Expr):
+        if a.is_Integer and b.is_Integer:
+            return sympy.Integer(int(a) % int(b)) if b != 0 else None
+        if a == 0 or a == b or b in (1, -1):
+            return sympy.Integer(0)
+        if b.is_Integer and b > 0:
+            k = int(b)
+            # (c*x + r) mod k = ((c mod k)*x + r) mod k for integer-valued x.
+            kept, reduced = [], False
+            for term in sympy.Add.make_args(a):
+                coeff, rest = term.as_coeff_Mul()
+                if not coeff.is_Integer or not _is_integer_valued(term):
+                    return None
+                c = int(coeff) % k
+                reduced = reduced or c != int(coeff)
+                if c:
+                    kept.append(sympy.Integer(c) * rest)
+            if reduced:
+                return cls(sympy.Add(*kept), b)
+            if isinstance(a, DimMod) and a.args[1].is_Integer and a.args[1] > 0:
+                m = int(a.args[1])
+                if m % k == 0:  # mod(mod(x, m), k) = mod(x, k) when k divides m
+                    return cls(a.args[0], b)
+                if m <= k:  # mod(x, m) already lies in [0, k - 1]
+                    return a
+            lo = lower_bound(a)
+            if lo is not None and lo >= 0:
+                hi = lower_bound(-a)
+                if hi is not None and -hi < k:  # 0 <= a < k
+                    return a
+            return None
+        # A symbolic modulus: exact when b is a factor of a.
+        q = a / b
+        if q.is_integer is True and not q.has(sympy.Pow):
+            return sympy.Integer(0)
+        return None
+
+    def _sympystr(self, printer: StrPrinter) -> str:
+        return "mod(" + ", ".join(printer._print(x) for x in self.args) + ")"
+
+
 def lower_bound(e: Expr) -> int | None:
     """A cheap lower bound of an integer expression (variables are >= 1), or ``None``."""
     if e.is_Integer:
@@ -172,6 +222,8 @@ def lower_bound(e: Expr) -> int | None:
     if isinstance(e, FloorDiv) and e.args[1].is_Integer:
         lb = lower_bound(e.args[0])
         return None if lb is None else lb // int(e.args[1])
+    if isinstance(e, DimMod) and e.args[1].is_Integer and e.args[1] > 0:
+        return 0
     if isinstance(e, DimMax):
         lbs = [lower_bound(a) for a in e.args]
         known = [lb for lb in lbs if lb is not None]
@@ -209,7 +261,7 @@ def _relax(e: Expr, lower: bool) -> Expr | None:
         if inner is None:
             return None
         return (inner - k + 1) / k if lower else inner / k
-    if isinstance(e, sympy.Mod) and e.args[1].is_Integer and e.args[1] > 0:
+    if isinstance(e, DimMod) and e.args[1].is_Integer and e.args[1] > 0:
         return sympy.Integer(0) if lower else e.args[1] - 1
     if isinstance(e, (DimMax, DimMin)):
         # max is >= each argument, min <= each: the first argument bounds the right side.
@@ -407,7 +459,7 @@ def _floordiv(a: Expr, b: Expr) -> Dim:
 
 @lru_cache(maxsize=65536)
 def _mod(a: Expr, b: Expr) -> Dim:
-    return normalize(sympy.Mod(a, b))
+    return normalize(DimMod(a, b))
 
 
 @lru_cache(maxsize=65536)
@@ -569,9 +621,6 @@ def free_names(d: Dim) -> frozenset[str]:
 class _DimPrinter(StrPrinter):
     def _print_Symbol(self, expr: sympy.Symbol) -> str:
         return expr.name
-
-    def _print_Mod(self, expr: sympy.Mod) -> str:
-        return "mod(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
 
 _printer = _DimPrinter()

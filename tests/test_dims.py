@@ -90,3 +90,27 @@ def test_integer_fast_paths_stay_int():
     assert D.add(2, 3) == 5 and isinstance(D.mul(2, 3), int)
     assert D.floordiv(7, 2) == 3 and D.ceildiv(7, 2) == 4 and D.floordiv(7, 0) is None
     assert D.product([2, 3, None]) is None and D.product([0, None]) == 0
+
+
+def test_mod_of_products_holding_a_mod():
+    # sympy 1.14's Mod squares an inner Mod of another modulus (sympy issue 28744) and pulls a
+    # factor out of a nested Mod (issue 29757); each of these was found wrong that way.
+    a, b, c = D.symbol("a"), D.symbol("b"), D.symbol("c")
+    cases = [
+        (D.mod(D.mul(7, D.mod(c, a)), 3), lambda e: (7 * (e["c"] % e["a"])) % 3),
+        (D.mod(D.mul(b, D.mod(D.add(c, 4), a)), 3), lambda e: (e["b"] * ((e["c"] + 4) % e["a"])) % 3),
+        (D.mod(D.mod(D.mul(D.mod(a, 4), 2), 4), a), lambda e: (((e["a"] % 4) * 2) % 4) % e["a"]),
+        (D.mod(D.mul(128, D.mod(a, 3)), 356), lambda e: (128 * (e["a"] % 3)) % 356),
+    ]
+    for d, f in cases:
+        for env in ({"a": 3, "b": 1, "c": 1}, {"a": 7, "b": 3, "c": 2}, {"a": 5, "b": 2, "c": 8}):
+            assert D.evaluate(d, env) == f(env), f"{D.to_str(d)} at {env}"
+
+
+def test_mod_canonical_forms():
+    h = D.symbol("h")
+    assert D.mod(D.add(D.mul(4, h), 6), 4) == 2
+    assert D.mod(D.mod(h, 8), 4) == D.mod(h, 4)
+    assert D.mod(D.mod(h, 3), 4) == D.mod(h, 3)
+    assert D.mod(D.mul(3, h), h) == 0
+    assert D.to_str(D.mod(D.add(h, 5), 4)) == "mod(h + 1, 4)"
