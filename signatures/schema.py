@@ -229,21 +229,19 @@ _TYPE_RE = re.compile(r"^(tensor|sparse_tensor|seq|optional|map)\((.*)\)$")
 
 
 def normalize_type_str(s: str) -> str:
-    """One spelling per type: no spaces, and a bare element name as a map value means a tensor.
+    """One spelling per type: no spaces, and a bare element name means a tensor.
 
-    The schemas write both ``map(string, tensor(int64))`` and ``seq(map(int64, float))``.
+    The schemas write both ``map(string, tensor(int64))`` and ``seq(map(int64, float))``, and a
+    formal parameter may name its type as just ``float`` (onnx reads it as ``tensor(float)``).
     """
     s = s.replace(" ", "")
     m = _TYPE_RE.match(s)
     if not m:
-        return s
+        return f"tensor({s})" if elem_from_name(s) is not None else s
     kind, inner = m.groups()
     if kind == "map":
         key, _, value = inner.partition(",")
-        value = normalize_type_str(value)
-        if not _TYPE_RE.match(value):
-            value = f"tensor({value})"
-        return f"map({key},{value})"
+        return f"map({key},{normalize_type_str(value)})"
     if kind in ("seq", "optional"):
         return f"{kind}({normalize_type_str(inner)})"
     return s

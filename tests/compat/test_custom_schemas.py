@@ -336,3 +336,27 @@ def test_a_failing_registered_function_fails_strict_mode_only(register) -> None:
         onnx_compat.infer_shapes(model, strict_mode=True)
     out = onnx_compat.infer_shapes(model)  # not strict: the output stays untyped
     assert not out.graph.output[0].type.tensor_type.HasField("shape")
+
+
+def test_a_formal_typed_by_a_bare_element_name() -> None:
+    # ``FormalParameter("x", "float")`` admits tensor(float), as onnx reads it: check_type must
+    # not call a float input a violation. In the default domain, whose schemas the engine checks.
+    from infer import onnx_compat
+
+    op = "OnnxInferTestBare"
+    schema = OpSchema(
+        op, "", 1,
+        inputs=[OpSchema.FormalParameter("x", "float")], outputs=[OpSchema.FormalParameter("y", "float")],
+        attributes=[OpSchema.Attribute("len", OpSchema.AttrType.INT)],
+    )  # fmt: skip
+    schema.set_type_and_shape_inference_function(_append_len)
+    defs.register_schema(schema)
+    try:
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+        graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], len=4)], "g", [x], [y])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        out = onnx_compat.infer_shapes(model, check_type=True, strict_mode=True)
+        assert _dims(out.graph.output[0].type) == ["N", 3, 4]
+    finally:
+        defs.deregister_schema(op, 1, "")
