@@ -65,6 +65,17 @@ def _parse_einsum(eq: str, ranks: list[int]) -> tuple[list[list[str]], list[str]
         if ("..." not in term and fixed != rank) or rank < fixed:
             raise RuleError("shape-mismatch", f"term {term} has {fixed} labels, input has rank {rank}")
         widths.append(rank - fixed if "..." in term else 0)
+    # "Every occurrence of ellipsis in the equation must represent the same number of dimensions"
+    # (the operator definition; onnxruntime refuses such a node, numpy would broadcast it).
+    with_dots = [i for i, term in enumerate(terms) if "..." in term]
+    for i in with_dots[1:]:
+        if widths[i] != widths[with_dots[0]]:
+            raise RuleError(
+                "shape-mismatch",
+                f"Ellipsis for input {i} represents {widths[i]} dimensions, but ellipsis for input "
+                f"{with_dots[0]} represents {widths[with_dots[0]]} dimensions; every ellipsis must stand for "
+                "the same number of dimensions",
+            )
     n_ell = max(widths, default=0)
     parsed: list[list[str]] = []
     for term, k in zip(terms, widths):
@@ -140,3 +151,12 @@ example("Gemm", ["float[N,K]", "float[K,4]", "float[3]"], ["float[N,4]"], error=
 example("MatMul", ["float[*]", "float[B,K,M]"], ["float[*]"])
 example("Einsum", ["float[B,I,I]"], ["float[B,I]"], attrs={"equation": "bii->bi"})
 example("Einsum", ["float[I]", "float[J]"], ["float[I,J]"], attrs={"equation": "i,j->ij"}, opset=12)
+example("Einsum", ["float[]", "float[2,3]"], ["float[*]"], attrs={"equation": "...,...->..."}, error="shape-mismatch")
+example(
+    "Einsum",
+    ["float[3,4]", "float[2,3,4]"],
+    ["float[*]"],
+    attrs={"equation": "...ij,...ij->...ij"},
+    error="shape-mismatch",
+)
+example("Einsum", ["float[1,4]", "float[N,4]"], ["float[N,4]"], attrs={"equation": "...j,...j->...j"})
