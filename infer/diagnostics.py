@@ -50,6 +50,7 @@ CODES: dict[str, tuple[str, str, str]] = {
     "limit": (ERROR, "15.4", "a resource limit was reached; inference refused that part"),
     "external-data": (WARNING, "13", "the model keeps tensors in external files"),
     "binding-clash": (ERROR, "9.3", "a user binding of a dimension contradicts the model"),
+    "integer-overflow": (WARNING, "6.2", "computed contents exceed their integer element type; left unknown"),
 }
 
 

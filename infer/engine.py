@@ -42,7 +42,7 @@ from .dims import Dim
 from .dimtable import DimTable, Origin, Site
 from .nodeview import NodeView, has_subgraph, read_nodes
 from .validate import check_graph, check_node
-from .values import Known, Value, value_from_tensor
+from .values import Known, Value, value_from_tensor, without_overflow
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
 
@@ -635,7 +635,7 @@ class Engine:
                     values = self._output_values(sig, node.op_type, inputs, raw, len(node.output))
                     # Placing ``plain`` values adds nothing when no output has unknown extents
                     # to name or contents to explain (and none is declared: checked at reuse).
-                    simple = not any(p.needs_fill or p.note for p in values)
+                    simple = not any(p.needs_fill or p.note or p.overflow is not None for p in values)
                     # Kept from the second time a key is computed on: most keys seen once are
                     # never seen again (a model's unique nodes), and storing them costs memory.
                     h = hash(key) & (self._seen_bits - 1)
@@ -833,12 +833,13 @@ class Engine:
         That work depends on the value alone, so a memoized result carries it and repeated
         layers skip it.
         """
+        v, overflow = without_overflow(v)
         t = v.type
         needs_fill = not isinstance(t, (T.TensorType, T.SparseTensorType)) or (
             t.shape is not None and any(d is None for d in t.shape)
         )
         plain = self._settle(v, t, op_type)
-        return Prepared(v, needs_fill, plain, _needs_note(plain))
+        return Prepared(v, needs_fill, plain, _needs_note(plain), overflow)
 
     def _settle(self, v: Value, t: T.Type, op_type: str) -> Value:
         """``v`` with type ``t``: contents dropped where they do not fit (or are not propagated,
@@ -900,6 +901,13 @@ class Engine:
                 v = self._settle(p.value, t, node.op_type)
             if p.note if v is p.plain else _needs_note(v):
                 frame.record.notes[name] = ContentNote(site, reason or _default_reason(node.op_type), causes)
+            if p.overflow is not None:
+                self.report(
+                    "integer-overflow",
+                    f"{node.op_type} computes {p.overflow} in `{name}`, outside the range of "
+                    f"{T.elem_name(p.value.type.elem)}; a runtime wraps it, so that element is left unknown",
+                    Location(site.graph, site.node_index, site.node_name, site.op_type, value=name),
+                )
             outs.append(v)
         return outs
 
@@ -1165,6 +1173,7 @@ class Prepared(NamedTuple):
     needs_fill: bool  # has unknown extents (or a kind whose placement the engine always does)
     plain: Value  # the value placed where nothing is fresh or declared
     note: bool  # ``plain`` needs a content note (unknown shape contents or rank)
+    overflow: int | None = None  # an element computed past its element type's range (made unknown)
 
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:

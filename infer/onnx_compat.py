@@ -52,6 +52,8 @@ STRICT_CODES = frozenset({
     "shape-mismatch", "bad-attribute", "missing-attribute", "attribute-type", "missing-input",
     "arity", "undefined-value", "initializer-size", "custom-inference",
 })  # fmt: skip
+# Warnings that fail strict mode all the same: onnx's data propagation fails on integer overflow.
+STRICT_WARNINGS = frozenset({"integer-overflow"})
 # Codes that fail ``check_type`` even outside strict mode (onnx checks a node's inputs against
 # its schema there).
 CHECK_TYPE_CODES = frozenset({"type-mismatch", "arity", "missing-input"})
@@ -173,10 +175,11 @@ def _describe(d: Diagnostic) -> str:
 
 
 def _problems(model: ModelProto, engine: Engine, check_type: bool, strict: bool) -> list[_Problem]:
-    codes = ALWAYS_CODES | (STRICT_CODES if strict else frozenset()) | (CHECK_TYPE_CODES if check_type else frozenset())
+    codes = ALWAYS_CODES | (STRICT_CODES | STRICT_WARNINGS if strict else frozenset())
+    codes |= CHECK_TYPE_CODES if check_type else frozenset()
     out: list[_Problem] = []
     for d in _before_unsupported(engine.diagnostics):
-        if d.code not in codes or d.severity != "error":
+        if d.code not in codes or (d.severity != "error" and not (strict and d.code in STRICT_WARNINGS)):
             continue
         if d.code == "undefined-value" and d.location.node_index is None:
             continue  # a graph output nothing produces: the checker's concern, not inference's

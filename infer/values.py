@@ -18,15 +18,23 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from . import dims as D
-from .limits import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
+from .limits import MAX_INT_MAGNITUDE, MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
 from .types import UNKNOWN, TensorType, Type, tensor
 
 Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer)
 
+# The values each integer element type holds (Clause 6.2): the same for every tensor of that type.
+INT_RANGE: dict[int, tuple[int, int]] = {
+    TensorProto.INT8: (-(1 << 7), (1 << 7) - 1), TensorProto.INT16: (-(1 << 15), (1 << 15) - 1),
+    TensorProto.INT32: (-(1 << 31), (1 << 31) - 1), TensorProto.INT64: (-(1 << 63), (1 << 63) - 1),
+    TensorProto.UINT8: (0, (1 << 8) - 1), TensorProto.UINT16: (0, (1 << 16) - 1),
+    TensorProto.UINT32: (0, (1 << 32) - 1), TensorProto.UINT64: (0, (1 << 64) - 1),
+}  # fmt: skip
 MAX_STRING = 1 << 16  # characters of a tracked string element
-# Integer elements come from integer tensors: none holds a value outside [-2^63, 2^64 - 1] (the
-# int64 and uint64 ranges), so an element computed outside it is one a runtime wraps: unknown.
-_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+# A bound on integer elements that keeps arithmetic on them cheap (Clause 15.4). It is far past
+# every element type's range, so an element computed past its type's range is still seen as such
+# (``without_overflow``) and reported before it is made unknown.
+_INT_MIN, _INT_MAX = -MAX_INT_MAGNITUDE, MAX_INT_MAGNITUDE
 
 
 def _bounded(e: Elem) -> Elem:
@@ -215,6 +223,25 @@ def value_from_tensor(t: TensorProto, read_contents: bool = True) -> Value:
     if arr.size != tensor_element_count(t):
         return Value(typ)
     return Value(typ, known_from_array(arr))
+
+
+def without_overflow(v: Value) -> tuple[Value, int | None]:
+    """``v`` with each integer element its element type cannot hold made unknown, and the first
+    such element (``None`` if there is none).
+
+    Arithmetic on known contents is exact; a runtime computing in the element type wraps instead
+    (``INT64_MAX + 1`` is ``INT64_MIN`` in onnxruntime), and the operator definitions do not say
+    which, so the element is unknown.
+    """
+    t, known = v.type, v.known
+    if known is None or not isinstance(t, TensorType) or t.elem not in INT_RANGE:
+        return v, None
+    lo, hi = INT_RANGE[t.elem]
+    first = next((e for e in known.elems if type(e) is int and not lo <= e <= hi), None)
+    if first is None:
+        return v, None
+    elems = tuple(None if type(e) is int and not lo <= e <= hi else e for e in known.elems)
+    return Value(t, Known(known.shape, elems)), first
 
 
 def type_only(v: Value | None) -> Type:

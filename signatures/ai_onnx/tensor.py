@@ -18,7 +18,7 @@ from infer import types as T
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
-from infer.values import Elem, Known, Value, known_vector
+from infer.values import INT_RANGE, Elem, Known, Value, known_vector
 
 from .. import valueops as V
 from ..helpers import broadcast, elements, norm_axes, norm_axis, same_dim, vector_length
@@ -30,12 +30,6 @@ from ..schema import normalize_type_str
 BIG = (1 << 31) - 1
 INT32_MAX, INT64_MAX = (1 << 31) - 1, (1 << 63) - 1
 
-_INT_RANGE = {
-    TensorProto.INT8: (-(1 << 7), (1 << 7) - 1), TensorProto.INT16: (-(1 << 15), (1 << 15) - 1),
-    TensorProto.INT32: (-(1 << 31), (1 << 31) - 1), TensorProto.INT64: (-(1 << 63), (1 << 63) - 1),
-    TensorProto.UINT8: (0, (1 << 8) - 1), TensorProto.UINT16: (0, (1 << 16) - 1),
-    TensorProto.UINT32: (0, (1 << 32) - 1), TensorProto.UINT64: (0, (1 << 64) - 1),
-}  # fmt: skip
 # Float targets whose rounding numpy reproduces (bfloat16 and the 8-bit floats are not tracked).
 _NP_FLOAT = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorProto.FLOAT16: np.float16}
 
@@ -58,13 +52,13 @@ def identity(ctx: RuleContext) -> list:
 
 
 def _fits(v: int, to: int) -> bool:
-    lo, hi = _INT_RANGE[to]
+    lo, hi = INT_RANGE[to]
     return lo <= v <= hi
 
 
 def _wrap_int(v: int, to: int) -> int:
     """Integer-to-integer Cast keeps the low bits (two's complement), as C casts do."""
-    lo, hi = _INT_RANGE[to]
+    lo, hi = INT_RANGE[to]
     span = hi - lo + 1
     v %= span
     return v - span if v > hi else v
@@ -73,12 +67,12 @@ def _wrap_int(v: int, to: int) -> int:
 def _cast_elem(e: Elem, to: int) -> Elem:
     """One element after ``Cast(to=...)``, or ``None`` where the result is not certain."""
     if e is None or isinstance(e, str):
-        if isinstance(e, str) and (to in _INT_RANGE or to in _NP_FLOAT):
+        if isinstance(e, str) and (to in INT_RANGE or to in _NP_FLOAT):
             try:
                 e = float(e)  # runtimes parse numeric strings
             except ValueError:
                 return None
-            if to in _INT_RANGE and not e.is_integer():
+            if to in INT_RANGE and not e.is_integer():
                 return None
         else:
             return None
@@ -93,7 +87,7 @@ def _cast_elem(e: Elem, to: int) -> Elem:
         return None
     if to == TensorProto.BOOL:
         return bool(e)
-    if to in _INT_RANGE:
+    if to in INT_RANGE:
         if isinstance(e, float):
             if not math.isfinite(e) or not _fits(math.trunc(e), to):
                 return None  # out of range: undefined, runtimes differ
