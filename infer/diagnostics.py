@@ -25,6 +25,8 @@ CODES: dict[str, tuple[str, str, str]] = {
     "shadowing": (ERROR, "5.4.3", "a subgraph redefines a name visible from an enclosing graph"),
     "missing-io-shape": (WARNING, "6.5.1", "a top-level input or output has no shape"),
     "undefined-element-type": (ERROR, "6.2", "a declared tensor type has element type 0 (UNDEFINED)"),
+    "malformed-type": (ERROR, "6.8.4", "a declared type is malformed (an opaque type without a name)"),
+    "outer-scope-output": (WARNING, "7.6", "a subgraph output is a value of an enclosing graph; onnxruntime refuses"),
     # operator sets (Clause 5.3.2, 10.4)
     "domain-not-imported": (ERROR, "5.3.2", "a node uses a domain the model does not import"),
     "default-opset-implicit": (WARNING, "5.3.2", "the default domain is used without an imported version"),

@@ -415,6 +415,14 @@ class Engine:
                     Location(frame.path, value=o.name),
                 )
                 v = Value(self.declared_type(o.type, o.name)) if o.HasField("type") else Value()
+            elif o.name not in frame.scope.values:
+                # The definition is silent; onnxruntime refuses to load such a model.
+                self.report(
+                    "outer-scope-output",
+                    f"subgraph output `{o.name}` is a value of an enclosing graph, returned directly",
+                    Location(frame.path, value=o.name),
+                    f"return Identity(`{o.name}`) instead, which onnxruntime accepts",
+                )
             outs.append(v)
         return outs
 

@@ -13,7 +13,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, SparseTensorProto, TensorProto
+from onnx import AttributeProto, GraphProto, SparseTensorProto, TensorProto, TypeProto
 
 from signatures.schema import canonical_domain, normalize_type_str
 
@@ -397,6 +397,19 @@ def _int_elements(t: TensorProto) -> list[int] | None:
     return list(data)
 
 
+def _nameless_opaque(tp: TypeProto) -> bool:
+    """Whether ``tp`` is, or holds, an opaque type with an empty name (Clause 6.8.4 requires one)."""
+    kind = tp.WhichOneof("value")
+    if kind == "opaque_type":
+        return not tp.opaque_type.name
+    if kind in ("sequence_type", "optional_type"):
+        inner = getattr(tp, kind)
+        return inner.HasField("elem_type") and _nameless_opaque(inner.elem_type)
+    if kind == "map_type":
+        return tp.map_type.HasField("value_type") and _nameless_opaque(tp.map_type.value_type)
+    return False
+
+
 def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -> None:
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
     inputs = [i.name for i in graph.input]
@@ -414,10 +427,20 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
         problem = initializer_problem(t)
         if problem:
             engine.report("initializer-size", f"initializer `{t.name}` {problem}", Location(path, value=t.name))
+    dense = {t.name for t in graph.initializer}
+    sparse_seen: set[str] = set()
     for idx, st in enumerate(graph.sparse_initializer):
         name = st.values.name
         if not name:
             engine.report("empty-name", f"sparse initializer {idx} has an empty name", Location(path))
+        elif name in dense or name in sparse_seen:
+            # Clause 7.5: a value is produced by exactly one initializer.
+            other = "an initializer" if name in dense else "another sparse initializer"
+            engine.report(
+                "duplicate-definition", f"sparse initializer `{name}` has the name of {other}",
+                Location(path, value=name),
+            )  # fmt: skip
+        sparse_seen.add(name)
         problem = sparse_initializer_problem(st)
         if problem:
             engine.report(
@@ -426,6 +449,13 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
     for idx, v in enumerate(graph.value_info):
         if not v.name:
             engine.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
+    for kind, vis in (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info)):
+        for v in vis:
+            if v.HasField("type") and _nameless_opaque(v.type):
+                engine.report(
+                    "malformed-type", f"graph {kind} `{v.name}` declares an opaque type without a name",
+                    Location(path, value=v.name or None), "give the opaque type the name its domain defines",
+                )  # fmt: skip
     # The main graph's inputs are fed by the caller with values of their declared types (a
     # subgraph's may leave theirs open, Clause 7.1).
     for i in graph.input if top_level else ():

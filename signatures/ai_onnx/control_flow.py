@@ -91,7 +91,14 @@ class Body:
 
     @property
     def inputs(self) -> list[str]:
-        return [i.name for i in self.graph.input]
+        """The inputs the node supplies. Before IR version 4 a subgraph could also list its
+        initializers as inputs, after those (Clause 7.2): they carry constants, not values bound."""
+        names = [i.name for i in self.graph.input]
+        if self.ctx.engine.model.ir_version < 4:
+            inits = {t.name for t in self.graph.initializer}
+            while names and names[-1] in inits:
+                names.pop()
+        return names
 
     @property
     def outputs(self) -> list[str]:

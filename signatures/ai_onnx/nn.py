@@ -143,6 +143,15 @@ def _check_fit(ctx: RuleContext, axis: int, x: Dim, fit: int, stride: int) -> No
         )
 
 
+def _check_divisible(ctx: RuleContext, channels: Dim, group: int, what: str) -> None:
+    """Channels split into ``group`` groups: onnxruntime refuses a count the groups do not divide."""
+    if isinstance(channels, int) and isinstance(group, int) and group > 0 and channels % group:
+        ctx.error(
+            "shape-mismatch",
+            f"{ctx.op_type} with inputs {ctx.input_types_str()}: {what} {channels} is not divisible by group {group}",
+        )
+
+
 def _check_bias(ctx: RuleContext, channels: Dim) -> None:
     """The optional bias B is a vector of one entry per output channel (Conv and ConvTranspose)."""
     b = ctx.shape(2) if ctx.n_inputs > 2 and ctx.input_name(2) else None
@@ -165,6 +174,8 @@ def conv(ctx: RuleContext) -> list:
         if len(w) != len(x):
             raise RuleError("shape-mismatch", f"the weight tensor has rank {len(w)}, the input rank {len(x)}")
         same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
+    if w is not None:
+        _check_divisible(ctx, w[0], group, "output channels M (weight dim 0)")
     _check_bias(ctx, w[0] if w is not None else None)
     if x is None:
         return [(None, w[0]) + (None,) * (rank - 2)]  # type: ignore[index]
@@ -188,6 +199,7 @@ def conv_transpose(ctx: RuleContext) -> list:
     channels = D.mul(w[1], group) if w is not None else None
     if w is not None:
         same_dim(ctx, x[1], w[0], "input channels and weight dim 0")
+    _check_divisible(ctx, x[1], group, "input channels C")
     _check_bias(ctx, channels)
     if ctx.has_attr("pads") and (ctx.attr("auto_pad", "NOTSET") or "NOTSET") != "NOTSET":
         # The definition forbids it; onnxruntime refuses to load such a node.
@@ -275,6 +287,10 @@ example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,3,3]", "float[5]"], ["flo
 example("MaxPool", ["float[N,2,8,3]"], ["float[N,2,6,?]"], attrs={"kernel_shape": [3, 5]}, error="shape-mismatch")
 example("Conv", ["float[1,1,5]", "float[1,1,2]"], ["float[*]"], attrs={"dilations": [(1 << 63) - 1]},
         error="bad-attribute")  # fmt: skip
+example("ConvTranspose", ["float[N,32,H,W]", "float[32,64,3,3]"], ["float[N,192,H + 2,W + 2]"], attrs={"group": 3},
+        error="shape-mismatch")  # fmt: skip
+example("Conv", ["float[N,6,H,W]", "float[5,2,3,3]"], ["float[N,5,H - 2,W - 2]"], attrs={"group": 3},
+        error="shape-mismatch")  # fmt: skip
 example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,4,4]"], ["float[N,4,2*H,2*W]"],
         attrs={"strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
 example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,floor((H - 3)/2) + 1,floor((W - 3)/2) + 1]"],

@@ -22,6 +22,14 @@ def _score_count(ctx: RuleContext, n_labels: int) -> Dim:
     from_coef = n_coef // c if isinstance(c, int) and c > 0 and n_coef % c == 0 else None
     if k is None:
         k = from_coef
+    elif isinstance(c, int) and n_coef < k * c:
+        # onnxruntime refuses to run it; onnx.reference cannot shape the coefficients either.
+        ctx.error(
+            "shape-mismatch",
+            f"{ctx.op_type} with inputs {ctx.input_types_str()}: {n_coef} coefficients are fewer than "
+            f"{k} classes (one intercept each) times {c} features",
+        )
+        return None
     elif isinstance(c, int) and from_coef != k:
         # The runtimes read the class count from different attributes; here they disagree.
         ctx.because(f"{n_coef} coefficients for {c} features do not make {k} classes, as the intercepts say")
@@ -64,3 +72,4 @@ example("LinearRegressor", ["float[N,4]"], ["float[N,1]"], {"coefficients": [0.1
 example("LinearRegressor", ["int32[N,4]"], ["float[N,2]"], {"coefficients": [0.1] * 8, "targets": 2}, domain=ML)
 example("LinearRegressor", ["float[4]"], ["float[*]"], {"coefficients": [0.1] * 4}, domain=ML)
 example("LinearClassifier", ["float[N,3]"], ["int64[N]", "float[N,?]"], _LC, domain=ML)  # 12 coefficients, 3 features
+example("LinearClassifier", ["float[N,5]"], ["int64[N]", "float[N,?]"], _LC, domain=ML, error="shape-mismatch")
