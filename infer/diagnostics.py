@@ -22,6 +22,12 @@ CODES: dict[str, tuple[str, str, str]] = {
     # An error: Clause 7.5 says nodes SHALL be sorted; inference still goes on in dependency order.
     "not-topological": (ERROR, "7.5", "nodes are not in topological order"),
     "empty-name": (ERROR, "5.4.1", "a name is empty where one is required"),
+    "duplicate-node-name": (ERROR, "5.4.1", "two nodes of one graph have the same name"),
+    "missing-ir-version": (ERROR, "5.3.1", "the model states no IR version"),
+    "duplicate-metadata-key": (ERROR, "5.5", "a metadata key is given more than once"),
+    # Clause 7.1 says SHALL; a warning like missing-io-shape, since models routinely reach
+    # inference with untyped outputs (filling them is its job) and runtimes accept them.
+    "missing-io-type": (WARNING, "7.1", "a top-level input or output declares no type"),
     "shadowing": (ERROR, "5.4.3", "a subgraph redefines a name visible from an enclosing graph"),
     "missing-io-shape": (WARNING, "6.5.1", "a top-level input or output has no shape"),
     "undefined-element-type": (ERROR, "6.2", "a declared tensor type has element type 0 (UNDEFINED)"),

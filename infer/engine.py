@@ -41,7 +41,7 @@ from .diagnostics import Diagnostic, Location
 from .dims import Dim
 from .dimtable import DimTable, Origin, Site
 from .nodeview import NodeView, has_subgraph, read_nodes
-from .validate import check_graph, check_node
+from .validate import check_graph, check_model, check_node
 from .values import Known, Value, value_from_tensor, without_overflow
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
@@ -293,6 +293,7 @@ class Engine:
             for r in self.scan.refusals:
                 self.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
             return
+        check_model(self, self.model)
         for path, t in self.scan.external:
             for problem in external.reference_problems(t):
                 self.diagnostics.append(diag.make(

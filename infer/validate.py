@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, SparseTensorProto, TensorProto, TypeProto
+from onnx import AttributeProto, GraphProto, ModelProto, SparseTensorProto, TensorProto, TypeProto
 
 from signatures.schema import canonical_domain, normalize_type_str
 
@@ -410,8 +411,32 @@ def _nameless_opaque(tp: TypeProto) -> bool:
     return False
 
 
+def check_model(engine: Engine, model: ModelProto) -> None:
+    """What the model itself must carry (Clauses 5.3.1, 5.5)."""
+    if not model.ir_version:
+        engine.report(
+            "missing-ir-version", "the model states no IR version", Location("main"),
+            "set ir_version to the version the producer wrote the model for (onnx.IR_VERSION, say)",
+        )  # fmt: skip
+    keys = [p.key for p in model.metadata_props]
+    for key in sorted({k for k, n in Counter(keys).items() if n > 1}):
+        engine.report("duplicate-metadata-key", f"metadata key `{key}` is given {keys.count(key)} times",
+                      Location("main"))  # fmt: skip
+
+
 def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -> None:
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
+    if not graph.name:
+        engine.report("empty-name", "the graph has no name (Clause 7.1)", Location(path))
+    named = [(idx, n.name) for idx, n in enumerate(graph.node) if n.name]
+    if len({name for _, name in named}) < len(named):
+        seen: set[str] = set()
+        for idx, name in named:
+            if name in seen:  # Clause 5.4.1: node names are unique within a graph
+                n = graph.node[idx]
+                engine.report("duplicate-node-name", f"node name `{name}` is used by an earlier node too",
+                              Location(path, idx, name, n.op_type), "give each node its own name")  # fmt: skip
+            seen.add(name)
     inputs = [i.name for i in graph.input]
     for kind, names in (("input", inputs), ("output", [o.name for o in graph.output]),
                         ("initializer", [t.name for t in graph.initializer])):  # fmt: skip
@@ -424,6 +449,10 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
                 "duplicate-definition", f"graph {kind} `{name}` is declared twice", Location(path, value=name)
             )
     for t in graph.initializer:
+        if not t.data_type:
+            engine.report("undefined-element-type", f"initializer `{t.name}` has element type 0 (UNDEFINED)",
+                          Location(path, value=t.name))  # fmt: skip
+            continue
         problem = initializer_problem(t)
         if problem:
             engine.report("initializer-size", f"initializer `{t.name}` {problem}", Location(path, value=t.name))
@@ -456,6 +485,11 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
                     "malformed-type", f"graph {kind} `{v.name}` declares an opaque type without a name",
                     Location(path, value=v.name or None), "give the opaque type the name its domain defines",
                 )  # fmt: skip
+    for kind, vis in (("input", graph.input), ("output", graph.output)) if top_level else ():
+        for v in vis:
+            if not v.HasField("type"):
+                engine.report("missing-io-type", f"graph {kind} `{v.name}` declares no type",
+                              Location(path, value=v.name or None), "declare its type and shape")  # fmt: skip
     # The main graph's inputs are fed by the caller with values of their declared types (a
     # subgraph's may leave theirs open, Clause 7.1).
     for i in graph.input if top_level else ():

@@ -155,3 +155,54 @@ def test_ir3_body_may_list_its_initializers_as_inputs() -> None:
     # An extra body input that no initializer gives is still one the node does not supply.
     assert ("error", "arity", "loop", None) in _codes_at(_ir3_loop(False))
     assert _refused(_ir3_loop(False), {})
+
+
+def _relu() -> onnx.ModelProto:
+    return model([node("Relu", ["x"], ["y"], "r")], [vi("x", F, [2])], [vi("y", F, [2])])
+
+
+def _no_graph_name(m: onnx.ModelProto) -> None:
+    m.graph.name = ""
+
+
+def _no_ir_version(m: onnx.ModelProto) -> None:
+    m.ClearField("ir_version")
+
+
+def _same_node_names(m: onnx.ModelProto) -> None:
+    m.graph.node.append(node("Abs", ["y"], ["z"], "r"))
+    m.graph.output.append(vi("z", F, [2]))
+
+
+def _twice_a_metadata_key(m: onnx.ModelProto) -> None:
+    onnx.helper.set_model_props(m, {"author": "a"})
+    m.metadata_props.append(onnx.StringStringEntryProto(key="author", value="b"))
+
+
+def _untyped_initializer(m: onnx.ModelProto) -> None:
+    t = numpy_helper.from_array(np.ones(2, np.float32), "w")
+    t.data_type = TensorProto.UNDEFINED
+    m.graph.initializer.append(t)
+
+
+def _untyped_output(m: onnx.ModelProto) -> None:
+    m.graph.output[0].ClearField("type")
+
+
+@pytest.mark.parametrize(
+    ("spoil", "expected"),
+    [
+        (_no_graph_name, ("error", "empty-name", None, None)),  # Clause 7.1: a graph has a name
+        (_no_ir_version, ("error", "missing-ir-version", None, None)),  # Clause 5.3.1: mandatory
+        (_same_node_names, ("error", "duplicate-node-name", "r", None)),  # Clause 5.4.1
+        (_twice_a_metadata_key, ("error", "duplicate-metadata-key", None, None)),  # Clause 5.5
+        (_untyped_initializer, ("error", "undefined-element-type", None, "w")),  # Clause 6.2
+        (_untyped_output, ("warning", "missing-io-type", None, "y")),  # Clause 7.1
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_model_and_graph_declarations(spoil, expected) -> None:
+    assert not [c for c in _codes_at(_relu()) if c[0] != "info"]  # the twin: nothing to report
+    m = _relu()
+    spoil(m)
+    assert expected in _codes_at(m)
