@@ -151,6 +151,7 @@ class Scan:
     dim_params: set[str] = field(default_factory=set)  # every dim_param name declared anywhere
     graphs: list[tuple[str, GraphProto]] = field(default_factory=list)  # subgraphs the engine can walk
     views: dict[str, list[NodeView]] = field(default_factory=dict)  # graph path -> its nodes, read once
+    renamed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # graph path -> nodes named as an earlier one
 
 
 def _type_problem(tp: TypeProto, max_rank: int, dim_params: set[str]) -> str | None:
@@ -256,6 +257,8 @@ def scan(
             views = read_light_nodes(g.node, light)
         if views is None:
             views = read_nodes(g.node)
+        if views.renamed:
+            out.renamed[path] = views.renamed
         if walkable:
             out.views[path] = views
         for idx, n in enumerate(views):

@@ -13,9 +13,11 @@ serialized, as the memo keys on them.
 from __future__ import annotations
 
 import functools
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from onnx import AttributeProto, NodeProto
 
 SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
@@ -94,18 +96,58 @@ def _presence(outputs: tuple[str, ...]) -> tuple[bool, ...]:
     return tuple(bool(o) for o in outputs)
 
 
-def read_nodes(nodes: Sequence[NodeProto]) -> list[NodeView]:
+class Views(list):
+    """A graph's node views, in order, and the nodes whose name an earlier node has
+    (``renamed``: their indexes; Clause 5.4.1 makes node names unique within a graph)."""
+
+    __slots__ = ("renamed",)
+
+    def __init__(self, views: list[NodeView], renamed: tuple[int, ...] = ()):
+        super().__init__(views)
+        self.renamed = renamed
+
+
+class _NameHashes:
+    """Hashes of node names, a machine word each, from which repeated names are found without
+    holding every name (a large graph has tens of thousands)."""
+
+    def __init__(self) -> None:
+        self.hashes = array("q")
+
+    def add(self, name: str | bytes) -> None:
+        if name:
+            self.hashes.append(hash(name))
+
+    def repeated(self, nodes: Sequence[NodeProto]) -> tuple[int, ...]:
+        """Indexes of the nodes whose name an earlier node has. Only when two hashes are equal
+        are the names read again, and compared: a collision of hashes is never a repeat."""
+        h = np.frombuffer(self.hashes, dtype=np.int64)
+        if len(h) < 2 or len(np.unique(h)) == len(h):
+            return ()
+        seen: set[str] = set()
+        out = []
+        for index, node in enumerate(nodes):
+            name = node.name
+            if name and name in seen:
+                out.append(index)
+            seen.add(name)
+        return tuple(out)
+
+
+def read_nodes(nodes: Sequence[NodeProto]) -> Views:
     """Views of ``nodes`` (a repeated ``NodeProto`` field or a list of them), in order."""
     shared: dict[Any, Any] = {}
     out = []
+    names = _NameHashes()
     for index, node in enumerate(nodes):
+        names.add(node.name)
         attrs = tuple(node.attribute)
         out.append(NodeView(
             nodes, index, node.input, node.output, node.op_type, node.domain, node.overload,
             tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs),
             tuple(a.SerializeToString() for a in attrs), shared,
         ))  # fmt: skip
-    return out
+    return Views(out, names.repeated(nodes))
 
 
 def light_nodes(weightless: bytes) -> list[bytes | None] | None:
@@ -122,10 +164,10 @@ def light_nodes(weightless: bytes) -> list[bytes | None] | None:
 
 
 # NodeProto's fields (onnx.proto) as their one-byte tags: all are length-delimited.
-_INPUT, _OUTPUT, _OP_TYPE, _ATTRIBUTE, _DOMAIN, _OVERLOAD = 0x0A, 0x12, 0x22, 0x2A, 0x3A, 0x42
+_INPUT, _OUTPUT, _NAME, _OP_TYPE, _ATTRIBUTE, _DOMAIN, _OVERLOAD = 0x0A, 0x12, 0x1A, 0x22, 0x2A, 0x3A, 0x42
 
 
-def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None]) -> list[NodeView] | None:
+def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None]) -> Views | None:
     """Views of the main graph's ``nodes``, decoded from their serialized bytes (see
     ``light_nodes``), which are dropped from ``serialized`` as they are read (so that the bytes
     and the views are not all held at once); ``None`` when those are not the same nodes or hold
@@ -139,6 +181,8 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None])
     shared: dict[Any, Any] = {}
     kinds: dict[bytes, tuple[int, bool] | None] = {}  # serialized attribute -> (type, has a reference)
     out = []
+    names = _NameHashes()
+    add_hash = names.hashes.append  # per named node: no method call
     try:
         for index in range(len(serialized)):
             b = serialized[index]
@@ -181,6 +225,8 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None])
                     domain = b[i:end].decode()
                 elif tag == _OVERLOAD:
                     overload = b[i:end].decode()
+                elif tag == _NAME and end > i:
+                    add_hash(hash(b[i:end]))
                 i = end
             types: tuple[int, ...] = ()
             has_ref = False
@@ -199,7 +245,7 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None])
                                 shared))  # fmt: skip
     except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
         return None
-    return out
+    return Views(out, names.repeated(nodes))
 
 
 # -- the light message ------------------------------------------------------------------------

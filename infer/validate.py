@@ -428,15 +428,11 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
     if not graph.name:
         engine.report("empty-name", "the graph has no name (Clause 7.1)", Location(path))
-    named = [(idx, n.name) for idx, n in enumerate(graph.node) if n.name]
-    if len({name for _, name in named}) < len(named):
-        seen: set[str] = set()
-        for idx, name in named:
-            if name in seen:  # Clause 5.4.1: node names are unique within a graph
-                n = graph.node[idx]
-                engine.report("duplicate-node-name", f"node name `{name}` is used by an earlier node too",
-                              Location(path, idx, name, n.op_type), "give each node its own name")  # fmt: skip
-            seen.add(name)
+    # Clause 5.4.1: node names are unique within a graph (the scan found the repeats).
+    for idx in engine.scan.renamed.get(path, ()):
+        n = graph.node[idx]
+        engine.report("duplicate-node-name", f"node name `{n.name}` is used by an earlier node too",
+                      Location(path, idx, n.name, n.op_type), "give each node its own name")  # fmt: skip
     inputs = [i.name for i in graph.input]
     for kind, names in (("input", inputs), ("output", [o.name for o in graph.output]),
                         ("initializer", [t.name for t in graph.initializer])):  # fmt: skip

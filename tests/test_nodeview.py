@@ -98,3 +98,13 @@ def test_inference_is_the_same_either_way() -> None:
     assert {n: str(v.type) for n, v in engine.records["main"].values.items()} == {
         n: str(decoded.type_of(n)) for n in engine.records["main"].values
     }
+
+
+def test_repeated_node_names_either_way() -> None:
+    names = ["a", "b", "a", "", "", "c", "a", "b"]  # empty names are no names: never repeats
+    nodes = [helper.make_node("Relu", [f"x{k}"], [f"x{k + 1}"], name=n or None) for k, n in enumerate(names)]
+    by_protobuf, decoded = _both(_model(nodes))
+    assert by_protobuf.renamed == (2, 6, 7)
+    assert decoded is not None and decoded.renamed == (2, 6, 7)
+    unique = [helper.make_node("Relu", [f"x{k}"], [f"x{k + 1}"], name=f"n{k}") for k in range(50)]
+    assert read_nodes(unique).renamed == ()
