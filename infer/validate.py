@@ -422,6 +422,39 @@ def check_model(engine: Engine, model: ModelProto) -> None:
     for key in sorted({k for k, n in Counter(keys).items() if n > 1}):
         engine.report("duplicate-metadata-key", f"metadata key `{key}` is given {keys.count(key)} times",
                       Location("main"))  # fmt: skip
+    _check_functions(engine, model)
+
+
+def _repeated(names: list[str]) -> list[str]:
+    """The non-empty names that occur more than once, in order of first occurrence."""
+    counts = Counter(names)
+    return [n for n in dict.fromkeys(names) if n and counts[n] > 1]
+
+
+def _check_functions(engine: Engine, model: ModelProto) -> None:
+    """Model-local functions' declarations (Clause 8.4): one definition per identity, and names
+    that are given and distinct."""
+    seen: set[tuple[str, str, str]] = set()
+    for idx, f in enumerate(model.functions):
+        where = f"function {f.domain}.{f.name}" if f.name else f"function {idx}"
+        if not f.name:
+            engine.report("empty-name", f"model-local function {idx} has no name", Location(where))
+        key = (canonical_domain(f.domain), f.name, f.overload)
+        if f.name and key in seen:
+            overload = f" (overload `{f.overload}`)" if f.overload else ""
+            engine.report("duplicate-definition", f"function {f.domain}.{f.name}{overload} is defined twice",
+                          Location(where), "keep one definition, or give the other an overload")  # fmt: skip
+        seen.add(key)
+        for kind, names in (("input", list(f.input)), ("output", list(f.output))):
+            for k, name in enumerate(names):
+                if not name:
+                    engine.report("empty-name", f"{kind} {k} of the function has no name", Location(where))
+            for name in _repeated(names):
+                engine.report("duplicate-definition", f"function {kind} `{name}` is declared twice",
+                              Location(where, value=name))  # fmt: skip
+        for name in _repeated([*f.attribute, *(a.name for a in f.attribute_proto)]):
+            engine.report("duplicate-attribute", f"function attribute `{name}` is declared twice",
+                          Location(where, attribute=name))  # fmt: skip
 
 
 def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -> None:

@@ -13,6 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
+from infer.diagnostics import Location
 from tests.validation.test_catalogue import init, model, node, vi
 
 F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
@@ -206,3 +207,44 @@ def test_model_and_graph_declarations(spoil, expected) -> None:
     m = _relu()
     spoil(m)
     assert expected in _codes_at(m)
+
+
+def _with_function(spoil=None) -> onnx.ModelProto:
+    f = helper.make_function("local", "f", ["a"], ["b"], [node("Relu", ["a"], ["b"])], [helper.make_opsetid("", 18)])
+    m = model([node("f", ["x"], ["y"], "call", domain="local")], [vi("x", F, [2])], [vi("y", F, [2])],
+              functions=[f], imports=[("", 18), ("local", 1)])  # fmt: skip
+    if spoil is not None:
+        spoil(m)
+    return m
+
+
+def _defined_twice(m: onnx.ModelProto) -> None:
+    m.functions.append(m.functions[0])
+
+
+def _input_twice(m: onnx.ModelProto) -> None:
+    m.functions[0].input.append("a")
+
+
+def _attribute_twice(m: onnx.ModelProto) -> None:
+    m.functions[0].attribute.extend(["alpha", "alpha"])
+
+
+def _nameless(m: onnx.ModelProto) -> None:
+    m.functions[0].name = ""
+
+
+@pytest.mark.parametrize(
+    ("spoil", "code", "where"),
+    [
+        (_defined_twice, "duplicate-definition", Location("function local.f")),
+        (_input_twice, "duplicate-definition", Location("function local.f", value="a")),
+        (_attribute_twice, "duplicate-attribute", Location("function local.f", attribute="alpha")),
+        (_nameless, "empty-name", Location("function 0")),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_function_declarations(spoil, code, where) -> None:
+    assert not infer.infer_model(_with_function()).diagnostics
+    found = [d.location for d in infer.infer_model(_with_function(spoil)).diagnostics if d.code == code]
+    assert where in found
