@@ -208,6 +208,7 @@ class Engine:
         self.functions: dict[tuple[str, str, str], FunctionProto] = {
             (canonical_domain(f.domain), f.name, f.overload): f for f in model.functions
         }
+        self.function_domains = frozenset(d for d, _, _ in self.functions) - set(STANDARD_DOMAINS)
 
     # -- reporting ------------------------------------------------------------------------------
 
@@ -313,6 +314,15 @@ class Engine:
                     self.report("missing-io-shape", f"graph input `{name}` has no shape", Location("main", value=name))
                 if name in inits:
                     init = inits.pop(name)
+                    if not isinstance(declared, T.UnknownType):
+                        # The default an initializer gives must be a value of the input's type.
+                        for c in T.refine(declared, init.type)[1]:
+                            self.report(
+                                "declared-type-clash",
+                                f"graph input `{name}` is declared {declared} but its initializer is {init.type}: {c}",
+                                Location("main", value=name),
+                                "make the declaration and the initializer agree",
+                            )
                     if ir and ir < 4:
                         # Before IR 4 every initializer is listed as an input and is a constant.
                         frame.record.values[name] = init
@@ -595,14 +605,17 @@ class Engine:
         loc = Location(frame.path, idx, node.name, node.op_type)
         attrs = self._node_attrs(frame, node)
         fkey = (domain, node.op_type, node.overload)
-        if opset is None and fkey not in self.functions:
+        if opset is None:
+            # Clause 5.3.2: every domain a node uses is imported, a model-local function's too
+            # (whose body is still inferred below).
             self.report(
                 "domain-not-imported",
                 f"{node.op_type} is in domain '{domain}', which the model does not import",
                 loc,
                 f"add an opset_import entry for '{domain}'",
             )
-            return self._finish_node(frame, site, node, None, inputs, None, "its domain is not imported")
+            if fkey not in self.functions:
+                return self._finish_node(frame, site, node, None, inputs, None, "its domain is not imported")
         if domain == "" and self.implicit_default and not self._warned_default:
             self._warned_default = True
             self.report(
@@ -629,7 +642,11 @@ class Engine:
             fn = self.functions[fkey]
             raw = self._run_rule(lambda c: self._infer_function(frame, c, fn), ctx, loc)
         elif sig is None and domain in STANDARD_DOMAINS:
-            reason = f"{node.op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}"
+            reason = (
+                f"{node.op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}"
+                if node.op_type
+                else "the node names no operator (its op_type is empty)"
+            )
             self.report("unknown-operator", reason, loc, "check the operator name and the imported opset version")
         else:
             entry = lookup(domain, node.op_type, sig.since_version if sig else (opset or 1))
@@ -667,6 +684,13 @@ class Engine:
             elif sig is not None:
                 reason = f"no inference rule for {node.op_type} at {domain or 'ai.onnx'} opset {opset}"
                 self.report("no-rule", reason, loc)
+            elif domain in self.function_domains:
+                # The domain holds the model's own functions: a name none of them has is more
+                # likely a mistake than an operator a runtime provides (onnxruntime refuses it).
+                reason = f"{node.op_type} is no function of this model, whose functions in '{domain}' are " + ", ".join(
+                    sorted(name for d, name, _ in self.functions if d == domain)
+                )
+                self.report("unknown-function", reason, loc)
             else:
                 reason = f"no signature or rule for {node.op_type} of domain '{domain}' (a custom operator)"
                 self.report("no-rule", reason, loc)
@@ -1019,7 +1043,9 @@ class Engine:
         key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
         loc = Location(frame.path, ctx.site.node_index, ctx.node.name, ctx.op_type)
         if key in frame.functions_active:
-            self.report("recursion", f"function {fn.domain}:{fn.name} calls itself", loc)
+            cycle = frame.functions_active[frame.functions_active.index(key) + 1 :]
+            through = " through " + ", ".join(f"{d}:{n}" for d, n, _ in cycle) if cycle else ""
+            self.report("recursion", f"function {fn.domain}:{fn.name} calls itself{through}", loc)
             ctx.because("the function is recursive")
             return None
         if frame.depth + 1 > self.options.max_depth:

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, ModelProto, SparseTensorProto, TensorProto, TypeProto
+from onnx import AttributeProto, GraphProto, ModelProto, SparseTensorProto, TensorProto, TypeProto, helper
 
 from signatures.schema import canonical_domain, normalize_type_str
 
@@ -76,10 +76,60 @@ def _ref_type(refs: dict | None, name: str) -> int:
     return -1 if ref is None else ref.type
 
 
+# String attributes that take one of a closed set of values (the operator definitions; the union
+# over their versions, so that no version's value is refused). onnxruntime refuses another value.
+_AUTO_PAD = frozenset({"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"})
+_REDUCTIONS = frozenset({"none", "add", "mul", "max", "min"})
+CHOICES: dict[str, dict[str, frozenset[str]]] = {
+    **{op: {"auto_pad": _AUTO_PAD}
+       for op in ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool")},
+    "Resize": {
+        "mode": frozenset({"nearest", "linear", "cubic"}),
+        "coordinate_transformation_mode": frozenset({
+            "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+            "tf_half_pixel_for_nn", "tf_crop_and_resize",
+        }),
+        "nearest_mode": frozenset({"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}),
+        "keep_aspect_ratio_policy": frozenset({"stretch", "not_larger", "not_smaller"}),
+    },
+    "Pad": {"mode": frozenset({"constant", "reflect", "edge", "wrap"})},
+    "GridSample": {
+        "mode": frozenset({"bilinear", "nearest", "bicubic", "linear", "cubic"}),
+        "padding_mode": frozenset({"zeros", "border", "reflection"}),
+    },
+    "ScatterElements": {"reduction": _REDUCTIONS},
+    "ScatterND": {"reduction": _REDUCTIONS},
+    "Gelu": {"approximate": frozenset({"none", "tanh"})},
+    "RoiAlign": {
+        "mode": frozenset({"avg", "max"}),
+        "coordinate_transformation_mode": frozenset({"half_pixel", "output_half_pixel"}),
+    },
+}  # fmt: skip
+
+
+def _check_choices(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+    """A string attribute of a closed set of values holds one of them (Clause 10.4)."""
+    choices = CHOICES.get(ctx.node.op_type) if ctx.sig is not None and ctx.sig.domain == "" else None
+    if choices is None:
+        return
+    for a in ctx.node.attribute:
+        allowed = choices.get(a.name)
+        if allowed is None or a.type != AttributeProto.STRING:
+            continue
+        value = a.s.decode("utf-8", errors="replace")
+        if value not in allowed:
+            engine.report(
+                "bad-attribute",
+                f"{_node_prefix(ctx)}: {a.name} '{value}' is not one of {', '.join(sorted(allowed))}",
+                Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name),
+            )
+
+
 def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
     """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4)."""
     sig = ctx.sig
     _check_tensor_attributes(engine, ctx, loc)
+    _check_choices(engine, ctx, loc)
     if sig is None:
         _check_function_call(engine, ctx, loc)
         return
@@ -324,6 +374,8 @@ def initializer_problem(t: TensorProto) -> str | None:
     for d in t.dims:
         count *= d
     if t.raw_data:
+        if t.data_type == TensorProto.STRING:  # onnx.proto: strings are never raw data
+            return "keeps STRING elements in raw_data; they belong in string_data"
         size = _ELEM_BYTES.get(t.data_type)
         if size is None:
             return None  # packed sub-byte types: checked by the runtime
@@ -398,17 +450,26 @@ def _int_elements(t: TensorProto) -> list[int] | None:
     return list(data)
 
 
-def _nameless_opaque(tp: TypeProto) -> bool:
-    """Whether ``tp`` is, or holds, an opaque type with an empty name (Clause 6.8.4 requires one)."""
+def _malformed(tp: TypeProto) -> tuple[str, str] | None:
+    """(code, what) of what makes ``tp`` (or a type it holds) malformed, or ``None``: an opaque
+    type without the name Clause 6.8.4 requires (an error), or an extent below 0, which Clause
+    6.5.1 rules out but exporters write for a dynamic axis and runtimes read as unknown (a
+    warning; it is read so here too)."""
     kind = tp.WhichOneof("value")
     if kind == "opaque_type":
-        return not tp.opaque_type.name
+        return None if tp.opaque_type.name else ("malformed-type", "an opaque type without a name")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        t = getattr(tp, kind)
+        for axis, d in enumerate(t.shape.dim):
+            if d.HasField("dim_value") and d.dim_value < 0:
+                return "negative-extent", f"an extent of {d.dim_value} at axis {axis}, read as unknown"
+        return None
     if kind in ("sequence_type", "optional_type"):
         inner = getattr(tp, kind)
-        return inner.HasField("elem_type") and _nameless_opaque(inner.elem_type)
+        return _malformed(inner.elem_type) if inner.HasField("elem_type") else None
     if kind == "map_type":
-        return tp.map_type.HasField("value_type") and _nameless_opaque(tp.map_type.value_type)
-    return False
+        return _malformed(tp.map_type.value_type) if tp.map_type.HasField("value_type") else None
+    return None
 
 
 def check_model(engine: Engine, model: ModelProto) -> None:
@@ -422,7 +483,51 @@ def check_model(engine: Engine, model: ModelProto) -> None:
     for key in sorted({k for k, n in Counter(keys).items() if n > 1}):
         engine.report("duplicate-metadata-key", f"metadata key `{key}` is given {keys.count(key)} times",
                       Location("main"))  # fmt: skip
+    _check_versions(engine, model)
     _check_functions(engine, model)
+
+
+# The newest versions this build knows: the IR version and each standard operator set's
+# (onnx's release table: release, IR version, ai.onnx, ai.onnx.ml, ai.onnx.training).
+_NEWEST_IR = max(row[1] for row in helper.VERSION_TABLE)
+_NEWEST_OPSET = {
+    "": max(row[2] for row in helper.VERSION_TABLE),
+    "ai.onnx.ml": max(row[3] for row in helper.VERSION_TABLE),
+    "ai.onnx.training": max(row[4] for row in helper.VERSION_TABLE if len(row) > 4),
+}
+
+
+def _check_versions(engine: Engine, model: ModelProto) -> None:
+    """Operator set imports (Clause 5.3.2) and the IR version they need (Clause 14)."""
+    where = Location("main")
+    seen: dict[str, int] = {}
+    for imp in model.opset_import:
+        domain, version = canonical_domain(imp.domain), int(imp.version)
+        label = domain or "ai.onnx"
+        if version < 1:
+            engine.report("bad-opset-import", f"operator set {label} is imported at version {version}", where,
+                          "an operator set version is a positive integer")  # fmt: skip
+        elif domain in _NEWEST_OPSET and version > _NEWEST_OPSET[domain]:
+            engine.report("newer-version", f"operator set {label} {version} is newer than the newest this build "
+                          f"knows ({_NEWEST_OPSET[domain]}), whose operator definitions are used", where)  # fmt: skip
+        if domain in seen and seen[domain] != version:
+            engine.report("duplicate-opset-import", f"operator set {label} is imported at versions "
+                          f"{seen[domain]} and {version}; version {version} is used", where)  # fmt: skip
+        seen[domain] = version
+    ir = model.ir_version
+    if ir > _NEWEST_IR:
+        engine.report("newer-version", f"IR version {ir} is newer than the newest this build knows ({_NEWEST_IR})",
+                      where)  # fmt: skip
+    elif ir:
+        known = [imp for imp in model.opset_import
+                 if 1 <= imp.version <= _NEWEST_OPSET.get(canonical_domain(imp.domain), 0)]  # fmt: skip
+        try:
+            needed = helper.find_min_ir_version_for(known) if known else 0
+        except (ValueError, KeyError, TypeError):  # a version onnx's table does not list
+            needed = 0
+        if ir < needed:
+            engine.report("ir-version-mismatch", f"IR version {ir} predates the operator sets the model imports, "
+                          f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
 
 
 def _repeated(names: list[str]) -> list[str]:
@@ -452,9 +557,20 @@ def _check_functions(engine: Engine, model: ModelProto) -> None:
             for name in _repeated(names):
                 engine.report("duplicate-definition", f"function {kind} `{name}` is declared twice",
                               Location(where, value=name))  # fmt: skip
-        for name in _repeated([*f.attribute, *(a.name for a in f.attribute_proto)]):
+        declared = [*f.attribute, *(a.name for a in f.attribute_proto)]
+        for name in _repeated(declared):
             engine.report("duplicate-attribute", f"function attribute `{name}` is declared twice",
                           Location(where, attribute=name))  # fmt: skip
+        for k, n in enumerate(f.node):
+            for a in n.attribute:
+                if a.ref_attr_name and a.ref_attr_name not in declared:
+                    engine.report(
+                        "bad-attribute",
+                        f"{n.op_type} in the body: attribute '{a.name}' refers to '{a.ref_attr_name}', "
+                        "which the function does not declare",
+                        Location(where, k, n.name, n.op_type, attribute=a.name),
+                        f"declare '{a.ref_attr_name}' among the function's attributes",
+                    )
 
 
 def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -> None:
@@ -509,11 +625,10 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
             engine.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
     for kind, vis in (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info)):
         for v in vis:
-            if v.HasField("type") and _nameless_opaque(v.type):
-                engine.report(
-                    "malformed-type", f"graph {kind} `{v.name}` declares an opaque type without a name",
-                    Location(path, value=v.name or None), "give the opaque type the name its domain defines",
-                )  # fmt: skip
+            problem = _malformed(v.type) if v.HasField("type") else None
+            if problem:
+                engine.report(problem[0], f"graph {kind} `{v.name}` declares {problem[1]}",
+                              Location(path, value=v.name or None))  # fmt: skip
     for kind, vis in (("input", graph.input), ("output", graph.output)) if top_level else ():
         for v in vis:
             if not v.HasField("type"):

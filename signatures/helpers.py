@@ -33,6 +33,23 @@ def vector_length(ctx: RuleContext, i: int) -> int | None:
     return s[0]
 
 
+def require_rank(ctx: RuleContext, i: int, rank: int, what: str) -> None:
+    """Input ``i``, when present and of known rank, has ``rank`` dims, as its definition says
+    (a scalar bound, a 1-D shape); onnxruntime refuses another rank."""
+    r = ctx.rank(i) if ctx.has(i) else None
+    if r is not None and r != rank:
+        want = "a scalar" if rank == 0 else f"{rank}-D"
+        raise RuleError("shape-mismatch", f"{what} (input {i}) must be {want}, has rank {r}")
+
+
+def require_single(ctx: RuleContext, i: int, what: str) -> None:
+    """Input ``i``, when present, holds one value: a scalar by the definition, which onnxruntime's
+    kernels and onnx's own function bodies (AffineGrid's Range) also give as shape ``[1]``."""
+    s = ctx.shape(i) if ctx.has(i) else None
+    if s is not None and (len(s) > 1 or (len(s) == 1 and isinstance(s[0], int) and s[0] != 1)):
+        raise RuleError("shape-mismatch", f"{what} (input {i}) must be a scalar, has shape [{', '.join(map(str, s))}]")
+
+
 def _drop_clamp(ctx: RuleContext, d: Dim) -> Dim:
     """``max(x, c)`` is ``x`` where what the model requires gives ``x >= c`` (a Slice's clamp)."""
     if isinstance(d, D.DimMax) and len(d.args) == 2:

@@ -19,7 +19,7 @@ from infer.types import TensorType
 from infer.values import Elem, Known, Value
 
 from .. import valueops as V
-from ..helpers import broadcast, norm_axis, same_dim
+from ..helpers import broadcast, norm_axis, require_single, same_dim
 from ..registry import example, rule, shape_rule
 
 UNARY = [
@@ -201,7 +201,13 @@ def where(ctx: RuleContext) -> list:
     return [Value(TensorType(None, shape), V.where(ctx.known(0), ctx.known(1), ctx.known(2)))]
 
 
-shape_rule("Clip", "X[*s] -> Y[*s]")
+@rule("Clip")
+def clip(ctx: RuleContext) -> list:
+    """Y has X's shape; min and max (inputs from opset 11) hold one value each."""
+    require_single(ctx, 1, "min")
+    require_single(ctx, 2, "max")
+    return [ctx.shape(0)]
+
 
 example("Relu", ["float[N,3]"], ["float[N,3]"])
 example("Erf", ["float16[B,S,64]"], ["float16[B,S,64]"])
@@ -244,6 +250,8 @@ example("Sum", ["float[2]={1.0,2.5}", "float[2]={2.0,0.5}"], ["float[2]={3.0,3.0
 example("Mod", ["int64[2]={7,-7}", "int64[]={3}"], ["int64[2]={1,2}"])
 example("BitShift", ["uint8[N,3]", "uint8[3]"], ["uint8[N,3]"], attrs={"direction": "LEFT"})
 example("Clip", ["float[N,3]"], ["float[N,3]"], attrs={"min": 0.0, "max": 6.0}, opset=6)
+example("Clip", ["float[N,3]", "float[1]"], ["float[N,3]"])
+example("Clip", ["float[N,3]", "float[2]"], ["float[*]"], error="shape-mismatch")
 example("GreaterOrEqual", ["float[N,1]", "float[4]"], ["bool[N,4]"], opset=12)
 example("Div", ["float[]={1.0}", "float[]={3.0}"], ["float[]={0.3333333432674408}"])
 example("Div", ["double[]={1.0}", "double[]={3.0}"], ["double[]={0.3333333333333333}"])

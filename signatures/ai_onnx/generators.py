@@ -13,7 +13,7 @@ from infer.types import TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, Value, value_from_tensor
 
 from .. import valueops as V
-from ..helpers import vector_length
+from ..helpers import require_single, vector_length
 from ..registry import example, rule
 
 _SCALAR_ATTRS = {
@@ -52,6 +52,8 @@ def constant_of_shape(ctx: RuleContext) -> list:
         fv = value_from_tensor(fill)
         elem = fv.type.elem  # type: ignore[union-attr]
         scalar = fv.known.elems[0] if fv.known is not None and fv.known.size == 1 else None
+    if ctx.rank(0) == 0:  # a 1-D shape; onnxruntime refuses a scalar (and reads 2-D ones flat)
+        raise RuleError("shape-mismatch", "the shape (input 0) must be 1-D, is a scalar")
     if ctx.elem(0) not in (TensorProto.INT64, None):
         # The shape must be int64 (the schema's only T1): another type is not read as one.
         ctx.because("the shape input is not int64, as ConstantOfShape requires", 0)
@@ -79,6 +81,8 @@ _NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorP
 
 @rule("Range")
 def range_(ctx: RuleContext) -> list:
+    for i, what in enumerate(("start", "limit", "delta")):
+        require_single(ctx, i, what)
     start, limit, delta = (ctx.known(i) for i in range(3))
     if start is None or limit is None or delta is None:
         missing = next(i for i, k in enumerate((start, limit, delta)) if k is None)
@@ -167,5 +171,7 @@ example("Range", ["float[]={0.0}", "float[]={1.0}", "float[]={0.5}"], ["float[2]
 example("Range", ["float[]", "float[]={1.0}", "float[]={0.5}"], ["float[?]"])
 example("Range", ["float[]={0.0}", "float[]={1.0}", "float[]={0.0}"], ["float[?]"], error="bad-attribute")
 example("Range", ["int64[]={S}", "int64[]={0}", "int64[]={-2}"], ["int64[floor((S + 1)/2)]"])
+example("Range", ["int64[2]={0,1}", "int64[]={4}", "int64[]={1}"], ["int64[*]"], error="shape-mismatch")
+example("Range", ["int64[1]={0}", "int64[1]={4}", "int64[]={1}"], ["int64[4]={0,1,2,3}"])
 example("ConstantOfShape", ["int64[0]={}"], ["float[]"])
 example("Constant", [], ["string[2]"], attrs={"value_strings": ["a", "b"]})

@@ -10,8 +10,8 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..helpers import norm_axis, same_dim
-from ..registry import example, rule, shape_rule
+from ..helpers import norm_axis, require_rank, same_dim
+from ..registry import example, rule
 
 INT64_MAX = (1 << 63) - 1
 
@@ -26,6 +26,10 @@ def _spatial_attrs(
         raise RuleError("bad-attribute", "kernel_shape is needed and the weights' shape is unknown")
     if len(k) != n:
         raise RuleError("bad-attribute", f"kernel_shape {k} has {len(k)} entries for {n} spatial axes")
+    if ks is not None and kernel is not None and len(kernel) == n:
+        for x, w in zip(k, kernel):
+            if isinstance(w, int) and x != w:  # onnxruntime refuses the node
+                raise RuleError("shape-mismatch", f"kernel_shape {k} is not the weights' window {list(kernel)}")
     strides = list(ctx.attr("strides") or [1] * n)
     dilations = list(ctx.attr("dilations") or [1] * n)
     pads = list(ctx.attr("pads") or [0] * (2 * n))
@@ -263,8 +267,13 @@ def softmax(ctx: RuleContext) -> list:
     return [x]
 
 
-# Dropout's optional mask has the data's shape.
-shape_rule("Dropout", "X[*s] -> Y[*s], Mask[*s]")
+@rule("Dropout")
+def dropout(ctx: RuleContext) -> list:
+    """Y and the optional mask have the data's shape; ratio and training_mode are scalars."""
+    require_rank(ctx, 1, 0, "ratio")
+    require_rank(ctx, 2, 0, "training_mode")
+    s = ctx.shape(0)
+    return [s, s]
 
 
 example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], ["float[N,8,H,W]"], attrs={"pads": [1, 1, 1, 1]})
@@ -289,6 +298,9 @@ example("Conv", ["float[1,1,5]", "float[1,1,2]"], ["float[*]"], attrs={"dilation
         error="bad-attribute")  # fmt: skip
 example("ConvTranspose", ["float[N,32,H,W]", "float[32,64,3,3]"], ["float[N,192,H + 2,W + 2]"], attrs={"group": 3},
         error="shape-mismatch")  # fmt: skip
+example(
+    "Conv", ["float[N,3,H,W]", "float[4,3,3,3]"], ["float[*]"], attrs={"kernel_shape": [5, 5]}, error="shape-mismatch"
+)
 example("Conv", ["float[N,6,H,W]", "float[5,2,3,3]"], ["float[N,5,H - 2,W - 2]"], attrs={"group": 3},
         error="shape-mismatch")  # fmt: skip
 example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,4,4]"], ["float[N,4,2*H,2*W]"],
@@ -341,6 +353,7 @@ example("Softmax", ["float[N,10]"], ["float[N,10]"], opset=1)
 example("Dropout", ["float[N,10]"], ["float[N,10]", "float[N,10]"], attrs={"is_test": 0}, opset=1)
 example("Dropout", ["float[N,10]", "float[]={0.1}", "bool[]={true}"], ["float[N,10]", "bool[N,10]"], opset=12)
 example("Dropout", ["float[N,10]"], ["float[N,10]", "bool[N,10]"], opset=10)
+example("Dropout", ["float[N,10]", "float[1]"], ["float[*]", "bool[*]"], opset=12, error="shape-mismatch")
 example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor((H + 1)/2),floor((W + 1)/2)]"],
         attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})  # fmt: skip
 example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor(H/2),floor(W/2)]"],

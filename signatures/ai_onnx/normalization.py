@@ -92,10 +92,9 @@ def layer_normalization(ctx: RuleContext) -> list:
     return [x, TensorType(stash, stats), TensorType(stash, stats)][: ctx.n_outputs]
 
 
-shape_rule(
-    ["InstanceNormalization", "LpNormalization", "MeanVarianceNormalization", "LRN"],
-    "X[*s] -> Y[*s]",
-)
+shape_rule(["LpNormalization", "MeanVarianceNormalization", "LRN"], "X[*s] -> Y[*s]")
+# One scale and one bias per channel (onnxruntime refuses other lengths).
+shape_rule("InstanceNormalization", "X[n, c, *s], S[c], B[c] -> Y[n, c, *s]")
 shape_rule("GroupNormalization", "X[n, c, *s] -> Y[n, c, *s]")
 
 
@@ -125,6 +124,7 @@ example("BatchNormalization", ["float[N,C,L]", "float[C]", "float[C]", "float[C]
         ["float[N,C,L]", "float[C]", "float[C]", "float[C]", "float[C]"], attrs={"consumed_inputs": [0, 0, 0, 1, 1]},
         opset=1)  # fmt: skip
 example("InstanceNormalization", ["float[N,C,H,W]", "float[C]", "float[C]"], ["float[N,C,H,W]"])
+example("InstanceNormalization", ["float[N,3,H,W]", "float[2]", "float[2]"], ["float[N,3,H,W]"], error="shape-mismatch")
 example("LpNormalization", ["float[N,C]"], ["float[N,C]"], attrs={"axis": 1, "p": 1})
 example("MeanVarianceNormalization", ["float[N,C,H,W]"], ["float[N,C,H,W]"], opset=9)
 example("LRN", ["float[N,C,H,W]"], ["float[N,C,H,W]"], attrs={"size": 3})

@@ -21,7 +21,7 @@ from infer.types import TensorType
 from infer.values import INT_RANGE, Elem, Known, Value, known_vector
 
 from .. import valueops as V
-from ..helpers import broadcast, elements, norm_axes, norm_axis, same_dim, vector_length
+from ..helpers import broadcast, elements, norm_axes, norm_axis, require_rank, same_dim, vector_length
 from ..registry import example, rule, shape_rule
 from ..schema import normalize_type_str
 
@@ -244,6 +244,7 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
 
 @rule("Reshape", since=5)
 def reshape(ctx: RuleContext) -> list:
+    require_rank(ctx, 1, 1, "the shape")
     target = ctx.known_dims(1)
     if target is None:
         ctx.contents_unknown(1, "the target shape")
@@ -655,6 +656,7 @@ def expand(ctx: RuleContext) -> list:
 
 @rule("Tile", since=6)
 def tile(ctx: RuleContext) -> list:
+    require_rank(ctx, 1, 1, "repeats")
     s = ctx.shape(0)
     reps = ctx.known_dims(1)
     if reps is None:
@@ -690,7 +692,8 @@ def tile_v1(ctx: RuleContext) -> list:
 def _padded(ctx: RuleContext, s: tuple[Dim, ...], pads: list[Dim], axes: list[int]) -> tuple[Dim, ...]:
     axes = norm_axes(ctx, axes, len(s))
     if len(pads) != 2 * len(axes):
-        raise RuleError("shape-mismatch", f"{len(pads)} pads for {len(axes)} axes")
+        raise RuleError("shape-mismatch", f"{len(pads)} pads for {len(axes)} axes; they need {2 * len(axes)}, "
+                                          "a begin and an end for each")  # fmt: skip
     out = list(s)
     for j, a in enumerate(axes):
         out[a] = D.add(D.add(s[a], pads[j]), pads[j + len(axes)])
@@ -822,6 +825,9 @@ def resize(ctx: RuleContext) -> list:
     # Non-empty sizes decide, even beside non-empty scales (which the definition forbids:
     # onnxruntime then fails, the reference evaluator and onnx's Resize-11 use the sizes).
     if no_sizes is False:
+        if no_scales is False:
+            ctx.error("arity", f"{ctx.op_type} takes scales or sizes, not both (onnxruntime refuses the node)",
+                      "leave one of them empty")  # fmt: skip
         sizes = ctx.known_dims(sizes_i)  # type: ignore[arg-type]
         if sizes is None:
             ctx.contents_unknown(sizes_i, "the output sizes")  # type: ignore[arg-type]
@@ -1075,7 +1081,7 @@ example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,2.0,2.0}"], ["float[
         attrs={"antialias": 1, "mode": "linear"}, opset=18)  # fmt: skip
 example("Resize", ["float[N,3,H,W]", "", "float[4]"], ["float[?,?,?,?]"], opset=13)
 example("Resize", ["int32[2,4,3,5]", "float[8]", "float[4]", "int64[4]={3,5,6,7}"], ["int32[3,5,6,7]"],
-        opset=11)  # sizes beside scales: the sizes decide  # fmt: skip
+        opset=11, error="arity")  # sizes beside scales: forbidden; the sizes decide  # fmt: skip
 example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,3*W]"], attrs={"height_scale": 2.0, "width_scale": 3.0},
         opset=1)  # fmt: skip
 example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,2*W]"], attrs={"scales": [1.0, 1.0, 2.0, 2.0]}, opset=7)
