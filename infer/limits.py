@@ -152,13 +152,17 @@ class Scan:
     graphs: list[tuple[str, GraphProto]] = field(default_factory=list)  # subgraphs the engine can walk
     views: dict[str, list[NodeView]] = field(default_factory=dict)  # graph path -> its nodes, read once
     renamed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # graph path -> nodes named as an earlier one
+    # A declared type holds a negative extent or a nameless opaque type (validation says which).
+    odd_types: bool = False
 
 
-def _type_problem(tp: TypeProto, max_rank: int, dim_params: set[str]) -> str | None:
+def _type_problem(tp: TypeProto, max_rank: int, out: Scan) -> str | None:
     """Why a declared type exceeds a limit (rank, nesting), or ``None``; iterative.
 
-    The ``dim_param`` names of the type are added to ``dim_params`` on the way.
+    On the way, the ``dim_param`` names of the type are added to ``out.dim_params``, and
+    ``out.odd_types`` set where it holds a negative extent or an opaque type without a name.
     """
+    dim_params = out.dim_params
     stack = [(tp, 0)]
     while stack:
         t, depth = stack.pop()
@@ -170,7 +174,13 @@ def _type_problem(tp: TypeProto, max_rank: int, dim_params: set[str]) -> str | N
             if inner.HasField("shape"):
                 if len(inner.shape.dim) > max_rank:
                     return f"its type has rank {len(inner.shape.dim)}, above the limit {max_rank} (max_rank)"
-                dim_params.update(d.dim_param for d in inner.shape.dim if d.dim_param)
+                for d in inner.shape.dim:
+                    if d.dim_param:
+                        dim_params.add(d.dim_param)
+                    elif d.dim_value < 0:
+                        out.odd_types = True
+        elif kind == "opaque_type" and not t.opaque_type.name:
+            out.odd_types = True
         elif kind in ("sequence_type", "optional_type"):
             inner = getattr(t, kind)
             if inner.HasField("elem_type"):
@@ -240,7 +250,7 @@ def scan(
         if walkable and depth:
             out.graphs.append((path, g))
         for vi in (*g.input, *g.output, *g.value_info):
-            problem = _type_problem(vi.type, max_rank, out.dim_params) if vi.HasField("type") else None
+            problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
             if problem:
                 refuse(path, f"`{vi.name}`: {problem}", vi.name)
         for t in g.initializer:
@@ -295,7 +305,7 @@ def scan(
             for t in _tensors_of(n.attribute):
                 tensor(f"function {f.domain}.{f.name}/{idx}", t, "tensor attribute")
         for vi in getattr(f, "value_info", ()):
-            problem = _type_problem(vi.type, max_rank, out.dim_params) if vi.HasField("type") else None
+            problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
             if problem:
                 refuse(f"function {f.domain}.{f.name}", f"`{vi.name}`: {problem}", vi.name)
     written = out.nodes + sum(len(f.node) for f in model.functions)

@@ -576,7 +576,7 @@ def _check_functions(engine: Engine, model: ModelProto) -> None:
 def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -> None:
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
     if not graph.name:
-        engine.report("empty-name", "the graph has no name (Clause 7.1)", Location(path))
+        engine.report("empty-name", "the graph has no name", Location(path), "Clause 7.1 requires one")
     # Clause 5.4.1: node names are unique within a graph (the scan found the repeats).
     for idx in engine.scan.renamed.get(path, ()):
         n = graph.node[idx]
@@ -623,7 +623,8 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
     for idx, v in enumerate(graph.value_info):
         if not v.name:
             engine.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
-    for kind, vis in (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info)):
+    odd = (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info))
+    for kind, vis in odd if engine.scan.odd_types else ():  # the scan saw such a type somewhere
         for v in vis:
             problem = _malformed(v.type) if v.HasField("type") else None
             if problem:
