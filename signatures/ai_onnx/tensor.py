@@ -826,8 +826,12 @@ def resize(ctx: RuleContext) -> list:
     # onnxruntime then fails, the reference evaluator and onnx's Resize-11 use the sizes).
     if no_sizes is False:
         if no_scales is False:
-            ctx.error("arity", f"{ctx.op_type} takes scales or sizes, not both (onnxruntime refuses the node)",
-                      "leave one of them empty")  # fmt: skip
+            ctx.error(
+                "arity",
+                f"{ctx.op_type} with inputs {ctx.input_types_str()}: scales and sizes are both given, and only one "
+                "may be (onnxruntime refuses the node)",
+                "leave one of them empty",
+            )
         sizes = ctx.known_dims(sizes_i)  # type: ignore[arg-type]
         if sizes is None:
             ctx.contents_unknown(sizes_i, "the output sizes")  # type: ignore[arg-type]
