@@ -479,9 +479,9 @@ def check_model(engine: Engine, model: ModelProto) -> None:
             "missing-ir-version", "the model states no IR version", Location("main"),
             "set ir_version to the version the producer wrote the model for (onnx.IR_VERSION, say)",
         )  # fmt: skip
-    keys = [p.key for p in model.metadata_props]
-    for key in sorted({k for k, n in Counter(keys).items() if n > 1}):
-        engine.report("duplicate-metadata-key", f"metadata key `{key}` is given {keys.count(key)} times",
+    counts = Counter(p.key for p in model.metadata_props)
+    for key in sorted(k for k, n in counts.items() if n > 1):
+        engine.report("duplicate-metadata-key", f"metadata key `{key}` is given {counts[key]} times",
                       Location("main"))  # fmt: skip
     _check_versions(engine, model)
     _check_functions(engine, model)
@@ -588,8 +588,7 @@ def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -
         for idx, name in enumerate(names):
             if not name:
                 engine.report("empty-name", f"graph {kind} {idx} has an empty name", Location(path))
-        dup = {n for n in names if n and names.count(n) > 1}
-        for name in sorted(dup):
+        for name in sorted(_repeated(names)):
             engine.report(
                 "duplicate-definition", f"graph {kind} `{name}` is declared twice", Location(path, value=name)
             )
