@@ -88,6 +88,39 @@ class Fact:
         return f"{self.kind}: {self.text}{where}"
 
 
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """A condition on dimension variables that some claims rest on: ``lower <= expr <= upper``.
+
+    A Conv assumes its window fits (``H + 2 >= 3``); contents that detour through float32
+    assume the integers they carry stay exactly representable (``H*W <= 2^24``). A run that
+    violates one may contradict claims resting on it; ``verify`` does not bind such runs.
+    """
+
+    expr: Dim
+    lower: int | None = None
+    upper: int | None = None
+    why: str = ""
+    site: Site | None = field(default=None, compare=False)
+
+    def holds(self, bindings: Mapping[str, int]) -> bool | None:
+        """Whether the condition holds at ``bindings``; ``None`` while a variable is unbound."""
+        value = D.evaluate(self.expr, bindings)
+        if not isinstance(value, int):
+            return None
+        return (self.lower is None or value >= self.lower) and (self.upper is None or value <= self.upper)
+
+    def __str__(self) -> str:
+        e = D.to_str(self.expr)
+        if self.lower is not None and self.upper is not None:
+            text = f"{self.lower} <= {e} <= {self.upper}"
+        elif self.lower is not None:
+            text = f"{e} >= {self.lower}"
+        else:
+            text = f"{e} <= {self.upper}"
+        return text + (f" ({self.why})" if self.why else "")
+
+
 @dataclass
 class DimTable:
     """Owns every dimension variable of one model."""
@@ -101,6 +134,9 @@ class DimTable:
     _counter: int = 0
     _fact_set: set[Fact] = field(default_factory=set)
     minimums: dict[Dim, int] = field(default_factory=dict)  # extents a valid run needs this large
+    maximums: dict[Dim, int] = field(default_factory=dict)  # values claims assume no larger
+    # What each minimum or maximum rests on, for ``assumptions`` (the first reason given wins).
+    _bound_reasons: dict[tuple[Dim, str], tuple[str, Site | None]] = field(default_factory=dict)
     # Bumped whenever ``minimums`` changes: rule results computed under other minimums (which
     # sharpen lower bounds) must not be reused (the engine's memo keys on it).
     minimums_epoch: int = 0
@@ -195,7 +231,29 @@ class DimTable:
             return
         self.minimums[d] = max(value, self.minimums.get(d, value))
         self.minimums_epoch += 1
+        self._bound_reasons.setdefault((d, "min"), (why, site))
         self.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
+
+    def require_at_most(self, d: Dim, value: int, site: Site | None = None, why: str = "") -> None:
+        """Record that claims assume ``d <= value`` (an integer carried through float32 stays
+        exactly representable). Listed with the assumptions; nothing is sharpened by it."""
+        if d is None or isinstance(d, int):
+            return
+        if value >= self.maximums.get(d, value + 1):
+            return
+        self.maximums[d] = value
+        self._bound_reasons.setdefault((d, "max"), (why, site))
+        self.note("assumption", f"{D.to_str(d)} <= {value}" + (f" ({why})" if why else ""), (d,), site)
+
+    @property
+    def assumptions(self) -> list[Assumption]:
+        """Every bound on an expression that claims rest on, one per expression."""
+        out = []
+        for d in dict.fromkeys([*self.minimums, *self.maximums]):
+            lo, hi = self.minimums.get(d), self.maximums.get(d)
+            why, site = self._bound_reasons.get((d, "min" if lo is not None else "max"), ("", None))
+            out.append(Assumption(d, lo, hi, why, site))
+        return out
 
     def lower_bound(self, d: Dim) -> int | None:
         """``dims.lower_bound`` sharpened by what the model's validity requires."""

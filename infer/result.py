@@ -13,7 +13,7 @@ from . import dims as D
 from . import types as T
 from .annotate import write_annotations
 from .diagnostics import ERROR, Diagnostic
-from .dimtable import DimTable
+from .dimtable import Assumption, DimTable
 from .engine import Engine, GraphRecord
 from .explain import Explanation, explain
 from .values import Value
@@ -97,6 +97,12 @@ class InferenceResult:
         return self._engine.table
 
     @property
+    def assumptions(self) -> list[Assumption]:
+        """Conditions on dimension variables that some claims rest on (a window that fits, an
+        integer exactly representable in float32); runs outside them are not covered."""
+        return self._engine.table.assumptions
+
+    @property
     def diagnostics(self) -> list[Diagnostic]:
         return self._engine.diagnostics
 
@@ -177,6 +183,7 @@ class InferenceResult:
                     for var in table
                 ],
                 "facts": [str(f) for f in table.facts],
+                "assumptions": [str(a) for a in table.assumptions],
             },
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
