@@ -179,6 +179,10 @@ class RuleContext:
     def assume(self, text: str, dims: Sequence[Dim] = ()) -> None:
         self.engine.table.assume(text, dims, self.site)
 
+    def assume_range(self, d: Dim, lower: int | None, upper: int | None, why: str) -> None:
+        """Record that this node's claims assume ``lower <= d <= upper`` (``result.assumptions``)."""
+        self.engine.table.assume_range(d, lower, upper, self.site, why)
+
     def input_types_str(self) -> str:
         return ", ".join("-" if v is None else str(v.type) for v in self.inputs)
 

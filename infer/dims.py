@@ -10,9 +10,11 @@ and its ``Mod`` rewrites some products that hold a ``Mod`` wrongly (sympy 1.14:
 ``Mod(7*Mod(c, a), 3)`` becomes ``Mod(Mod(c, a)**2, 3)``). Ours canonicalize only what is cheap and
 exact for integer-valued operands.
 
-Variables are integer and positive (an extent of 0 in a dynamic axis is treated as out of model).
-Two distinct variables are never assumed equal (Clause 9.3): comparisons return ``None`` when the
-answer depends on their values.
+Declared variables (a ``dim_param``) are integer and positive: an extent of 0 on an axis the model
+declares symbolic is treated as out of model (docs/architecture.md). Fresh variables (extents
+inference could not compute: a data-dependent count, a Slice with computed bounds) are integer and
+non-negative, since such an extent can be 0 at run time. Two distinct variables are never assumed
+equal (Clause 9.3): comparisons return ``None`` when the answer depends on their values.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "DimMax",
     "DimMin",
     "symbol",
+    "fresh_symbol",
     "is_int",
     "is_symbolic",
     "add",
@@ -54,6 +57,8 @@ __all__ = [
     "bounds",
     "lower_bound",
     "product",
+    "content",
+    "divide_exact",
     "total",
     "free_names",
     "to_str",
@@ -67,8 +72,18 @@ __all__ = [
 
 @cache
 def symbol(name: str) -> sympy.Symbol:
-    """The interned symbol of a dimension variable (integer, positive)."""
+    """The interned symbol of a declared dimension variable (integer, positive)."""
     return sympy.Symbol(name, integer=True, positive=True)
+
+
+@cache
+def fresh_symbol(name: str) -> sympy.Symbol:
+    """The interned symbol of a fresh variable (integer, non-negative: it may be 0 at run time)."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+def _symbol_lower_bound(s: sympy.Symbol) -> int:
+    return 1 if s.is_positive else 0
 
 
 def _is_integer_valued(e: Expr) -> bool:
@@ -76,6 +91,10 @@ def _is_integer_valued(e: Expr) -> bool:
     # a term is integer-valued exactly when its numeric coefficient is an integer.
     coeff, _ = e.as_coeff_Mul()
     return coeff.is_Integer
+
+
+def _is_integer_valued_sum(e: Expr) -> bool:
+    return all(_is_integer_valued(t) for t in sympy.Add.make_args(e))
 
 
 def _monomial(e: Expr) -> tuple[int, dict[Expr, int]] | None:
@@ -126,6 +145,15 @@ class FloorDiv(sympy.Function):
             k = int(b)
             if isinstance(a, FloorDiv) and a.args[1].is_Integer:
                 return FloorDiv(a.args[0], a.args[1] * k)
+            if isinstance(a, sympy.Add):
+                # floor((floor(x/m) + r)/k) = floor((x + r*m)/(m*k)) for integer r: a ceiling of
+                # a ceiling (``ceil(ceil(W/2)/2)``) is one ceiling.
+                inner = [t for t in a.args if isinstance(t, FloorDiv) and t.args[1].is_Integer]
+                if len(inner) == 1:
+                    rest = a - inner[0]
+                    if _is_integer_valued_sum(rest):
+                        m = inner[0].args[1]
+                        return FloorDiv(sympy.expand(inner[0].args[0] + rest * m), m * k)
             # Pull out every term that is an exact multiple of b (exact for integer terms).
             kept, pulled = [], []
             for term in sympy.Add.make_args(a):
@@ -200,11 +228,12 @@ class DimMod(sympy.Function):
 
 
 def lower_bound(e: Expr) -> int | None:
-    """A cheap lower bound of an integer expression (variables are >= 1), or ``None``."""
+    """A cheap lower bound of an integer expression (declared variables are >= 1, fresh ones
+    >= 0), or ``None``."""
     if e.is_Integer:
         return int(e)
     if e.is_Symbol:
-        return 1
+        return _symbol_lower_bound(e)
     if isinstance(e, sympy.Add):
         lbs = [lower_bound(t) for t in e.args]
         return _linear_lower_bound(e) if None in lbs else sum(lbs)  # type: ignore[arg-type]
@@ -237,7 +266,7 @@ def lower_bound(e: Expr) -> int | None:
 def _relax(e: Expr, lower: bool) -> Expr | None:
     """A bound of ``e`` (lower or upper) without floors: ``floor(x/k)`` lies in ``[(x-k+1)/k, x/k]``.
 
-    Products of variables stay as they are (each is >= 1); ``None`` where no bound is known.
+    Products of variables stay as they are (each is >= 0); ``None`` where no bound is known.
     """
     if e.is_Integer or e.is_Symbol:
         return e
@@ -272,8 +301,8 @@ def _relax(e: Expr, lower: bool) -> Expr | None:
 
 @lru_cache(maxsize=16384)
 def _linear_lower_bound(e: Expr) -> int | None:
-    """A lower bound from the floor-free relaxation: a linear form with non-negative
-    coefficients over variables (each >= 1) is at least its coefficients' sum."""
+    """A lower bound from the floor-free relaxation: a polynomial with non-negative coefficients
+    is at least its value with every variable at its own lower bound (1 declared, 0 fresh)."""
     relaxed = _relax(e, lower=True)
     if relaxed is None:
         return None
@@ -283,10 +312,16 @@ def _linear_lower_bound(e: Expr) -> int | None:
     for t in sympy.Add.make_args(terms):
         if t == 0:
             continue
-        coeff, _ = t.as_coeff_Mul()
+        coeff, rest = t.as_coeff_Mul()
         if not coeff.is_Rational or coeff < 0:
             return None
-        total += coeff
+        least = 1
+        for f in sympy.Mul.make_args(rest):
+            base, _ = f.as_base_exp()
+            if not base.is_Symbol:
+                return None
+            least *= _symbol_lower_bound(base)
+        total += coeff * least
     return math.ceil(total)  # the expression is an integer
 
 
@@ -588,6 +623,32 @@ def less(a: Dim, b: Dim) -> bool | None:
     if lo is not None and lo >= 0:
         return False
     return None
+
+
+def content(d: Dim) -> int:
+    """The largest integer dividing every term's coefficient of ``d`` (0 for 0; 1 if unknown)."""
+    if d is None:
+        return 1
+    if isinstance(d, int):
+        return abs(d)
+    g = 0
+    for term in sympy.Add.make_args(d):
+        coeff, _ = term.as_coeff_Mul()
+        if not coeff.is_Integer:
+            return 1
+        g = math.gcd(g, int(coeff))
+        if g == 1:
+            return 1
+    return g
+
+
+def divide_exact(d: Dim, k: int) -> Dim:
+    """``d / k`` for a non-zero ``k`` that divides ``content(d)``: every coefficient divided."""
+    if d is None:
+        return None
+    if isinstance(d, int):
+        return d // k
+    return normalize(sympy.Add(*(term / k for term in sympy.Add.make_args(d))))
 
 
 def product(ds: Iterable[Dim]) -> Dim:

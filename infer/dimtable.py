@@ -134,7 +134,7 @@ class DimTable:
     _counter: int = 0
     _fact_set: set[Fact] = field(default_factory=set)
     minimums: dict[Dim, int] = field(default_factory=dict)  # extents a valid run needs this large
-    maximums: dict[Dim, int] = field(default_factory=dict)  # values claims assume no larger
+    ranges: dict[Dim, tuple[int | None, int | None]] = field(default_factory=dict)  # assumed, not required
     # What each minimum or maximum rests on, for ``assumptions`` (the first reason given wins).
     _bound_reasons: dict[tuple[Dim, str], tuple[str, Site | None]] = field(default_factory=dict)
     # Bumped whenever ``minimums`` changes: rule results computed under other minimums (which
@@ -173,7 +173,7 @@ class DimTable:
         if key is not None and key in self._by_key:
             return self._by_key[key]
         name = self._new_name(prefix)
-        var = Variable(name, D.symbol(name), origin)
+        var = Variable(name, D.fresh_symbol(name), origin)
         self.variables[name] = var
         if key is not None:
             self._by_key[key] = var.symbol
@@ -187,7 +187,7 @@ class DimTable:
         if name is None:
             name = self._new_name("dim")
             origin = Origin("defined", f"stands for {D.to_str(expr)}")
-            self.variables[name] = Variable(name, D.symbol(name), origin, definition=expr)
+            self.variables[name] = Variable(name, D.fresh_symbol(name), origin, definition=expr)
             self._by_definition[expr] = name
         return name
 
@@ -234,24 +234,32 @@ class DimTable:
         self._bound_reasons.setdefault((d, "min"), (why, site))
         self.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
 
-    def require_at_most(self, d: Dim, value: int, site: Site | None = None, why: str = "") -> None:
-        """Record that claims assume ``d <= value`` (an integer carried through float32 stays
-        exactly representable). Listed with the assumptions; nothing is sharpened by it."""
-        if d is None or isinstance(d, int):
+    def assume_range(self, d: Dim, lower: int | None, upper: int | None, site: Site | None = None,
+                     why: str = "") -> None:  # fmt: skip
+        """Record that claims assume ``lower <= d <= upper`` (an integer carried through float32
+        stays exactly representable). Listed with the assumptions; unlike ``require_at_least``
+        it sharpens no bound: nothing about the model's validity follows from it."""
+        if d is None or isinstance(d, int) or (lower is None and upper is None):
             return
-        if value >= self.maximums.get(d, value + 1):
+        lo, hi = self.ranges.get(d, (None, None))
+        new_lo = lower if lo is None else lo if lower is None else max(lo, lower)
+        new_hi = upper if hi is None else hi if upper is None else min(hi, upper)
+        if (new_lo, new_hi) == (lo, hi):
             return
-        self.maximums[d] = value
-        self._bound_reasons.setdefault((d, "max"), (why, site))
-        self.note("assumption", f"{D.to_str(d)} <= {value}" + (f" ({why})" if why else ""), (d,), site)
+        self.ranges[d] = (new_lo, new_hi)
+        self._bound_reasons.setdefault((d, "range"), (why, site))
+        self.note("assumption", str(Assumption(d, new_lo, new_hi, why)), (d,), site)
 
     @property
     def assumptions(self) -> list[Assumption]:
         """Every bound on an expression that claims rest on, one per expression."""
         out = []
-        for d in dict.fromkeys([*self.minimums, *self.maximums]):
-            lo, hi = self.minimums.get(d), self.maximums.get(d)
-            why, site = self._bound_reasons.get((d, "min" if lo is not None else "max"), ("", None))
+        for d in dict.fromkeys([*self.minimums, *self.ranges]):
+            lo, hi = self.ranges.get(d, (None, None))
+            least = self.minimums.get(d)
+            if least is not None:
+                lo = least if lo is None else max(lo, least)
+            why, site = self._bound_reasons.get((d, "min" if least is not None else "range"), ("", None))
             out.append(Assumption(d, lo, hi, why, site))
         return out
 

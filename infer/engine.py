@@ -42,7 +42,7 @@ from .dims import Dim
 from .dimtable import DimTable, Origin, Site
 from .nodeview import NodeView, has_subgraph, read_nodes
 from .validate import check_graph, check_model, check_node
-from .values import Known, Value, value_from_tensor, without_overflow
+from .values import Known, Value, in_domain, value_from_tensor, without_overflow
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
 
@@ -866,7 +866,7 @@ class Engine:
         That work depends on the value alone, so a memoized result carries it and repeated
         layers skip it.
         """
-        v, overflow = without_overflow(v)
+        v, overflow = without_overflow(in_domain(v))
         t = v.type
         needs_fill = not isinstance(t, (T.TensorType, T.SparseTensorType)) or (
             t.shape is not None and any(d is None for d in t.shape)

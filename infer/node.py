@@ -22,7 +22,7 @@ from . import types as T
 from .diagnostics import Diagnostic
 from .dimtable import DimTable
 from .engine import Engine, Frame, GraphRecord, Options, Scope
-from .values import Known, Value
+from .values import FLOAT_BITS, Known, SymFloat, Value
 
 _TYPE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(\[(.*?)\])?\s*(=\s*\{(.*)\})?\s*$", re.S)
 
@@ -86,6 +86,32 @@ def parse_dim(src: str, table: DimTable) -> D.Dim:
     return ev(ast.parse(src, mode="eval").body)
 
 
+def _top_level_slash(src: str) -> int:
+    """Where the last ``/`` outside parentheses is, or -1."""
+    depth, at = 0, -1
+    for i, ch in enumerate(src):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "/" and depth == 0:
+            at = i
+    return at
+
+
+def _parse_symbolic(src: str, elem: int | None, table: DimTable) -> Any:
+    """A symbolic element as ``str`` writes it: an integer dim in an integer tensor; in a float
+    tensor a ``SymFloat``: ``H``, ``(H + 1)/3`` (exact), ``~((H + 1)/3)`` (rounded once to the
+    tensor's precision)."""
+    bits = FLOAT_BITS.get(elem)  # type: ignore[arg-type]
+    if bits is None:
+        return parse_dim(src, table)
+    rounded = src.startswith("~(") and src.endswith(")")
+    body = src[2:-1] if rounded else src
+    at = _top_level_slash(body)
+    num = parse_dim(body[:at] if at >= 0 else body, table)
+    den = int(body[at + 1 :]) if at >= 0 else 1
+    return SymFloat(num, den, bits if rounded else 0)
+
+
 def parse_value(src: str, table: DimTable) -> Value:
     """``float[N,3]``, ``int64[4]={0,0,12,64}``, ``float[*]`` (unknown rank), ``int64[]={N}``,
     ``seq(float[N,?])``, ``optional(int64[2])``."""
@@ -111,14 +137,16 @@ def parse_value(src: str, table: DimTable) -> Value:
         for it in items:
             if it in ("true", "false", "True", "False"):
                 elems.append(it.lower() == "true")
+            elif it == "?":
+                elems.append(None)
             else:
                 try:
-                    elems.append(int(it))
+                    elems.append(int(it) if elem not in FLOAT_BITS else float(it))
                 except ValueError:
                     try:
                         elems.append(float(it))
                     except ValueError:
-                        elems.append(parse_dim(it, table))
+                        elems.append(_parse_symbolic(it, elem, table))
         kshape = tuple(int(d) for d in shape) if shape is not None else (len(elems),)
         known = Known(kshape, tuple(elems))
     return Value(T.tensor(elem, shape), known)

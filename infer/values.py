@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from math import copysign
 from typing import Any
 
@@ -21,7 +22,7 @@ from . import dims as D
 from .limits import MAX_INT_MAGNITUDE, MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
 from .types import UNKNOWN, TensorType, Type, tensor
 
-Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer)
+Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer) | SymFloat
 
 # The values each integer element type holds (Clause 6.2): the same for every tensor of that type.
 INT_RANGE: dict[int, tuple[int, int]] = {
@@ -35,6 +36,47 @@ MAX_STRING = 1 << 16  # characters of a tracked string element
 # every element type's range, so an element computed past its type's range is still seen as such
 # (``without_overflow``) and reported before it is made unknown.
 _INT_MIN, _INT_MAX = -MAX_INT_MAGNITUDE, MAX_INT_MAGNITUDE
+
+
+# Bits of precision of the float element types: the integers each holds exactly run to 2^bits.
+FLOAT_BITS: dict[int, int] = {
+    TensorProto.FLOAT: 24, TensorProto.DOUBLE: 53, TensorProto.FLOAT16: 11, TensorProto.BFLOAT16: 8,
+}  # fmt: skip
+_NP_OF_BITS = {24: np.float32, 53: np.float64, 11: np.float16}
+
+
+@dataclass(frozen=True, slots=True)
+class SymFloat:
+    """A floating-point element that depends on dimension variables (``Cast(H) / 32.0``).
+
+    Its value is exactly ``num / den`` when ``rounded`` is 0; otherwise that quotient rounded once,
+    to nearest with ties to even, to ``rounded`` bits of precision (what one IEEE operation on
+    exact operands gives). ``num`` is an integer dim (an ``int`` or a sympy expression over
+    dimension variables), ``den`` a positive ``int``, the fraction in lowest terms. Contents of an
+    integer tensor are never a ``SymFloat``, and contents of a float tensor are never a bare sympy
+    expression: the domain of every element is its tensor's (``in_domain``).
+    """
+
+    num: Any
+    den: int = 1
+    rounded: int = 0
+
+    def evaluate(self, bindings: Any) -> float | None:
+        """The element's value at ``bindings`` (a mapping of variable names to ints), if all bound."""
+        n = D.evaluate(self.num, bindings)
+        if not isinstance(n, int):
+            return None
+        q = Fraction(n, self.den)
+        t = _NP_OF_BITS.get(self.rounded)
+        if t is None:
+            return float(q)
+        with np.errstate(all="ignore"):
+            return float(t(float(q)))
+
+    def __str__(self) -> str:
+        num = D.to_str(self.num)
+        text = num if self.den == 1 else (f"({num})" if " " in num else num) + f"/{self.den}"
+        return f"~({text})" if self.rounded else text
 
 
 def _bounded(e: Elem) -> Elem:
@@ -242,6 +284,59 @@ def without_overflow(v: Value) -> tuple[Value, int | None]:
         return v, None
     elems = tuple(None if type(e) is int and not lo <= e <= hi else e for e in known.elems)
     return Value(t, Known(known.shape, elems)), first
+
+
+def _in_domain(e: Elem, kind: str) -> bool:
+    if e is None:
+        return True
+    t = type(e)
+    if kind == "float":
+        return t is float or t is SymFloat
+    if kind == "int":
+        return t is int or (t is not SymFloat and t not in (float, bool, str))  # sympy: integer dims
+    if kind == "bool":
+        return t is bool
+    return t is str
+
+
+def _kind(elem: int | None) -> str | None:
+    if elem in FLOAT_BITS or elem in _FLOAT_ONLY:
+        return "float"
+    if elem in INT_RANGE:
+        return "int"
+    if elem == TensorProto.BOOL:
+        return "bool"
+    if elem == TensorProto.STRING:
+        return "str"
+    return None
+
+
+_FLOAT_ONLY = {
+    TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2, TensorProto.FLOAT8E5M2FNUZ,
+}  # fmt: skip
+
+
+def in_domain(v: Value) -> Value:
+    """``v`` with every element its element type cannot hold made unknown.
+
+    Rules compute element by element; this is the engine's guard that no element crosses a
+    domain unnoticed: a symbolic integer in a float tensor would claim exact integer arithmetic
+    where the runtime rounds (``Cast(H) / 2.0`` is not ``floor(H/2)``).
+    """
+    t, known = v.type, v.known
+    if known is None or not isinstance(t, TensorType):
+        return v
+    kind = _kind(t.elem)
+    if kind is None or all(_in_domain(e, kind) for e in known.elems):
+        return v
+    if kind == "float":
+        # An integer in a float tensor is its float while exactly representable.
+        limit = 1 << FLOAT_BITS.get(t.elem, 0)  # type: ignore[arg-type]
+        elems = tuple(e if _in_domain(e, kind) else float(e) if type(e) is int and -limit <= e <= limit else None
+                      for e in known.elems)  # fmt: skip
+    else:
+        elems = tuple(e if _in_domain(e, kind) else None for e in known.elems)
+    return Value(t, Known(known.shape, elems))
 
 
 def type_only(v: Value | None) -> Type:

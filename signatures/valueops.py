@@ -1,26 +1,34 @@
 """Computing on known contents: the partial values that carry shapes (DESIGN.md, values).
 
-Elements are ints, floats, bools, strings, sympy integer expressions (a dim read by ``Shape``)
-or ``None`` (that element unknown). Arithmetic on dims goes through ``infer.dims`` so symbolic
-extents stay exact; anything that cannot be computed exactly yields ``None``.
+Elements are ints, floats, bools, strings, sympy integer expressions (a dim read by ``Shape``),
+``SymFloat`` (a float that depends on dimension variables, ``signatures.floatops``) or ``None``
+(that element unknown). The domain of an element is its tensor's element type: integer tensors
+hold ints and sympy expressions, float tensors floats and ``SymFloat``s. ``arith(elem)`` gives
+the operations of one element type; arithmetic on dims goes through ``infer.dims`` so symbolic
+extents stay exact, and anything that cannot be computed exactly yields ``None``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from onnx import TensorProto
 
 from infer import dims as D
-from infer.values import MAX_KNOWN_ELEMENTS, Elem, Known
+from infer.values import FLOAT_BITS, INT_RANGE, MAX_KNOWN_ELEMENTS, Elem, Known, SymFloat
+
+from .floatops import Assume, FloatArith
 
 Op = Callable[..., Elem]
 
 
 def _is_sym(x: Any) -> bool:
-    return x is not None and not isinstance(x, (bool, int, float, str))
+    """A symbolic integer (a sympy expression over dimension variables)."""
+    return x is not None and not isinstance(x, (bool, int, float, str, SymFloat))
 
 
 def _num(x: Any) -> bool:
@@ -31,8 +39,8 @@ def lift(int_op: Callable[[Any, Any], Any], num_op: Callable[[Any, Any], Any]) -
     """A binary op on elements: dims arithmetic when symbolic, plain arithmetic otherwise."""
 
     def op(a: Elem, b: Elem) -> Elem:
-        if a is None or b is None:
-            return None
+        if a is None or b is None or type(a) is SymFloat or type(b) is SymFloat:
+            return None  # a float element that depends on variables: ``FloatArith``'s
         if _is_sym(a) or _is_sym(b):
             # Symbolic values are integers; a float operand must be integral to stay exact.
             a2 = int(a) if isinstance(a, float) and a.is_integer() else a
@@ -58,13 +66,20 @@ def _trunc_div(a: Any, b: Any) -> Any:
 
 
 def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None] = D.lower_bound) -> Any:
-    """Integer ``Div`` truncates toward zero; on non-negative extents that is floor division."""
-    if isinstance(b, int) and b < 0:
-        return D.neg(_sym_div(a, -b, lower_bound))
-    if isinstance(a, int) and a < 0:
-        return D.neg(_sym_div(-a, b, lower_bound))
+    """Integer ``Div`` truncates toward zero: floor division once the divisor is known positive
+    and the dividend's sign is known (a symbolic divisor may be 0 or negative at run time)."""
+    if isinstance(b, int):
+        if b < 0:
+            return D.neg(_sym_div(a, -b, lower_bound))
+    elif (lower_bound(b) or 0) < 1:
+        return None
     lb = a if isinstance(a, int) else lower_bound(a)
-    return D.floordiv(a, b) if lb is not None and lb >= 0 else None
+    if lb is not None and lb >= 0:
+        return D.floordiv(a, b)
+    nlb = -a if isinstance(a, int) else lower_bound(D.neg(a))
+    if nlb is not None and nlb >= 0:  # a <= 0: -floor(-a / b)
+        return D.neg(D.floordiv(D.neg(a), b))
+    return None
 
 
 def div_with(lower_bound: Callable[[Any], int | None]) -> Op:
@@ -76,6 +91,32 @@ def _fmod_int(a: Any, b: Any) -> Any:
     if b == 0:
         return None
     return a % b
+
+
+def _c_remainder(a: Any, b: Any) -> Any:
+    """``Mod`` with ``fmod=1`` on integers: C's remainder, with the dividend's sign."""
+    if isinstance(a, int) and isinstance(b, int):
+        if b == 0:
+            return None
+        r = abs(a) % abs(b)
+        return r if a >= 0 else -r
+    lba = D.lower_bound(a) if _is_sym(a) else a
+    lbb = D.lower_bound(b) if _is_sym(b) else b
+    if lba is not None and lba >= 0 and lbb is not None and lbb >= 1:
+        return D.mod(a, b)  # both positive: C's remainder is Python's
+    return None
+
+
+def _int_pow(a: Any, b: Any) -> Any:
+    """Integer ``Pow``: exact for a small non-negative exponent."""
+    if not isinstance(b, int) or isinstance(b, bool) or not 0 <= b <= 64:
+        return None
+    if isinstance(a, int):
+        return a**b if abs(a) < (1 << 64) else None
+    out: Any = 1
+    for _ in range(b):
+        out = D.mul(out, a)
+    return out
 
 
 def _cmp(rel: Callable[[Any, Any], bool | None], num: Callable[[Any, Any], bool]) -> Op:
@@ -91,13 +132,25 @@ def _cmp(rel: Callable[[Any, Any], bool | None], num: Callable[[Any, Any], bool]
     return op
 
 
+def _nan_max(pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """onnxruntime's Max and Min propagate NaN whatever the argument order; Python's do not."""
+
+    def op(a: Any, b: Any) -> Any:
+        for x in (a, b):
+            if isinstance(x, float) and math.isnan(x):
+                return x
+        return pick(a, b)
+
+    return op
+
+
 ADD = lift(D.add, lambda a, b: a + b)
 SUB = lift(D.sub, lambda a, b: a - b)
 MUL = lift(D.mul, lambda a, b: a * b)
 DIV = lift(_sym_div, _trunc_div)
 MOD = lift(D.mod, lambda a, b: _fmod_int(a, b) if isinstance(a, int) and isinstance(b, int) else math.fmod(a, b))
-MAX = lift(D.dmax, max)
-MIN = lift(D.dmin, min)
+MAX = lift(D.dmax, _nan_max(max))
+MIN = lift(D.dmin, _nan_max(min))
 EQUAL = _cmp(D.equal, lambda a, b: a == b)
 LESS = _cmp(D.less, lambda a, b: a < b)
 GREATER = _cmp(lambda a, b: D.less(b, a), lambda a, b: a > b)
@@ -124,23 +177,166 @@ XOR = _logic(lambda a, b: a != b)
 
 
 def neg(a: Elem) -> Elem:
-    if a is None:
+    if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     return D.neg(a) if _is_sym(a) else -a
 
 
+def _sign_of(a: Any) -> int | None:
+    lo, hi = D.bounds(a)
+    if lo is not None and lo >= 1:
+        return 1
+    if hi is not None and hi <= -1:
+        return -1
+    if lo == 0 and hi == 0:
+        return 0
+    return None
+
+
 def absolute(a: Elem) -> Elem:
-    if a is None:
+    if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     if _is_sym(a):
-        return a if D.lower_bound(a) is not None and D.lower_bound(a) >= 0 else None  # type: ignore[operator]
+        lo, hi = D.bounds(a)
+        if lo is not None and lo >= 0:
+            return a
+        return D.neg(a) if hi is not None and hi <= 0 else None
     return abs(a)
 
 
+def _relu(a: Elem) -> Elem:
+    if a is None or isinstance(a, (str, bool, SymFloat)):
+        return None
+    if _is_sym(a):
+        lo, hi = D.bounds(a)
+        return a if lo is not None and lo >= 0 else 0 if hi is not None and hi <= 0 else None
+    return max(a, 0)
+
+
+def _sign(a: Elem) -> Elem:
+    if a is None or isinstance(a, (str, bool, SymFloat)):
+        return None
+    if _is_sym(a):
+        return _sign_of(a)
+    return (a > 0) - (a < 0)
+
+
 def logical_not(a: Elem) -> Elem:
-    if a is None or _is_sym(a):
+    if a is None or type(a) is not bool:
         return None
     return not a
+
+
+def _same(a: Elem) -> Elem:
+    """Floor, Ceil and Round of an integer element."""
+    return None if a is None or isinstance(a, (str, bool, SymFloat, float)) else a
+
+
+def _none(*_: Elem) -> Elem:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Arith:
+    """The element operations of one element type (``arith``)."""
+
+    add: Op
+    sub: Op
+    mul: Op
+    div: Op
+    mod: Op
+    fmod: Op
+    pow: Op
+    max: Op
+    min: Op
+    equal: Op
+    less: Op
+    greater: Op
+    less_equal: Op
+    greater_equal: Op
+    neg: Op
+    abs: Op
+    relu: Op
+    sign: Op
+    floor: Op
+    ceil: Op
+    round: Op
+    sqrt: Op
+    reciprocal: Op
+    logical_not: Op
+
+
+def _float_cmp(fa: FloatArith, want: Callable[[int], bool], nan: bool) -> Op:
+    def op(a: Elem, b: Elem) -> Elem:
+        if a is None or b is None:
+            return None
+        if (type(a) is float and math.isnan(a)) or (type(b) is float and math.isnan(b)):
+            return nan  # every comparison with NaN is false (NotEqual is not an operator)
+        s = fa.compare(a, b)
+        return None if s is None else want(s)
+
+    return op
+
+
+def arith(elem: int | None, assume: Assume | None = None,
+          lower_bound: Callable[[Any], int | None] = D.lower_bound) -> Arith:  # fmt: skip
+    """The element operations of tensors of element type ``elem``.
+
+    ``assume`` records what float results rest on (``RuleContext.assume_range``); without it,
+    symbolic float results that need an assumption are unknown. ``lower_bound`` decides signs
+    for integer ``Div`` (a model's ``DimTable`` knows what its convolutions require).
+    """
+    bits = FLOAT_BITS.get(elem)  # type: ignore[arg-type]
+    if bits is not None:
+        f = FloatArith(bits, assume)
+        return Arith(
+            add=_guard(f.add), sub=_guard(f.sub), mul=_guard(f.mul), div=_guard(f.div), mod=_none,
+            fmod=_guard(f.fmod), pow=_guard(f.pow), max=_guard(f.max), min=_guard(f.min),
+            equal=_float_cmp(f, lambda s: s == 0, False), less=_float_cmp(f, lambda s: s < 0, False),
+            greater=_float_cmp(f, lambda s: s > 0, False), less_equal=_float_cmp(f, lambda s: s <= 0, False),
+            greater_equal=_float_cmp(f, lambda s: s >= 0, False), neg=_guard(f.neg), abs=_guard(f.absolute),
+            relu=_guard(f.relu), sign=_guard(f.sign), floor=_guard(f.floor), ceil=_guard(f.ceil),
+            round=_guard(f.round), sqrt=_guard(f.sqrt), reciprocal=_guard(f.reciprocal), logical_not=_none,
+        )  # fmt: skip
+    if elem is not None and elem not in INT_RANGE and elem != TensorProto.BOOL:
+        return _UNTRACKED  # float8, strings, ...: contents of such types are not computed on
+    g = _int_guard
+    return Arith(
+        add=g(ADD), sub=g(SUB), mul=g(MUL), div=g(div_with(lower_bound)), mod=g(MOD),
+        fmod=g(lift(_c_remainder, _c_remainder)), pow=g(lift(_int_pow, _int_pow)), max=g(MAX), min=g(MIN),
+        equal=g(EQUAL), less=g(LESS), greater=g(GREATER), less_equal=g(LESS_EQUAL), greater_equal=g(GREATER_EQUAL),
+        neg=g(neg), abs=g(absolute), relu=g(_relu), sign=g(_sign), floor=g(_same), ceil=g(_same), round=g(_same),
+        sqrt=_none, reciprocal=_none, logical_not=logical_not,
+    )  # fmt: skip
+
+
+def _int_guard(f: Callable[..., Elem]) -> Op:
+    """``f`` on the integer domain: a float element in an integer (or untyped) tensor is no
+    integer to compute on."""
+
+    def op(*args: Elem) -> Elem:
+        for a in args:
+            if type(a) is float or type(a) is SymFloat or type(a) is str:
+                return None
+        return f(*args)
+
+    return op
+
+
+_UNTRACKED = Arith(*([_none] * len(Arith.__dataclass_fields__)))
+
+
+def _guard(f: Callable[..., Elem]) -> Op:
+    """``f`` on present elements of the float domain; anything else (a stray integer
+    expression, a string, an unknown element) gives ``None``."""
+
+    def op(*args: Elem) -> Elem:
+        for a in args:
+            if a is None or not (type(a) is float or type(a) is SymFloat or type(a) is int):
+                return None
+        return f(*args)
+
+    return op
 
 
 # numpy refuses an array whose extents, zeros left out, multiply past its largest size in bytes,
@@ -201,37 +397,6 @@ def reshape(k: Known | None, shape: Sequence[int]) -> Known | None:
     if k is None or math.prod(shape) != k.size:
         return None
     return Known(tuple(shape), k.elems)
-
-
-def cast(k: Known | None, to_float: bool, to_int: bool, to_bool: bool) -> Known | None:
-    """Contents after ``Cast``; symbolic integers survive a detour through floats."""
-    if k is None:
-        return None
-
-    def conv(e: Elem) -> Elem:
-        if e is None:
-            return None
-        if _is_sym(e):
-            return None if to_bool else e
-        if isinstance(e, str):
-            if to_float or to_int:
-                try:
-                    f = float(e)
-                except ValueError:
-                    return None
-                return int(f) if to_int else f
-            return None
-        if to_bool:
-            return bool(e)
-        if to_int:
-            if isinstance(e, float) and not math.isfinite(e):
-                return None
-            return int(e)
-        if to_float:
-            return float(e)
-        return None
-
-    return Known(k.shape, tuple(conv(e) for e in k.elems))
 
 
 def take(k: Known | None, indices: Known | None, axis: int) -> Known | None:

@@ -1,7 +1,8 @@
 """The expression core: canonical forms, and soundness of every simplification (hypothesis).
 
 Random expressions are built through ``infer.dims`` and, separately, computed with plain
-integers at random positive bindings; the two must always agree.
+integers at random bindings (declared variables positive, fresh ones from 0); the two must always
+agree.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from infer import dims as D
 
 NAMES = ("a", "b", "c")
+FRESH = ("u", "v")  # fresh variables: they may be 0 at run time
+BINDINGS = st.fixed_dictionaries({**{n: st.integers(1, 40) for n in NAMES}, **{n: st.integers(0, 40) for n in FRESH}})
 
 
 @st.composite
@@ -21,8 +24,9 @@ def expr_and_value(draw, depth: int = 0):
         if draw(st.booleans()):
             n = draw(st.integers(-6, 12))
             return n, lambda env, n=n: n
-        name = draw(st.sampled_from(NAMES))
-        return D.symbol(name), lambda env, name=name: env[name]
+        name = draw(st.sampled_from(NAMES + FRESH))
+        sym = D.fresh_symbol(name) if name in FRESH else D.symbol(name)
+        return sym, lambda env, name=name: env[name]
     op = draw(st.sampled_from(["add", "sub", "mul", "floordiv", "ceildiv", "mod", "max", "min"]))
     a, fa = draw(expr_and_value(depth + 1))
     if op in ("floordiv", "ceildiv", "mod"):
@@ -45,14 +49,14 @@ def expr_and_value(draw, depth: int = 0):
 
 
 @settings(max_examples=400, deadline=None)
-@given(expr_and_value(), st.fixed_dictionaries({n: st.integers(1, 40) for n in NAMES}))
+@given(expr_and_value(), BINDINGS)
 def test_simplification_is_sound(pair, env):
     d, f = pair
     assert D.evaluate(d, env) == f(env), f"{D.to_str(d)} at {env}"
 
 
 @settings(max_examples=200, deadline=None)
-@given(expr_and_value(), expr_and_value(), st.fixed_dictionaries({n: st.integers(1, 40) for n in NAMES}))
+@given(expr_and_value(), expr_and_value(), BINDINGS)
 def test_comparisons_are_sound(p, q, env):
     (a, fa), (b, fb) = p, q
     eq, lt = D.equal(a, b), D.less(a, b)

@@ -9,6 +9,7 @@ import signatures
 from infer import dims as D
 from infer import types as T
 from infer.node import parse_value
+from infer.values import SymFloat
 from signatures.registry import EXAMPLES, REGISTRY
 
 signatures.load_all()
@@ -40,7 +41,10 @@ def _matches(got: infer.Value, want: infer.Value, table) -> str | None:
         if len(got.known.elems) != len(want.known.elems):
             return f"contents {got.known.elems}, expected {want.known.elems}"
         for g, w in zip(got.known.elems, want.known.elems):
-            same = D.equal(g, w) is True if not isinstance(w, (float, bool, str)) else g == w
+            if isinstance(w, SymFloat):
+                same = isinstance(g, SymFloat) and (g.den, g.rounded) == (w.den, w.rounded) and D.equal(g.num, w.num)
+            else:
+                same = D.equal(g, w) is True if not isinstance(w, (float, bool, str)) else g == w
             if not same:
                 return f"contents {got.known.elems}, expected {want.known.elems}"
     return None

@@ -7,16 +7,9 @@ such as ``seq * 12``) are computed element by element.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-
-import numpy as np
-from onnx import TensorProto
-
-from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.types import TensorType
-from infer.values import Elem, Known, Value
+from infer.values import Value
 
 from .. import valueops as V
 from ..helpers import broadcast, norm_axis, require_single, same_dim
@@ -25,89 +18,54 @@ from ..registry import example, rule, shape_rule
 UNARY = [
     "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Celu", "Cos",
     "Cosh", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid", "HardSwish", "IsInf", "IsNaN",
-    "LeakyRelu", "Log", "Mish", "Reciprocal", "Selu", "Shrink", "Sigmoid",
-    "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Swish", "Tan", "Tanh", "ThresholdedRelu",
+    "LeakyRelu", "Log", "Mish", "Selu", "Shrink", "Sigmoid",
+    "Sin", "Sinh", "Softplus", "Softsign", "Swish", "Tan", "Tanh", "ThresholdedRelu",
 ]  # fmt: skip
 
 shape_rule(UNARY, "X[*s] -> Y[*s]")
 
 
-_FLOATS = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16, TensorProto.DOUBLE: np.float64}
+BINARY = [
+    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "And", "Or", "Xor", "Equal", "Less", "Greater",
+    "LessOrEqual", "GreaterOrEqual", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+]  # fmt: skip
 
 
-def in_type(k: Known | None, elem: int | None) -> Known | None:
-    """Float results computed in double, rounded to the tensor's element type.
-
-    One rounding of the exact double result is the IEEE float32 / float16 result of +, -, *
-    and / (double carries more than twice their precision). Other float types are not tracked.
-    """
-    if k is None or not any(isinstance(e, float) for e in k.elems):
-        return k
-    t = _FLOATS.get(elem)  # type: ignore[arg-type]
-    with np.errstate(all="ignore"):
-        return Known(k.shape, tuple((float(t(e)) if t is not None else None) if isinstance(e, float) else e
-                                    for e in k.elems))  # fmt: skip
-
-
-def _round_even(x: Elem) -> Elem:
-    return float(np.round(x)) if isinstance(x, float) else x
-
-
-def _numeric(f: Callable[[Elem], Elem]) -> Callable[[Elem], Elem]:
-    """Lift a map on numbers to contents: ints and symbolic extents pass through unchanged."""
-
-    def op(x: Elem) -> Elem:
-        if x is None or isinstance(x, (bool, str)):
-            return None
-        if not isinstance(x, float):
-            return x  # integer-valued already (an int or a symbolic extent)
-        return f(x) if math.isfinite(x) else x
-
-    return op
-
-
-def _relu(x: Elem) -> Elem:
-    if x is None or isinstance(x, (bool, str)):
-        return None
-    if isinstance(x, (int, float)):
-        return max(x, 0) if not isinstance(x, float) else max(x, 0.0)
-    lb = D.lower_bound(x)
-    return x if lb is not None and lb >= 0 else None
-
-
-def _sign(x: Elem) -> Elem:
-    if x is None or isinstance(x, (bool, str)):
-        return None
-    if isinstance(x, (int, float)):
-        return type(x)((x > 0) - (x < 0)) if not (isinstance(x, float) and math.isnan(x)) else None
-    lb = D.lower_bound(x)
-    return 1 if lb is not None and lb >= 1 else None
+def ops(ctx: RuleContext, i: int = 0) -> V.Arith:
+    """The element operations of input ``i``'s element type, recording float assumptions at
+    this node and deciding integer signs with what the model's other nodes require."""
+    return V.arith(ctx.elem(i), ctx.assume_range, ctx.dims.lower_bound)
 
 
 # Unary ops whose contents we follow (they appear in shape computations, e.g. Floor(H * 0.5)).
 _UNARY_VALUES = {
-    "Neg": V.neg, "Abs": V.absolute, "Not": V.logical_not,
-    "Floor": _numeric(lambda x: float(math.floor(x))), "Ceil": _numeric(lambda x: float(math.ceil(x))),
-    "Round": _numeric(_round_even), "Relu": _relu, "Sign": _sign,
+    "Neg": "neg", "Abs": "abs", "Not": "logical_not", "Floor": "floor", "Ceil": "ceil", "Round": "round",
+    "Relu": "relu", "Sign": "sign", "Sqrt": "sqrt", "Reciprocal": "reciprocal",
 }  # fmt: skip
 
 
 @rule(list(_UNARY_VALUES))
 def unary_with_values(ctx: RuleContext) -> list:
-    op = _UNARY_VALUES[ctx.op_type]
-    return [Value(TensorType(None, ctx.shape(0)), V.unary(op, ctx.known(0)))]
+    k = ctx.known(0)
+    known = V.unary(getattr(ops(ctx), _UNARY_VALUES[ctx.op_type]), k) if k is not None else None
+    return [Value(TensorType(None, ctx.shape(0)), known)]
 
 
 _BINARY_VALUES = {
-    "Add": V.ADD, "Sub": V.SUB, "Mul": V.MUL, "Div": V.DIV, "Max": V.MAX, "Min": V.MIN,
-    "Equal": V.EQUAL, "Less": V.LESS, "Greater": V.GREATER, "LessOrEqual": V.LESS_EQUAL,
-    "GreaterOrEqual": V.GREATER_EQUAL, "And": V.AND, "Or": V.OR, "Xor": V.XOR,
+    "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow", "Max": "max", "Min": "min",
+    "Equal": "equal", "Less": "less", "Greater": "greater", "LessOrEqual": "less_equal",
+    "GreaterOrEqual": "greater_equal",
 }  # fmt: skip
+_LOGIC = {"And": V.AND, "Or": V.OR, "Xor": V.XOR}
 
-BINARY = [
-    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "And", "Or", "Xor", "Equal", "Less", "Greater",
-    "LessOrEqual", "GreaterOrEqual", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
-]  # fmt: skip
+
+def _binary_op(ctx: RuleContext) -> V.Op | None:
+    if ctx.op_type in _LOGIC:
+        return _LOGIC[ctx.op_type]
+    if ctx.op_type == "Mod":
+        return ops(ctx).fmod if ctx.attr("fmod", 0) == 1 else ops(ctx).mod
+    name = _BINARY_VALUES.get(ctx.op_type)
+    return None if name is None else getattr(ops(ctx), name)
 
 
 @rule(BINARY, since=7)
@@ -116,13 +74,10 @@ def binary(ctx: RuleContext) -> list:
     shape = broadcast(ctx, ctx.shape(0), ctx.shape(1))
     if shape is None:
         ctx.because("an input has unknown rank")
-    op = _BINARY_VALUES.get(ctx.op_type)
-    if ctx.op_type == "Mod":
-        op = None if ctx.attr("fmod", 0) else V.MOD  # fmod=1 takes the dividend's sign: not tracked
-    elif ctx.op_type == "Div":
-        op = V.div_with(ctx.dims.lower_bound)  # what the model's convolutions require counts
-    known = V.elementwise(op, ctx.known(0), ctx.known(1)) if op is not None else None
-    return [Value(TensorType(None, shape), in_type(known, ctx.elem(0)))]
+    ka, kb = ctx.known(0), ctx.known(1)
+    op = _binary_op(ctx) if ka is not None and kb is not None else None
+    known = V.elementwise(op, ka, kb) if op is not None else None
+    return [Value(TensorType(None, shape), known)]
 
 
 @rule(["Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Less", "Greater"], since=1)
@@ -153,24 +108,24 @@ def binary_legacy(ctx: RuleContext) -> list:
                 if isinstance(t, int) and isinstance(d, int) and d not in (1, t):
                     raise RuleError("shape-mismatch", f"extent {d} of B does not broadcast to {t}")
     known = None
-    op = _BINARY_VALUES.get(ctx.op_type)
     ka, kb = ctx.known(0), ctx.known(1)
     # Contents where numpy's alignment is the operator's: equal shapes, or B a trailing block.
-    if op is not None and ka is not None and kb is not None:
+    if ka is not None and kb is not None and (op := _binary_op(ctx)) is not None:
         if ka.shape == kb.shape or (ctx.attr("broadcast", 0) and ctx.attr("axis") is None):
-            known = in_type(V.elementwise(op, ka, kb), ctx.elem(0))
+            known = V.elementwise(op, ka, kb)
     return [Value(TensorType(None, out), known)]
 
 
 @rule(["Max", "Min", "Sum", "Mean"], since=8)
 def variadic(ctx: RuleContext) -> list:
     shape = broadcast(ctx, *(ctx.shape(i) for i in range(ctx.n_inputs)))
-    op = _BINARY_VALUES.get(ctx.op_type) if ctx.op_type != "Sum" else V.ADD
+    name = {"Sum": "add", "Max": "max", "Min": "min"}.get(ctx.op_type)  # Mean: not followed
     known = None
-    if op is not None:
+    if name is not None and all(ctx.known(i) is not None for i in range(ctx.n_inputs)):
+        op = getattr(ops(ctx), name)
         known = ctx.known(0)
         for i in range(1, ctx.n_inputs):  # rounded at every step, as the runtime accumulates
-            known = in_type(V.elementwise(op, known, ctx.known(i)), ctx.elem(0))
+            known = V.elementwise(op, known, ctx.known(i))
     return [Value(TensorType(None, shape), known)]
 
 

@@ -18,9 +18,10 @@ from infer import types as T
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
-from infer.values import INT_RANGE, Elem, Known, Value, known_vector
+from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, SymFloat, Value, known_vector
 
 from .. import valueops as V
+from ..floatops import Assume, FloatArith
 from ..helpers import broadcast, elements, norm_axes, norm_axis, require_rank, same_dim, vector_length
 from ..registry import example, rule, shape_rule
 from ..schema import normalize_type_str
@@ -64,7 +65,43 @@ def _wrap_int(v: int, to: int) -> int:
     return v - span if v > hi else v
 
 
-def _cast_elem(e: Elem, to: int) -> Elem:
+def _symbolic_int(i: Dim, to: int, assume: Assume) -> Dim:
+    """An integer expression cast to integer type ``to``: kept where the type holds it; for the
+    32- and 64-bit types, what it needs is assumed (an extent past 2^31 in an int32 wraps)."""
+    if i is None or to == TensorProto.INT64:
+        return i  # every integer element is an int64 value already
+    lo, hi = INT_RANGE[to]
+    blo, bhi = D.bounds(i)
+    need_lo = None if blo is not None and blo >= lo else lo
+    need_hi = None if bhi is not None and bhi <= hi else hi
+    if need_lo is None and need_hi is None:
+        return i
+    if hi < (1 << 31) - 1 or (blo is not None and blo > hi) or (bhi is not None and bhi < lo):
+        return None  # an 8- or 16-bit extent is no assumption to make silently
+    assume(i, need_lo, need_hi, f"within {T.elem_name(to)}")
+    return i
+
+
+def _cast_symbolic(e: Elem, to: int, assume: Assume) -> Elem:
+    """A symbolic element (an integer expression or a ``SymFloat``) after ``Cast(to=...)``."""
+    bits = FLOAT_BITS.get(to)
+    if type(e) is SymFloat:
+        f = FloatArith(e.rounded or 53, assume)
+        if to == TensorProto.BOOL:
+            s = f.sign(e)
+            return None if s is None else s != 0
+        if to in INT_RANGE:
+            return _symbolic_int(f.trunc_int(e), to, assume)
+        return FloatArith(bits, assume).convert(e) if bits is not None else None
+    if to == TensorProto.BOOL:
+        lo, hi = D.bounds(e)
+        return True if (lo is not None and lo >= 1) or (hi is not None and hi <= -1) else None
+    if to in INT_RANGE:
+        return _symbolic_int(e, to, assume)
+    return FloatArith(bits, assume).from_integer(e) if bits is not None else None
+
+
+def _cast_elem(e: Elem, to: int, assume: Assume) -> Elem:
     """One element after ``Cast(to=...)``, or ``None`` where the result is not certain."""
     if e is None or isinstance(e, str):
         if isinstance(e, str) and (to in INT_RANGE or to in _NP_FLOAT):
@@ -76,15 +113,8 @@ def _cast_elem(e: Elem, to: int) -> Elem:
                 return None
         else:
             return None
-    if not isinstance(e, (bool, int, float)):  # a symbolic extent (a positive integer below 2^31)
-        if to in (TensorProto.INT32, TensorProto.INT64, TensorProto.UINT32, TensorProto.UINT64):
-            return e
-        if to in (TensorProto.FLOAT, TensorProto.DOUBLE):
-            return e  # exact for the extents we reason about (see docs/architecture.md)
-        if to == TensorProto.BOOL:
-            lb = D.lower_bound(e)
-            return True if lb is not None and lb >= 1 else None
-        return None
+    if not isinstance(e, (bool, int, float)):
+        return _cast_symbolic(e, to, assume)
     if to == TensorProto.BOOL:
         return bool(e)
     if to in INT_RANGE:
@@ -99,11 +129,12 @@ def _cast_elem(e: Elem, to: int) -> Elem:
     return None
 
 
-def cast_known(k: Known | None, to: int) -> Known | None:
-    """Contents after ``Cast``: rounded to the target type, integers wrapped like C casts."""
+def cast_known(k: Known | None, to: int, assume: Assume) -> Known | None:
+    """Contents after ``Cast``: rounded to the target type, integers wrapped like C casts;
+    symbolic elements keep their exact value where ``assume`` records what that rests on."""
     if k is None:
         return None
-    return Known(k.shape, tuple(_cast_elem(e, to) for e in k.elems))
+    return Known(k.shape, tuple(_cast_elem(e, to, assume) for e in k.elems))
 
 
 def _to_type(to: object) -> int:
@@ -135,13 +166,13 @@ def _check_cast_target(ctx: RuleContext, to: int) -> None:
 def cast(ctx: RuleContext) -> list:
     to = _to_type(ctx.require("to"))
     _check_cast_target(ctx, to)
-    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to))]
+    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to, ctx.assume_range))]
 
 
 @rule("CastLike")
 def cast_like(ctx: RuleContext) -> list:
     to = ctx.elem(1)
-    known = cast_known(ctx.known(0), to) if to is not None else None
+    known = cast_known(ctx.known(0), to, ctx.assume_range) if to is not None else None
     return [Value(TensorType(to, ctx.shape(0)), known)]
 
 
