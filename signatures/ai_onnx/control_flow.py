@@ -36,7 +36,7 @@ from infer.types import (
     UnknownType,
     elem_name,
 )
-from infer.values import Known, Value
+from infer.values import Known, SymFloat, Value
 
 from ..registry import rule
 from .sequence import element_type, is_container, join_values
@@ -167,9 +167,14 @@ class Body:
             return None
         if is_container(v.type):
             return Known(k.shape, tuple(self.clean(e, lambda a, d: None) for e in k.elems))
-        elems = tuple(None if e is not None and not isinstance(e, (bool, float, str)) and self.varies(e) else e
-                      for e in k.elems)  # fmt: skip
+        elems = tuple(None if e is not None and not isinstance(e, (bool, float, str)) and self.varies(_integer_part(e))
+                      else e for e in k.elems)  # fmt: skip
         return Known(k.shape, elems) if any(e is not None for e in elems) else None
+
+
+def _integer_part(e: object) -> Dim:
+    """The integer expression a symbolic element rests on (a float element's numerator)."""
+    return e.num if isinstance(e, SymFloat) else e  # type: ignore[return-value]
 
 
 def _top(t: Type) -> Type:

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, Known, Value, value_from_tensor
+from infer.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value, value_from_tensor
 
 from .. import valueops as V
 from ..helpers import require_single, vector_length
@@ -143,10 +143,14 @@ def _float_range(ctx: RuleContext, s: float, lim: float, d: float) -> Value | tu
 
 
 def _integral(x: object) -> D.Dim:
+    """An integer bound: an int, an integral float, an integer expression, or a float element
+    that is exactly an integer expression (``Cast(H)`` to float)."""
     if isinstance(x, bool) or isinstance(x, str):
         return None
     if isinstance(x, float):
         return int(x) if x.is_integer() else None
+    if isinstance(x, SymFloat):
+        return x.num if x.den == 1 and not x.rounded else None
     return x  # type: ignore[return-value]
 
 

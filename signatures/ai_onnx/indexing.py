@@ -16,7 +16,7 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
-from infer.values import Known, Value
+from infer.values import Known, SymFloat, Value
 
 from .. import valueops as V
 from ..helpers import norm_axis, same_dim
@@ -200,6 +200,11 @@ def _depth(ctx: RuleContext) -> Dim:
             ctx.because(f"the depth {e} is not an integer and runtimes convert it differently", 1)
             return None
         e = int(e)
+    if isinstance(e, SymFloat):
+        if e.den != 1 or e.rounded:
+            ctx.because("the depth is a float that may not be an integer", 1)
+            return None
+        e = e.num
     if isinstance(e, (bool, str)):
         ctx.because("the depth is not a number", 1)
         return None

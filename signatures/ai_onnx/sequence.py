@@ -33,7 +33,7 @@ from infer.types import (
     UnknownType,
     elem_name,
 )
-from infer.values import Known, Value
+from infer.values import Known, SymFloat, Value
 
 from ..helpers import norm_axis, same_dim
 from ..registry import example, rule
@@ -124,7 +124,7 @@ def _join_known(a: Value, b: Value) -> Known | None:
 def _same_elem(x: object, y: object) -> bool:
     if x is None or y is None:
         return False
-    if isinstance(x, (bool, float, str)) or isinstance(y, (bool, float, str)):
+    if isinstance(x, (bool, float, str, SymFloat)) or isinstance(y, (bool, float, str, SymFloat)):
         return type(x) is type(y) and x == y
     return D.equal(x, y) is True  # type: ignore[arg-type]
 

@@ -240,8 +240,14 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
             out.append(None)
         elif isinstance(t, int) and t < -1:
             raise RuleError("shape-mismatch", f"target shape entry {t} is negative")
-        else:
+        elif isinstance(t, int) or (ctx.dims.lower_bound(t) or 0) >= (0 if allowzero else 1):
             out.append(t)
+        elif data is not None and i < len(data) and D.equal(t, data[i]) is True:
+            out.append(t)  # copied or not, the extent is the same
+        else:
+            # A symbolic entry that may be 0 (copy the input's extent) or -1 (inferred) at run
+            # time: open, like an unknown entry.
+            out.append(None)
     total = elements(data)
     open_ = [j for j, d in enumerate(out) if d is None]
     if len(open_) == 1 and total is not None:

@@ -1,0 +1,111 @@
+"""Fresh extents (data-dependent counts) may be 0 at run time; claims over them must hold there.
+
+Each model computes a count with NonZero (0, 1 or more at run time, chosen by the input's
+values), then uses it as the engine would: in Min/Max, comparisons, Cast to bool, Reshape
+targets, Slice extents. Checked in onnxruntime with inputs that make the count 0, 1 and 5.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper as h
+
+import infer
+from tests.support.runtime import check, expose_all, run
+
+
+def _count_model(tail: list, extra_inits: list = (), out_elem: int = TP.INT64) -> onnx.ModelProto:
+    """``c`` = the number of non-zero elements of ``x`` (an int64 scalar), then ``tail``."""
+    nodes = [
+        h.make_node("NonZero", ["x"], ["nz"]),
+        h.make_node("Shape", ["nz"], ["s"]),
+        h.make_node("Gather", ["s", "one"], ["c"], axis=0),
+        *tail,
+    ]
+    inits = [h.make_tensor("one", TP.INT64, [], [1]), h.make_tensor("zero1", TP.INT64, [1], [0]), *extra_inits]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [8])],
+                     [h.make_tensor_value_info("y", out_elem, None)], inits)  # fmt: skip
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
+
+
+def _runs(model: onnx.ModelProto, counts: tuple[int, ...] = (0, 1, 5)) -> list:
+    exposed = expose_all(model)
+    out = []
+    for count in counts:
+        x = np.zeros(8, np.float32)
+        x[:count] = 1.0
+        out.append(({}, run(exposed, {"x": x})))
+    return out
+
+
+def _sound(model: onnx.ModelProto) -> infer.InferenceResult:
+    result = infer.infer_model(model)
+    verdict = check(result, _runs(model))
+    assert not verdict.wrong, verdict.wrong
+    return result
+
+
+CASES = {
+    "max-with-1": [h.make_node("Max", ["c", "one"], ["y"])],
+    "min-with-1": [h.make_node("Min", ["c", "one"], ["y"])],
+    "greater-than-0": [h.make_node("Greater", ["c", "zero"], ["y"])],
+    "equal-0": [h.make_node("Equal", ["c", "zero"], ["y"])],
+    "cast-to-bool": [h.make_node("Cast", ["c"], ["y"], to=TP.BOOL)],
+    "abs": [h.make_node("Abs", ["c"], ["y"])],
+    "sign": [h.make_node("Sign", ["c"], ["y"])],
+    "reduce-min": [h.make_node("Unsqueeze", ["c", "zero1"], ["c1"]),
+                   h.make_node("Concat", ["c1", "one1"], ["v"], axis=0),
+                   h.make_node("ReduceMin", ["v"], ["y"], keepdims=0)],  # fmt: skip
+    "reduce-max": [h.make_node("Unsqueeze", ["c", "zero1"], ["c1"]),
+                   h.make_node("Concat", ["c1", "one1"], ["v"], axis=0),
+                   h.make_node("ReduceMax", ["v"], ["y"], keepdims=0)],  # fmt: skip
+    "div-by-count": [h.make_node("Max", ["c", "one"], ["c_pos"]), h.make_node("Div", ["c", "c_pos"], ["y"])],
+    "sub-then-div": [h.make_node("Sub", ["c", "three"], ["d"]), h.make_node("Div", ["d", "two"], ["y"])],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_fresh_count_may_be_zero(name):
+    inits = [h.make_tensor("zero", TP.INT64, [], [0]), h.make_tensor("one1", TP.INT64, [1], [1]),
+             h.make_tensor("two", TP.INT64, [], [2]), h.make_tensor("three", TP.INT64, [], [3])]  # fmt: skip
+    out_elem = TP.BOOL if name in ("greater-than-0", "equal-0", "cast-to-bool") else TP.INT64
+    _sound(_count_model(CASES[name], inits, out_elem))
+
+
+def test_reshape_to_a_count_that_may_be_zero():
+    """Reshape(zeros[c, 4], [c, -1]) with allowzero=0."""
+    tail = [
+        h.make_node("Unsqueeze", ["c", "zero1"], ["c1"]),
+        h.make_node("Concat", ["c1", "four"], ["shape"], axis=0),
+        h.make_node("ConstantOfShape", ["shape"], ["z"]),
+        h.make_node("Concat", ["c1", "minus1"], ["target"], axis=0),
+        h.make_node("Reshape", ["z", "target"], ["y"]),
+    ]
+    inits = [h.make_tensor("four", TP.INT64, [1], [4]), h.make_tensor("minus1", TP.INT64, [1], [-1])]
+    model = _count_model(tail, inits, TP.FLOAT)
+    result = infer.infer_model(model)
+    verdict = check(result, _runs(model, (1, 5)))  # [0, -1] of no elements is ill-formed
+    assert not verdict.wrong, verdict.wrong
+
+
+def test_reshape_with_a_copied_zero_entry():
+    """target [u, 8] where u is 0 at run time copies the input's first extent (2)."""
+    tail = [
+        h.make_node("Unsqueeze", ["c", "zero1"], ["c1"]),
+        h.make_node("Concat", ["c1", "eight"], ["target"], axis=0),
+        h.make_node("Reshape", ["data", "target"], ["y"]),
+    ]
+    inits = [h.make_tensor("eight", TP.INT64, [1], [8]), h.make_tensor("data", TP.INT64, [1, 8], list(range(8)))]
+    model = _count_model(tail, inits)
+    result = infer.infer_model(model)
+    exposed = expose_all(model)
+    x = np.zeros(8, np.float32)
+    runs = [({}, run(exposed, {"x": x}))]  # count 0: the target [0, 8] copies extent 1
+    x[0] = 1.0
+    runs.append(({}, run(exposed, {"x": x})))  # count 1: [1, 8]
+    verdict = check(result, runs)
+    assert not verdict.wrong, verdict.wrong
+    assert result.shape_of("y")[1] == 8
