@@ -20,6 +20,7 @@ equal (Clause 9.3): comparisons return ``None`` when the answer depends on their
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache, lru_cache
@@ -62,6 +63,7 @@ __all__ = [
     "total",
     "free_names",
     "to_str",
+    "quote_name",
     "evaluate",
     "normalize",
     "expression_size",
@@ -679,9 +681,18 @@ def free_names(d: Dim) -> frozenset[str]:
     return frozenset(s.name for s in d.free_symbols)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def quote_name(name: str) -> str:
+    """A variable's name as written inside an expression: bare if it is an identifier, else in
+    backquotes (``batch*`past sequence```), so that every reader parses one variable back."""
+    return name if _IDENTIFIER.match(name) else "`" + name.replace("`", "``") + "`"
+
+
 class _DimPrinter(StrPrinter):
     def _print_Symbol(self, expr: sympy.Symbol) -> str:
-        return expr.name
+        return quote_name(expr.name)
 
 
 _printer = _DimPrinter()
@@ -698,6 +709,8 @@ def to_str(d: Dim) -> str:
         return "?"
     if isinstance(d, int):
         return str(d)
+    if isinstance(d, sympy.Symbol):
+        return d.name  # alone, a name is the dim_param as declared
     if not isinstance(d, sympy.Basic):
         # A float element of known contents: not through the cache, whose keys compare equal
         # for 0.0 and -0.0 (the first printed would be shown for both).

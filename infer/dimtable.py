@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from . import dims as D
+from .dimparse import is_identifier, names_in, parse_dim
 from .dims import Dim
 
 
@@ -147,15 +148,39 @@ class DimTable:
     # -- variables ------------------------------------------------------------------------------
 
     def declared(self, name: str, where: str = "", value: str | None = None) -> Dim:
-        """The dim a ``dim_param`` names; a bound name gives its integer."""
+        """The dim a ``dim_param`` names; a bound name gives its integer.
+
+        A name that is no identifier but spells an expression over the model's other declared
+        names (``past_sequence + sequence``, as exporters write on attention masks) stands for
+        that expression; any other name is one variable.
+        """
         if name in self.bindings:
             return self.bindings[name]
         var = self.variables.get(name)
-        if var is None:
-            origin = Origin("declared", f"declared as '{name}' {where}".rstrip(), value=value)
-            var = Variable(name, D.symbol(name), origin)
-            self.variables[name] = var
+        if var is not None:
+            return var.symbol
+        spelled = self._spelled(name)
+        if spelled is not None:
+            self.note("equality", f"'{name}' {where} stands for {D.to_str(spelled)}".replace("  ", " "), (spelled,))
+            return spelled
+        origin = Origin("declared", f"declared as '{name}' {where}".rstrip(), value=value)
+        var = Variable(name, D.symbol(name), origin)
+        self.variables[name] = var
         return var.symbol
+
+    def _spelled(self, name: str) -> Dim:
+        """The expression a non-identifier ``name`` spells over the model's other declared names
+        (identifiers, or names in backquotes as ``to_str`` writes them)."""
+        if is_identifier(name) or not self.reserved:
+            return None
+        parts = names_in(name)
+        if not parts or name in parts or not all(p in self.reserved for p in parts):
+            return None
+        try:
+            d = parse_dim(name, lambda part: self.declared(part))
+        except (ValueError, TypeError, ZeroDivisionError):
+            return None
+        return None if d is None or (isinstance(d, int) and d < 0) else d
 
     def _new_name(self, prefix: str) -> str:
         while True:

@@ -9,7 +9,6 @@ unsupplied optional input. Variables named in type strings live in the node's ow
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import Any
 
 from onnx import ModelProto, helper
 
+from . import dimparse
 from . import dims as D
 from . import types as T
 from .diagnostics import Diagnostic
@@ -57,33 +57,8 @@ def _split(s: str) -> list[str]:
 
 
 def parse_dim(src: str, table: DimTable) -> D.Dim:
-    """``3``, ``N``, ``N + 5``, ``floor(H/2)``, ``?`` (unknown) -> a dim."""
-    src = src.strip()
-    if src == "?":
-        return None
-
-    def ev(node: ast.AST) -> D.Dim:
-        if isinstance(node, ast.Constant) and isinstance(node.value, int):
-            return node.value
-        if isinstance(node, ast.Name):
-            return table.declared(node.id, "in a type string")
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return D.neg(ev(node.operand))
-        if isinstance(node, ast.BinOp):
-            a, b = ev(node.left), ev(node.right)
-            ops = {ast.Add: D.add, ast.Sub: D.sub, ast.Mult: D.mul, ast.FloorDiv: D.floordiv, ast.Mod: D.mod}
-            if type(node.op) in ops:
-                return ops[type(node.op)](a, b)
-            if isinstance(node.op, ast.Div) and isinstance(node, ast.BinOp):
-                return D.floordiv(a, b)  # inside floor(...)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            args = [ev(x) for x in node.args]
-            fn = {"floor": lambda x: x, "max": D.dmax, "min": D.dmin, "mod": D.mod}.get(node.func.id)
-            if fn is not None:
-                return fn(*args)
-        raise ValueError(f"cannot read dim {src!r}")
-
-    return ev(ast.parse(src, mode="eval").body)
+    """``3``, ``N``, ``N + 5``, ``floor(H/2)``, ``?`` (unknown) -> a dim; names are declared in ``table``."""
+    return dimparse.parse_dim(src, lambda name: table.declared(name, "in a type string"))
 
 
 def _top_level_slash(src: str) -> int:
