@@ -57,6 +57,7 @@ __all__ = [
     "less",
     "bounds",
     "lower_bound",
+    "is_monotone",
     "product",
     "content",
     "divide_exact",
@@ -265,6 +266,29 @@ def lower_bound(e: Expr) -> int | None:
     return None
 
 
+def is_monotone(e: Dim) -> bool:
+    """Is ``e`` non-decreasing in every variable (sums, products of non-negative parts, floors
+    by positive integers, maxima and minima of such)? Its least value is then its value with
+    every variable at its least."""
+    if e is None or isinstance(e, int) or e.is_Integer or e.is_Symbol:
+        return e is not None
+    if isinstance(e, sympy.Add):
+        return all(is_monotone(t) for t in e.args)
+    if isinstance(e, sympy.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if not coeff.is_Integer or coeff < 0:
+            return False
+        return all(is_monotone(f) and (lower_bound(f) or 0) >= 0 for f in sympy.Mul.make_args(rest) if f != 1)
+    if e.is_Pow:
+        base, exp = e.args
+        return exp.is_Integer and exp > 0 and is_monotone(base) and (lower_bound(base) or -1) >= 0
+    if isinstance(e, FloorDiv):
+        return e.args[1].is_Integer and e.args[1] > 0 and is_monotone(e.args[0])
+    if isinstance(e, (DimMax, DimMin)):
+        return all(is_monotone(a) for a in e.args)
+    return False
+
+
 def _relax(e: Expr, lower: bool) -> Expr | None:
     """A bound of ``e`` (lower or upper) without floors: ``floor(x/k)`` lies in ``[(x-k+1)/k, x/k]``.
 
@@ -327,6 +351,25 @@ def _linear_lower_bound(e: Expr) -> int | None:
     return math.ceil(total)  # the expression is an integer
 
 
+# Arguments of one max or min compared pairwise at most (Clause 15.4): a broadcast over hundreds
+# of distinct extents would otherwise cost a comparison per pair at every step. Past it the
+# arguments are kept as given (sorted, duplicates and constants merged): still exact.
+EXTREMUM_COMPARED = 16
+
+
+def _dominates(t: Expr, s: Expr, is_max: bool) -> bool:
+    """``t >= s`` (``is_max``) or ``t <= s``, provably: then ``s`` adds nothing to the extremum.
+    Only arguments over related variables are compared (``M`` and ``M + N``): a cheap filter."""
+    ft, fs = t.free_symbols, s.free_symbols
+    if not (fs <= ft or ft <= fs):
+        return False
+    d = _difference(t, s) if is_max else _difference(s, t)
+    if isinstance(d, int):
+        return d >= 0
+    lb = lower_bound(d)
+    return lb is not None and lb >= 0
+
+
 class _Extremum(sympy.Function):
     is_integer = True
     _is_max: bool
@@ -341,22 +384,22 @@ class _Extremum(sympy.Function):
         syms = sorted({a for a in flat if not a.is_Integer}, key=_expr_str)
         if not syms:
             return sympy.Integer(pick(ints))
-        # Drop a symbolic argument that another one beats by a known constant, or that is the
-        # opposite extremum of another argument: max(a, min(a, b)) = a, min(a, max(a, b)) = a.
-        other = DimMin if cls._is_max else DimMax
-        syms = [s for s in syms if not (isinstance(s, other) and any(t in s.args for t in syms))]
-        kept = []
-        for s in syms:
-            beaten = False
-            for t in syms:
-                if t is s or t.free_symbols != s.free_symbols:
-                    continue
-                d = t - s
-                if d.is_Integer and d != 0 and (d > 0) == cls._is_max:
-                    beaten = True
-                    break
-            if not beaten:
-                kept.append(s)
+        kept = syms
+        if len(syms) <= EXTREMUM_COMPARED:
+            # The opposite extremum of another argument adds nothing: max(a, min(a, b)) = a.
+            other = DimMin if cls._is_max else DimMax
+            syms = [s for s in syms if not (isinstance(s, other) and any(t in s.args for t in syms))]
+            # Neither does an argument another one provably beats: min(M, M + N) = M. Of two
+            # provably equal arguments the first stays.
+            kept = []
+            for i, s in enumerate(syms):
+                beaten = False
+                for j, t in enumerate(syms):
+                    if i != j and _dominates(t, s, cls._is_max) and not (j > i and _dominates(s, t, cls._is_max)):
+                        beaten = True
+                        break
+                if not beaten:
+                    kept.append(s)
         consts: list[int] = []
         if ints:
             c = pick(ints)

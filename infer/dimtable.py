@@ -136,6 +136,7 @@ class DimTable:
     _fact_set: set[Fact] = field(default_factory=set)
     minimums: dict[Dim, int] = field(default_factory=dict)  # extents a valid run needs this large
     ranges: dict[Dim, tuple[int | None, int | None]] = field(default_factory=dict)  # assumed, not required
+    var_minimums: dict[str, int] = field(default_factory=dict)  # least values the minimums imply
     # What each minimum or maximum rests on, for ``assumptions`` (the first reason given wins).
     _bound_reasons: dict[tuple[Dim, str], tuple[str, Site | None]] = field(default_factory=dict)
     # Bumped whenever ``minimums`` changes: rule results computed under other minimums (which
@@ -255,6 +256,7 @@ class DimTable:
         if value <= (D.lower_bound(d) or 0):
             return
         self.minimums[d] = max(value, self.minimums.get(d, value))
+        self._learn_variable_minimum(d, value)
         self.minimums_epoch += 1
         self._bound_reasons.setdefault((d, "min"), (why, site))
         self.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
@@ -288,6 +290,24 @@ class DimTable:
             out.append(Assumption(d, lo, hi, why, site))
         return out
 
+    def _learn_variable_minimum(self, d: Dim, value: int) -> None:
+        """``d >= value`` for ``d`` monotone in one variable gives that variable a least value
+        (``floor((h + 3)/4) >= 8`` gives ``h >= 29``), which bounds every monotone expression in
+        it (``floor((h + 3)/32) >= 1``)."""
+        if d is None or isinstance(d, int) or len(d.free_symbols) != 1 or not D.is_monotone(d):
+            return
+        (sym,) = d.free_symbols
+        lo, hi = self.var_minimums.get(sym.name, D.lower_bound(sym) or 0), 1 << 40
+        if (D.evaluate(d, {sym.name: lo}) or 0) >= value or (D.evaluate(d, {sym.name: hi}) or 0) < value:
+            return
+        while hi - lo > 1:  # the least v with d(v) >= value lies in (lo, hi]
+            mid = (lo + hi) // 2
+            if (D.evaluate(d, {sym.name: mid}) or 0) >= value:
+                hi = mid
+            else:
+                lo = mid
+        self.var_minimums[sym.name] = hi
+
     def lower_bound(self, d: Dim) -> int | None:
         """``dims.lower_bound`` sharpened by what the model's validity requires."""
         if d is None or isinstance(d, int):
@@ -299,6 +319,10 @@ class DimTable:
         const, rest = d.as_coeff_Add()
         if const != 0 and rest in self.minimums and const.is_Integer:
             candidates.append(self.minimums[rest] + int(const))
+        if self.var_minimums and any(s.name in self.var_minimums for s in d.free_symbols) and D.is_monotone(d):
+            env = {s.name: self.var_minimums.get(s.name, D.lower_bound(s) or 0) for s in d.free_symbols}
+            least = D.evaluate(d, env)
+            candidates.append(least if isinstance(least, int) else None)
         known = [c for c in candidates if c is not None]
         return max(known) if known else None
 

@@ -277,7 +277,8 @@ class Engine:
             minimums = dict(self.table.minimums)
             if not minimums or not any(v.is_fresh for v in self.table):
                 return
-            self.table = DimTable(reserved=self.table.reserved, bindings=self.table.bindings, minimums=minimums)
+            self.table = DimTable(reserved=self.table.reserved, bindings=self.table.bindings, minimums=minimums,
+                                  var_minimums=dict(self.table.var_minimums))  # fmt: skip
             self.diagnostics = []
             self.records = {}
             self._warned_default = False

@@ -7,6 +7,7 @@ agree.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,3 +119,32 @@ def test_mod_canonical_forms():
     assert D.mod(D.mod(h, 3), 4) == D.mod(h, 3)
     assert D.mod(D.mul(3, h), h) == 0
     assert D.to_str(D.mod(D.add(h, 5), 4)) == "mod(h + 1, 4)"
+
+
+def test_an_argument_another_provably_beats_is_dropped():
+    m, n, u = D.symbol("M"), D.symbol("N"), D.fresh_symbol("u")
+    assert D.dmin(m, D.add(m, n)) == m
+    assert D.dmax(m, D.add(m, n)) == D.add(m, n)
+    assert D.dmax(m, D.add(m, u)) == D.add(m, u)  # u >= 0
+    assert D.dmin(m, D.add(m, u)) == m
+    assert D.to_str(D.dmin(m, n)) == "min(M, N)"  # unrelated: both stay
+
+
+def test_fresh_variables_may_be_zero():
+    u = D.fresh_symbol("u")
+    assert D.lower_bound(u) == 0
+    assert D.to_str(D.dmax(u, 1)) == "max(u, 1)"
+    assert D.less(0, u) is None
+    assert D.lower_bound(D.add(D.symbol("N"), u)) == 1
+
+
+@pytest.mark.timeout(60)  # pairwise at every step, it took minutes
+def test_extremum_of_many_arguments_is_not_compared_pairwise():
+    """A max folded over 200 distinct extents: past EXTREMUM_COMPARED the arguments are kept as
+    given (sorted, merged), still exact."""
+    d: D.Dim = D.symbol("x0")
+    for i in range(1, 200):
+        d = D.dmax(d, D.symbol(f"x{i}"))
+    assert len(d.args) == 200
+    env = {f"x{i}": (i * 37) % 101 + 1 for i in range(200)}
+    assert D.evaluate(d, env) == max(env.values())

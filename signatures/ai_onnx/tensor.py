@@ -261,6 +261,9 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
                     f"{D.to_str(total)} elements cannot be reshaped with the other dims giving {D.to_str(rest)}",
                 )
             out[j] = D.floordiv(total, rest)
+            if D.is_symbolic(out[j]) and (ctx.dims.lower_bound(total) or 0) >= 1:
+                # A run divides a non-empty element count exactly: the quotient is at least 1.
+                ctx.dims.require_at_least(out[j], 1, ctx.site, f"{ctx.op_type} divides the element count exactly")
         elif rest == 0 and infer_at is not None:
             ctx.because("-1 next to a 0 extent does not determine the inferred dim")
     elif open_:
