@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from . import __version__, infer_model
 from .annotate import STYLES
 from .diagnostics import ERROR, INFO, WARNING
 from .loader import ModelLoadError
+from .output import OutputRefused, destination, write_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import InferenceResult
@@ -243,56 +243,47 @@ def _infer(args: argparse.Namespace) -> InferenceResult:
     return result
 
 
-def write_atomically(data: bytes, dest: Path) -> None:
-    """Write ``data`` to ``dest`` through a temporary file in the same directory and a rename."""
-    directory = dest.parent if str(dest.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=directory)
-    try:
-        # mkstemp makes the file private (0600); give it the mode a plain open() would, or keep
-        # the mode of the file it replaces.
-        try:
-            mode = os.stat(dest).st_mode & 0o7777
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+# The one writer of every verb that writes (infer.output): regular files only, atomically.
+write_atomically = write_file
 
 
 def _write(data: bytes, out: Path) -> None:
     try:
-        write_atomically(data, out)
+        write_file(data, out)
+    except OutputRefused as e:
+        raise CliError(str(e)) from None
     except OSError as e:
         raise CliError(f"cannot write {out}: {e.strerror or e}") from None
 
 
 def _output_path(args: argparse.Namespace, suffix: str) -> Path:
-    """Where a verb writes: ``-o``, the input itself with ``--in-place``, or MODEL<suffix>."""
+    """Where a verb writes: ``-o``, the input itself with ``--in-place``, or MODEL<suffix>.
+
+    The destination is checked here, before inference, and again by the writer: a directory, a
+    device, a FIFO or a socket is refused, a symbolic link is followed to a regular file.
+    """
     src = Path(args.model)
+    if args.output is not None and not args.output:
+        raise CliError("-o: the output path is empty")
     if getattr(args, "in_place", False):
-        if args.output:
+        if args.output is not None:
             raise CliError("give either -o or --in-place, not both")
-        return src
-    if args.output:
+        out = src
+    elif args.output is not None:
         out = Path(args.output)
         if out.exists() and src.exists() and os.path.samefile(out, src):
             hint = "; pass --in-place to overwrite it" if hasattr(args, "in_place") else ""
             raise CliError(f"{out} is the input model{hint}")
-        return out
-    out = src.with_name(src.stem + suffix)
-    if out.exists() and not args.force:
-        raise CliError(f"{out} exists; pass -o PATH to choose the output or --force to replace it")
+    else:
+        out = src.with_name(src.stem + suffix)
+        if os.path.lexists(out) and not args.force:
+            raise CliError(f"{out} exists; pass -o PATH to choose the output or --force to replace it")
+    try:
+        destination(out)
+    except OutputRefused as e:
+        raise CliError(str(e)) from None
+    except OSError as e:
+        raise CliError(f"cannot write {out}: {e.strerror or e}") from None
     return out
 
 

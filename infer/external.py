@@ -16,10 +16,13 @@ every check Clause 15.3 asks for:
 4. the canonical path resolves inside the model directory (a second, independent layer);
 5. the declared offset and length lie within the file (checked on the open file) and the length
    is what the tensor's dims and element type need, before anything is allocated;
-6. a checksum, when present, is the SHA-1 of the whole file, read through the same descriptor.
+6. a checksum, when present, is the SHA-1 of the whole file, read through the same descriptor;
+   each file is hashed once per run, and hashing stops at a byte budget (``Digests``): a
+   reference past it is left unread, with a warning rather than an error.
 
 Any failure is an ``ExternalDataError`` with a one-line reason, which the engine reports as an
-``external-data`` error (a validation failure, Clause 15.3); the tensor's contents stay unknown.
+``external-data`` error (a validation failure, Clause 15.3), except a spent hashing budget
+(``HashBudgetSpent``), a limit of ours reported as a warning; the tensor's contents stay unknown.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -208,25 +211,53 @@ def _read_exactly(fd: int, length: int, offset: int, shown: str) -> bytes:
     return b"".join(chunks)
 
 
-def _sha1(fd: int, size: int, shown: str) -> str:
-    if size > MAX_EXTERNAL_HASH_BYTES:
-        raise ExternalDataError(
-            f"{shown} has {size} bytes; checksums are verified for files up to {MAX_EXTERNAL_HASH_BYTES} "
-            "(MAX_EXTERNAL_HASH_BYTES)"
-        )
-    h = hashlib.sha1(usedforsecurity=False)
-    offset = 0
-    while offset < size:
-        chunk = os.pread(fd, min(size - offset, 1 << 20), offset)
-        if not chunk:
-            raise ExternalDataError(f"{shown} ended after {offset} bytes; it changed while being read")
-        h.update(chunk)
-        offset += len(chunk)
-    return h.hexdigest()
+class HashBudgetSpent(ExternalDataError):
+    """Verifying a checksum would hash more than the run's budget allows; the reference is not read."""
 
 
-def read(directory: Path, t: TensorProto) -> bytes:
-    """The raw contents of external tensor ``t``, relative to ``directory``, after every check."""
+@dataclass
+class Digests:
+    """The SHA-1 of each external file hashed in one run, and the bytes hashed so far.
+
+    A file is known by (device, inode, size, modification time): forty references into one file
+    hash it once, and a file rewritten meanwhile is hashed again. Hashing stops at ``budget``
+    bytes per run (``MAX_EXTERNAL_HASH_BYTES``, Clause 15.4): a reference whose file would go
+    past it is not read.
+    """
+
+    budget: int = field(default_factory=lambda: MAX_EXTERNAL_HASH_BYTES)  # read when a run starts
+    hashed: int = 0
+    known: dict[tuple[int, int, int, int], str] = field(default_factory=dict)
+
+    def sha1(self, fd: int, st: os.stat_result, shown: str) -> str:
+        """The SHA-1 of the whole open file ``fd`` (``st`` its ``fstat``)."""
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if key in self.known:
+            return self.known[key]
+        if self.hashed + st.st_size > self.budget:
+            raise HashBudgetSpent(
+                f"verifying its checksum would hash the {st.st_size} bytes of {shown}, past the budget of "
+                f"{self.budget} bytes per run ({self.hashed} spent; MAX_EXTERNAL_HASH_BYTES), so it is not read"
+            )
+        self.hashed += st.st_size  # charged up front: a file that fails halfway still cost its reads
+        h = hashlib.sha1(usedforsecurity=False)
+        offset = 0
+        while offset < st.st_size:
+            chunk = os.pread(fd, min(st.st_size - offset, 1 << 20), offset)
+            if not chunk:
+                raise ExternalDataError(f"{shown} ended after {offset} bytes; it changed while being read")
+            h.update(chunk)
+            offset += len(chunk)
+        self.known[key] = h.hexdigest()
+        return self.known[key]
+
+
+def read(directory: Path, t: TensorProto, digests: Digests | None = None) -> bytes:
+    """The raw contents of external tensor ``t``, relative to ``directory``, after every check.
+
+    ``digests`` carries the checksums already computed and the hashing budget across the
+    references of one run; without it, this call has a budget of its own.
+    """
     if not SAFE_OPEN:
         raise ExternalDataError("this platform cannot open files without following links; not read")
     if t.data_type not in READABLE:
@@ -261,7 +292,8 @@ def read(directory: Path, t: TensorProto) -> bytes:
             raise ExternalDataError(
                 f"{ref.location} holds {length} bytes from offset {ref.offset}; the tensor needs {need}"
             )
-        if ref.checksum is not None and _sha1(fd, st.st_size, ref.location) != ref.checksum.lower():
+        digests = Digests() if digests is None else digests
+        if ref.checksum is not None and digests.sha1(fd, st, ref.location) != ref.checksum.lower():
             raise ExternalDataError(f"{ref.location} does not match its checksum (Clause 13.3)")
         return _read_exactly(fd, length, ref.offset, ref.location)
     finally:
@@ -280,14 +312,19 @@ class Problem:
         return self.message
 
 
+# Where ``contents_for_inference`` keeps the run's ``Digests`` in the engine's cache of references.
+DIGESTS_KEY = ("external", "digests")
+
+
 def contents_for_inference(
-    t: TensorProto, directory: Path | None, cache: dict[Any, bytes | Problem], opted_in: bool = True
+    t: TensorProto, directory: Path | None, cache: dict[Any, Any], opted_in: bool = True
 ) -> tuple[TensorProto, Problem | None]:
     """``t`` with its external contents when they can be read safely, else ``t`` and why not.
 
     ``directory`` is the model's (``None``: reading is off or there is no directory). A reference
     already found malformed by ``reference_problems`` is not followed and not reported again.
-    ``cache`` keeps each reference's outcome for the run (Loop bodies are walked repeatedly).
+    ``cache`` keeps each reference's outcome for the run (Loop bodies are walked repeatedly), and
+    under ``DIGESTS_KEY`` the run's checksums and hashing budget (``Digests``).
     """
     if not opted_in:
         return t, Problem("its contents are not read (reading external data is opt-in: read_external_data)", INFO)
@@ -300,8 +337,11 @@ def contents_for_inference(
         return t, None
     key = (str(directory), ref, t.data_type, tuple(t.dims))
     if key not in cache:
+        digests = cache.setdefault(DIGESTS_KEY, Digests())
         try:
-            cache[key] = read(directory, t)
+            cache[key] = read(directory, t, digests)
+        except HashBudgetSpent as e:  # a limit of ours, not a fault of the model
+            cache[key] = Problem(f"not read: {e}", WARNING)
         except ExternalDataError as e:
             cache[key] = Problem(f"not read: {e}", ERROR)
     got = cache[key]

@@ -45,7 +45,7 @@ MAX_KNOWN_ELEMENTS = 1 << 12  # elements of a tensor whose contents are tracked 
 # larger ones are weights, whose elements would cost memory and time for nothing.
 MAX_KNOWN_FLOAT_ELEMENTS = 1 << 8
 MAX_INT_MAGNITUDE = 1 << 128  # integers in extent arithmetic; beyond, the result is unknown (dims)
-MAX_EXTERNAL_HASH_BYTES = 1 << 32  # external files hashed to verify a checksum (infer.external)
+MAX_EXTERNAL_HASH_BYTES = 1 << 32  # bytes of external files hashed per run to verify checksums (infer.external)
 
 # (name, default, what it bounds, what happens past it): docs/limits.md and the conformance
 # statement read this table.
@@ -74,8 +74,9 @@ TABLE: list[tuple[str, Any, str, str]] = [
      "larger ones (weights) have unknown contents"),
     ("MAX_INT_MAGNITUDE", "2^128", "an integer in extent arithmetic",
      "the result is unknown (a fresh variable where it is an extent)"),
-    ("MAX_EXTERNAL_HASH_BYTES", MAX_EXTERNAL_HASH_BYTES, "an external file whose checksum must be verified",
-     "the reference is refused: `external-data` error"),
+    ("MAX_EXTERNAL_HASH_BYTES", MAX_EXTERNAL_HASH_BYTES,
+     "bytes of external files hashed in one run to verify checksums, each file once",
+     "references still to verify are not read: `external-data` warning"),
 ]  # fmt: skip
 
 

@@ -67,30 +67,59 @@ def _check_strings(model: ModelProto, what: str) -> Any:
     return None if weightless is None else light_nodes(weightless)
 
 
-def _read_file(path: Path, max_bytes: int) -> bytes:
-    """The bytes of the regular file ``path``; its type and size are checked on the open file."""
+def _not_a_file(path: Path, mode: int) -> ModelLoadError:
+    if stat.S_ISDIR(mode):
+        return ModelLoadError(f"{path} is a directory, not a model file")
+    kind = "a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return ModelLoadError(f"{path} is {kind}, not a regular file; save the model to a file")
+
+
+def _missing(path: Path) -> ModelLoadError:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except IsADirectoryError:
-        raise ModelLoadError(f"{path} is a directory, not a model file") from None
+        return ModelLoadError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist")
+    except OSError:  # not a link
+        pass
+    return ModelLoadError(f"{path}: no such file")
+
+
+def _read_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``path``.
+
+    Its type is checked before it is opened (a FIFO would block, a device could do anything on
+    open) and again on the open file, with the size; the descriptor is closed on every path out.
+    """
+    try:
+        st = os.stat(path)
     except FileNotFoundError:
-        raise ModelLoadError(f"{path}: no such file") from None
+        raise _missing(path) from None
     except OSError as e:
         raise ModelLoadError(f"{path}: cannot read ({e.strerror or e})") from None
-    with os.fdopen(fd, "rb") as f:
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_a_file(path, st.st_mode)
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the check opens without waiting for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise _missing(path) from None
+    except OSError as e:
+        raise ModelLoadError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
         st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise ModelLoadError(f"{path} is a directory, not a model file")
         if not stat.S_ISREG(st.st_mode):
-            raise ModelLoadError(f"{path} is not a regular file (a pipe or a device); save the model to a file")
+            raise _not_a_file(path, st.st_mode)
         if st.st_size > max_bytes:
             raise ModelLoadError(
                 f"{path} has {st.st_size} bytes, above the limit of {max_bytes} (max_model_bytes, Clause 15.4)"
             )
-        try:
-            data = f.read(max_bytes + 1)
-        except OSError as e:
-            raise ModelLoadError(f"{path}: cannot read ({e.strerror or e})") from None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            # Read the size fstat gave, plus one byte to see whether the file grew meanwhile.
+            data = f.read(st.st_size + 1)
+            if len(data) > st.st_size:
+                data += f.read(max_bytes + 1 - len(data))
+    except OSError as e:
+        raise ModelLoadError(f"{path}: cannot read ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:  # it grew while being read
         raise ModelLoadError(f"{path} is larger than the limit of {max_bytes} bytes (max_model_bytes)")
     return data
@@ -110,9 +139,12 @@ def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
         model, light = _parse(bytes(source), "the given bytes")
         return Loaded(model, None, owned=True, light_nodes=light)
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if "\0" in str(path):
+        text = os.fsdecode(source)
+        if not text:  # Path("") would be the working directory
+            raise ModelLoadError("the model path is empty")
+        if "\0" in text:
             raise ModelLoadError("the path contains a NUL character")
+        path = Path(text)
         data = _read_file(path, max_bytes)
         if not data:
             raise ModelLoadError(f"{path} is empty")

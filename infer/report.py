@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -142,27 +143,31 @@ def _script_json(data: Any) -> str:
 
 def render(result: InferenceResult, title: str) -> str:
     """The HTML page, as one string."""
-    data = _script_json(report_data(result, title))
-    return (
-        _PAGE.replace("__TITLE__", html.escape(f"{title}: onnx-infer report"))
-        .replace("__CSS__", _CSS)
-        .replace("__JS__", _JS)
-        .replace("__DATA__", data)
-    )
+    blocks = {
+        "TITLE": html.escape(f"{title}: onnx-infer report"),
+        "CSS": _CSS,
+        "JS": _JS,
+        "DATA": _script_json(report_data(result, title)),
+    }
+    # The page is assembled from the template's literal parts and the blocks in one pass: text
+    # that came from the user or the model (a title of "__JS__", a value named "__DATA__") is
+    # never searched for placeholders again.
+    return "".join(blocks[part] if k % 2 else part for k, part in enumerate(_PAGE_PARTS))
 
 
 def write_report(result: InferenceResult, dest: str | Path, title: str | None = None) -> Path:
-    """Write the page to ``dest`` (through a temporary file and a rename); return the path."""
-    from .cli import write_atomically
+    """Write the page to ``dest`` (``infer.output.write_file``: a regular file, atomically); return the path."""
+    from .output import write_file
 
     dest = Path(dest)
-    write_atomically(render(result, title or dest.stem).encode("utf-8"), dest)
+    write_file(render(result, title or dest.stem).encode("utf-8"), dest)
     return dest
 
 
 # -- the page ----------------------------------------------------------------------------------
-# Kept here rather than in asset files so the module is the whole feature. The data goes last in
-# the page so that __DATA__ can never be mistaken for another placeholder.
+# Kept here rather than in asset files so the module is the whole feature. ``_PAGE_PARTS`` (at the
+# end of the module) splits the template once: literal text at even positions, placeholder names
+# at odd ones.
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -749,3 +754,7 @@ function start() {
 start();
 })();
 """
+
+
+_PAGE_PARTS = re.split(r"__(TITLE|CSS|JS|DATA)__", _PAGE)
+assert sorted(_PAGE_PARTS[1::2]) == ["CSS", "DATA", "JS", "TITLE"], "each placeholder appears once in _PAGE"
