@@ -335,8 +335,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     diags = [d for d in result.diagnostics if args.verbose or d.severity != INFO]
     errors = [d for d in diags if d.severity == ERROR]
     counts = _counts(result.diagnostics)
+    assumptions = result.assumptions
     if args.json:
-        _emit({"diagnostics": [d.to_dict() for d in diags], "summary": counts})
+        _emit({"diagnostics": [d.to_dict() for d in diags], "summary": counts,
+               "assumptions": [_assumption_dict(a) for a in assumptions]})  # fmt: skip
     elif not args.quiet:
         style = _style(args)
         for sev in (ERROR, WARNING, INFO):
@@ -350,6 +352,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                     print(f"      suggestion: {d.suggestion}")
         if not diags:
             print(style("green", "no problems found"))
+        if assumptions:
+            # Claims rest on these; a run outside them is not covered (docs/verify.md).
+            print(style("bold", f"assumptions ({len(assumptions)}):"))
+            for a in assumptions:
+                print(f"  {a}" + (f" at {a.site}" if a.site else ""))
         hidden = "" if args.verbose or not counts[INFO] else " (-v lists the notes)"
         print(f"{args.model}: {_counts_line(counts, style)}{hidden}")
     return EXIT_ERRORS if errors else EXIT_OK
@@ -390,6 +397,75 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(result.summary())
         print(f"diagnostics: {_counts_line(counts, style)}")
     return EXIT_ERRORS if counts[ERROR] else EXIT_OK
+
+
+def _assumption_dict(a: Any) -> dict[str, Any]:
+    from .dims import to_str
+
+    return {"text": str(a), "expr": to_str(a.expr), "lower": a.lower, "upper": a.upper, "why": a.why,
+            "site": str(a.site) if a.site else None}  # fmt: skip
+
+
+def _int_range(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    lo, sep, hi = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        bounds = int(lo), int(hi)
+    except ValueError:
+        raise CliError(f"--int-range expects LO:HI (two integers), got {text!r}") from None
+    if bounds[0] > bounds[1]:
+        raise CliError(f"--int-range {text}: LO is greater than HI")
+    return bounds
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .verify import VerifyError, require_onnxruntime, verify
+
+    if args.samples < 1:
+        raise CliError("--samples must be at least 1")
+    pins = _bindings(args.pin or [])
+    int_range = _int_range(args.int_range)
+    try:
+        require_onnxruntime()
+        result = _infer(args)
+        report = verify(result, samples=args.samples, bind=pins, int_range=int_range, seed=args.seed)
+    except VerifyError as e:
+        raise CliError(str(e)) from None
+    if args.json:
+        _emit({"model": args.model, **report.to_dict()})
+    if report.error is not None:
+        print(f"onnx-infer: cannot run the model: {report.error}", file=sys.stderr)
+        return EXIT_FAILED
+    contradictions = report.contradictions
+    if not args.json and not args.quiet:
+        style = _style(args)
+        for f in report.failed[:5]:
+            print(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
+        if len(report.failed) > 5:
+            print(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
+        for r in report.runs:
+            if r.skipped is not None:
+                where = _binding_str({**r.bindings, **r.fresh})
+                print(style("yellow", f"skipped the run at {where}: it violates {r.skipped}"))
+        for note in report.notes:
+            print(style("dim", f"note: {note}"))
+        if contradictions:
+            print(style("red", f"contradictions ({len(contradictions)}):"))
+            for c in contradictions:
+                print(f"  {style('bold', '[' + c.kind + ']')} {c.message}")
+        s = report.summary()
+        verdict = style("red", f"{len(contradictions)} contradicted") if contradictions else "none contradicted"
+        runs = f"{s['checked_runs']} run{'' if s['checked_runs'] == 1 else 's'}"
+        print(f"{args.model}: {s['claims']} claims checked in {runs}, {s['unchecked']} unchecked, {verdict}; "
+              f"{s['declared_claims']} declared dims and types checked")  # fmt: skip
+    return EXIT_ERRORS if contradictions else EXIT_OK
+
+
+def _binding_str(b: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in b.items()) + "}"
 
 
 def cmd_ops(args: argparse.Namespace) -> int:
@@ -496,6 +572,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="replace an existing default output file")
     r.add_argument("--title", help="the page's title (default: the model's file name)")
     common(r)
+
+    v = verb("verify", "check inference's claims against onnxruntime on random inputs", cmd_verify)
+    v.add_argument("model", help="path of the .onnx model")
+    v.add_argument("--samples", type=int, default=5, metavar="K", help="runs to make (default 5)")
+    v.add_argument("--bind", action="append", dest="pin", metavar="NAME=INT",
+                   help="run with the input variable NAME at INT (repeatable); inference stays general")  # fmt: skip
+    v.add_argument("--int-range", metavar="LO:HI", help="values of integer inputs, LO to HI inclusive (default 0:1)")
+    v.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random inputs (default 0)")
+    common(v, infer_opts=False)
+    v.epilog = ("exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
+                "missing or the model cannot run")  # fmt: skip
 
     o = verb("ops", "the conformance statement: what is supported, per operator version", cmd_ops)
     o.add_argument("--domain", help="only this domain ('' or ai.onnx for the default)")

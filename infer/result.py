@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onnx import ModelProto
 
@@ -17,6 +17,9 @@ from .dimtable import Assumption, DimTable
 from .engine import Engine, GraphRecord
 from .explain import Explanation, explain
 from .values import Value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .verify import VerifyReport
 
 # How completely a value is known, from best to worst.
 KNOWN = "known"  # every dim an integer
@@ -161,6 +164,14 @@ class InferenceResult:
             n += 1
             counts[classify(v.type, self.dims)] += 1
         return Summary(n, dict(counts))
+
+    def verify(self, *, samples: int = 5, bind: Mapping[str, int] | None = None,
+               int_range: tuple[int, int] | None = None, seed: int = 0) -> VerifyReport:  # fmt: skip
+        """Check these claims against onnxruntime at ``samples`` bindings on random inputs
+        (``infer.verify.verify``; needs ``pip install 'onnx-infer[verify]'``)."""
+        from .verify import verify
+
+        return verify(self, samples=samples, bind=bind, int_range=int_range, seed=seed)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready report: summary, values, dimension table and diagnostics."""

@@ -40,7 +40,6 @@ Assume = Callable[[Dim, "int | None", "int | None", str], None]
 
 _NP_OF_BITS = {24: np.float32, 53: np.float64, 11: np.float16}
 _NAMES = {24: "float32", 53: "double", 11: "float16", 8: "bfloat16"}
-_FLOAT16_MAX = 65504
 
 
 def _is_num(x: Any) -> bool:
@@ -67,6 +66,11 @@ class FloatArith:
     def __init__(self, bits: int, assume: Assume | None):
         self.bits = bits
         self.assume = assume
+        # onnxruntime runs a 16-bit float operator it has no kernel for in float32, with casts
+        # around it that it then merges away: a chain of such operators keeps float32
+        # intermediates (100h * 0.1h feeds Pow with 9.9976, not 10.0). Only results that need
+        # no rounding are the same both ways.
+        self.exact_only = bits < 24
         self.name = _NAMES.get(bits, f"{bits}-bit float")
 
     # -- making values --------------------------------------------------------------------------
@@ -109,8 +113,8 @@ class FloatArith:
             if den > (1 << p) or not self._within(num, 1 << p, f"exact in {self.name}"):
                 return None
             return SymFloat(num, den, 0)
-        if p == 11 and not self._within(num, _FLOAT16_MAX * den, "finite in float16"):
-            return None
+        if self.exact_only:
+            return None  # rounded in float16 or in float32: see __init__
         return SymFloat(num, den, p)
 
     def from_integer(self, e: Dim) -> Elem:
@@ -131,7 +135,14 @@ class FloatArith:
             r = f(a, b)
         except (ArithmeticError, ValueError, TypeError):
             return None
-        return self.literal(r) if isinstance(r, (int, float)) else None
+        out = self.literal(r) if isinstance(r, (int, float)) else None
+        if out is None or not self.exact_only:
+            return out
+        try:
+            exact = f(Fraction(a), Fraction(b))  # the same arithmetic without rounding
+        except (ArithmeticError, ValueError, TypeError, OverflowError):
+            return None
+        return out if math.isfinite(out) and Fraction(out) == exact else None
 
     def add(self, a: Elem, b: Elem) -> Elem:
         if _is_num(a) and _is_num(b):
@@ -170,6 +181,26 @@ class FloatArith:
             return None  # a symbolic divisor makes no polynomial over a constant
         sign = 1 if nb > 0 else -1
         return self.make(D.mul(na, db * sign), da * abs(nb), bool(pa or pb))
+
+    def _exact(self, a: Elem, b: Elem, combine: Callable[[Fraction, Fraction], Fraction],
+               op: Callable[[Elem, Elem], Elem]) -> Elem:  # fmt: skip
+        ra, rb = _rational(a), _rational(b)
+        if ra is None or rb is None or ra[2] or rb[2]:
+            return None
+        if isinstance(ra[0], int) and isinstance(rb[0], int):
+            q = combine(Fraction(ra[0], ra[1]), Fraction(rb[0], rb[1]))
+            r = self.literal(float(q)) if abs(q) < (1 << 1000) else None
+            return r if r is not None and math.isfinite(r) and Fraction(r) == q else None
+        out = op(a, b)
+        return out if type(out) is SymFloat and not out.rounded else None
+
+    def add_exact(self, a: Elem, b: Elem) -> Elem:
+        """``a + b`` only where no rounding happens: a reduction whose order the runtime chooses
+        (pairwise, vectorized) gives the same result in every order only then."""
+        return self._exact(a, b, lambda x, y: x + y, self.add)
+
+    def mul_exact(self, a: Elem, b: Elem) -> Elem:
+        return self._exact(a, b, lambda x, y: x * y, self.mul)
 
     def neg(self, a: Elem) -> Elem:
         if type(a) is SymFloat:
@@ -348,7 +379,8 @@ class FloatArith:
     def sqrt(self, a: Elem) -> Elem:
         # IEEE square roots are correctly rounded: double then the type is one rounding.
         if type(a) is float and a >= 0:
-            return self.literal(math.sqrt(a))
+            r = self.literal(math.sqrt(a))
+            return r if not self.exact_only or (r is not None and Fraction(r) ** 2 == Fraction(a)) else None
         return None if type(a) is not float else (a if math.isnan(a) else None)
 
     def reciprocal(self, a: Elem) -> Elem:

@@ -76,7 +76,11 @@ def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None] = D.lower_
     lb = a if isinstance(a, int) else lower_bound(a)
     if lb is not None and lb >= 0:
         return D.floordiv(a, b)
-    nlb = -a if isinstance(a, int) else lower_bound(D.neg(a))
+    if isinstance(a, int):
+        nlb: int | None = -a
+    else:
+        negated = D.neg(a)  # None when past the expression limit
+        nlb = None if negated is None else lower_bound(negated)
     if nlb is not None and nlb >= 0:  # a <= 0: -floor(-a / b)
         return D.neg(D.floordiv(D.neg(a), b))
     return None
@@ -241,6 +245,8 @@ class Arith:
     """The element operations of one element type (``arith``)."""
 
     add: Op
+    add_exact: Op  # add where no rounding happens: for reductions in an order the runtime picks
+    mul_exact: Op
     sub: Op
     mul: Op
     div: Op
@@ -289,25 +295,27 @@ def arith(elem: int | None, assume: Assume | None = None,
     bits = FLOAT_BITS.get(elem)  # type: ignore[arg-type]
     if bits is not None:
         f = FloatArith(bits, assume)
-        return Arith(
-            add=_guard(f.add), sub=_guard(f.sub), mul=_guard(f.mul), div=_guard(f.div), mod=_none,
-            fmod=_guard(f.fmod), pow=_guard(f.pow), max=_guard(f.max), min=_guard(f.min),
-            equal=_float_cmp(f, lambda s: s == 0, False), less=_float_cmp(f, lambda s: s < 0, False),
-            greater=_float_cmp(f, lambda s: s > 0, False), less_equal=_float_cmp(f, lambda s: s <= 0, False),
-            greater_equal=_float_cmp(f, lambda s: s >= 0, False), neg=_guard(f.neg), abs=_guard(f.absolute),
-            relu=_guard(f.relu), sign=_guard(f.sign), floor=_guard(f.floor), ceil=_guard(f.ceil),
-            round=_guard(f.round), sqrt=_guard(f.sqrt), reciprocal=_guard(f.reciprocal), logical_not=_none,
-        )  # fmt: skip
+        ops = {name: _guard(getattr(f, name)) for name in _FLOAT_METHODS}
+        compare = {name: _float_cmp(f, want, False) for name, want in _COMPARISONS.items()}
+        return Arith(**ops, **compare, abs=_guard(f.absolute), mod=_none, logical_not=_none)
     if elem is not None and elem not in INT_RANGE and elem != TensorProto.BOOL:
         return _UNTRACKED  # float8, strings, ...: contents of such types are not computed on
     g = _int_guard
     return Arith(
-        add=g(ADD), sub=g(SUB), mul=g(MUL), div=g(div_with(lower_bound)), mod=g(MOD),
-        fmod=g(lift(_c_remainder, _c_remainder)), pow=g(lift(_int_pow, _int_pow)), max=g(MAX), min=g(MIN),
-        equal=g(EQUAL), less=g(LESS), greater=g(GREATER), less_equal=g(LESS_EQUAL), greater_equal=g(GREATER_EQUAL),
-        neg=g(neg), abs=g(absolute), relu=g(_relu), sign=g(_sign), floor=g(_same), ceil=g(_same), round=g(_same),
-        sqrt=_none, reciprocal=_none, logical_not=logical_not,
+        add=g(ADD), add_exact=g(ADD), mul_exact=g(MUL), sub=g(SUB), mul=g(MUL), div=g(div_with(lower_bound)),
+        mod=g(MOD), fmod=g(lift(_c_remainder, _c_remainder)), pow=g(lift(_int_pow, _int_pow)), max=g(MAX),
+        min=g(MIN), equal=g(EQUAL), less=g(LESS), greater=g(GREATER), less_equal=g(LESS_EQUAL),
+        greater_equal=g(GREATER_EQUAL), neg=g(neg), abs=g(absolute), relu=g(_relu), sign=g(_sign), floor=g(_same),
+        ceil=g(_same), round=g(_same), sqrt=_none, reciprocal=_none, logical_not=logical_not,
     )  # fmt: skip
+
+
+_FLOAT_METHODS = ("add", "add_exact", "mul_exact", "sub", "mul", "div", "fmod", "pow", "max", "min", "neg", "relu",
+                  "sign", "floor", "ceil", "round", "sqrt", "reciprocal")  # fmt: skip
+_COMPARISONS: dict[str, Callable[[int], bool]] = {
+    "equal": lambda s: s == 0, "less": lambda s: s < 0, "greater": lambda s: s > 0,
+    "less_equal": lambda s: s <= 0, "greater_equal": lambda s: s >= 0,
+}  # fmt: skip
 
 
 def _int_guard(f: Callable[..., Elem]) -> Op:
@@ -384,7 +392,8 @@ def elementwise(op: Op, *knowns: Known | None) -> Known | None:
     arrays = [as_array(k) for k in knowns]  # type: ignore[arg-type]
     if any(a is None for a in arrays):
         return None
-    return _from_array(np.frompyfunc(op, len(arrays), 1)(*arrays))
+    with np.errstate(all="ignore"):  # infinities and NaN are elements like any other
+        return _from_array(np.frompyfunc(op, len(arrays), 1)(*arrays))
 
 
 def unary(op: Callable[[Elem], Elem], k: Known | None) -> Known | None:

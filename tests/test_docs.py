@@ -175,14 +175,19 @@ def _run(capsys, *argv: str) -> tuple[int, Any]:
 
 def test_json_output_matches_the_documented_schemas(tmp_path, capsys):
     schemas = _schemas()
-    assert set(schemas) == {"diagnostic", "summary", "annotate", "check", "explain", "report", "ops"}
+    assert set(schemas) == {"diagnostic", "summary", "annotate", "check", "explain", "report", "ops", "verify",
+                            "contradiction"}  # fmt: skip
     model = str(_unknown_model(tmp_path / "m.onnx"))
+    wrong = onnx.load(str(EXAMPLE))  # a declared output dim onnxruntime contradicts: verify lists it
+    wrong.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 33
+    onnx.save(wrong, tmp_path / "wrong.onnx")
     runs = {
         "annotate": ["annotate", model, "-o", str(tmp_path / "o.onnx"), "--json", "--dims", "strict"],
         "check": ["check", model, "--json", "-v"],
         "explain": ["explain", model, "z", "--json"],
         "report": ["report", model, "-o", str(tmp_path / "r.html"), "--json"],
         "ops": ["ops", "--json", "--domain", "ai.onnx.ml"],
+        "verify": ["verify", str(tmp_path / "wrong.onnx"), "--json", "--samples", "1"],
     }
     for verb, argv in runs.items():
         status, data = _run(capsys, *argv)

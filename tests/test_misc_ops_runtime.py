@@ -70,7 +70,6 @@ def verify(op: str, inputs: list[In | None], attrs: dict[str, Any] | None = None
         result = infer.infer_model(m)
         assert not result.errors, result.errors
         assert not [d for d in result.diagnostics if d.code == "rule-crash"], result.diagnostics
-        declared = set(result.dims.declared_names())
         for k in range(n_out):
             name = f"y{k}"
             v = result.value(name)
@@ -78,7 +77,7 @@ def verify(op: str, inputs: list[In | None], attrs: dict[str, Any] | None = None
                 arr = np.asarray(outs[name])
                 if arr.dtype.kind in "US":
                     arr = arr.astype(object)
-                problems = check_value(name, v.type, v.known, arr, bindings, result, declared)
+                problems = check_value(result, name, arr, bindings)
                 variant = "symbolic" if symbolic else "concrete"
                 assert not problems, f"{op} {attrs} ({variant}, {rt}): {problems}"
             if not symbolic:

@@ -41,7 +41,11 @@ def _matches(got: infer.Value, want: infer.Value, table) -> str | None:
         if len(got.known.elems) != len(want.known.elems):
             return f"contents {got.known.elems}, expected {want.known.elems}"
         for g, w in zip(got.known.elems, want.known.elems):
-            if isinstance(w, SymFloat):
+            if w is None:
+                same = g is None  # an element stated unknown must be unknown
+            elif isinstance(w, float) and w != w:
+                same = isinstance(g, float) and g != g  # NaN
+            elif isinstance(w, SymFloat):
                 same = isinstance(g, SymFloat) and (g.den, g.rounded) == (w.den, w.rounded) and D.equal(g.num, w.num)
             else:
                 same = D.equal(g, w) is True if not isinstance(w, (float, bool, str)) else g == w
