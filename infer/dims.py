@@ -116,6 +116,25 @@ def _monomial(e: Expr) -> tuple[int, dict[Expr, int]] | None:
     return int(coeff), factors
 
 
+def _multiple_of(a: Expr, b: Expr) -> int | None:
+    """``floor(a/b)`` when ``a = k*b + r`` with an integer ``k`` and ``0 <= r < b`` provably
+    (``floor((189*A*B + 9*C)/(21*A*B + C)) = 9``): ``k`` from one pair of like terms."""
+    if not isinstance(b, sympy.Add):
+        return None
+    cb, mb = sympy.Add.make_args(b)[-1].as_coeff_Mul()
+    for term in sympy.Add.make_args(a):
+        ca, ma = term.as_coeff_Mul()
+        if ma == mb and ca.is_Integer and cb.is_Integer and cb != 0 and int(ca) % int(cb) == 0:
+            k = int(ca) // int(cb)
+            r = sympy.expand(a - k * b)
+            if r.is_Integer and r >= 0:
+                least = lower_bound(b)
+                if least is not None and least > int(r):
+                    return k
+            return None
+    return None
+
+
 def _cancel_common(a: Expr, b: Expr) -> Expr | None:
     """``floor((g*a')/(g*b')) = floor(a'/b')`` for a positive common factor ``g``."""
     ma, mb = _monomial(a), _monomial(b)
@@ -175,6 +194,9 @@ class FloorDiv(sympy.Function):
         q = a / b
         if q.is_integer is True and not q.has(sympy.Pow):
             return q
+        k = _multiple_of(a, b)
+        if k is not None:
+            return sympy.Integer(k)
         return _cancel_common(a, b)
 
     def _sympystr(self, printer: StrPrinter) -> str:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -957,7 +958,12 @@ class Engine:
                 return i
             if not self.table.is_fresh(i):
                 self.table.learn_equal(d, i, site)
-            return d if isinstance(d, int) or self.table.is_fresh(i) else i
+                return d if isinstance(d, int) else i
+            # An extent inference could not determine takes a new name the model gives it, or
+            # its integer; not a variable of the graph inputs, which would equate this extent
+            # with one of theirs on the declaration's word alone (TorchScript names output axes
+            # after input axes of equal extent at export time: `batch` on a height).
+            return i if self._names_input_variable(d) else d
 
         out, clashes = T.refine(declared, t, keep)
         for c in clashes:
@@ -968,6 +974,16 @@ class Engine:
                 "fix or remove the value_info entry" if name not in frame.record.outputs else None,
             )
         return out
+
+    def _names_input_variable(self, d: Dim) -> bool:
+        """Does ``d`` mention a variable declared on an input of the main graph?"""
+        inputs = self._input_names
+        return any((v := self.table.get(n)) is not None and v.origin.kind == "declared" and v.origin.value in inputs
+                   for n in D.free_names(d))  # fmt: skip
+
+    @cached_property
+    def _input_names(self) -> frozenset[str]:
+        return frozenset(i.name for i in self.model.graph.input)
 
     # -- subgraphs and functions ----------------------------------------------------------------
 

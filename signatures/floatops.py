@@ -393,8 +393,12 @@ class FloatArith:
         return None
 
     def pow(self, a: Elem, b: Elem) -> Elem:
-        """``a ** b`` only where exact: an integral exponent from 0 to 8 and a representable
-        result (runtimes call ``pow``, which is not correctly rounded in general)."""
+        """``a ** b`` only where exact: an integral exponent from 0 to 8, or 0.5 of a perfect square,
+        and a representable result (runtimes call ``pow``, which is not correctly rounded in general)."""
+        if _is_num(b) and b == 0.5 and type(a) is float:
+            # A square root that is exact (16.0 ** 0.5, as exporters compute a patch grid).
+            r = self.literal(math.sqrt(a)) if a >= 0 else None
+            return r if r is not None and Fraction(r) ** 2 == Fraction(a) else None
         if not _is_num(b) or not float(b).is_integer() or not 0 <= b <= 8:
             return None
         k = int(b)

@@ -32,7 +32,15 @@ def expr_and_value(draw, depth: int = 0):
     a, fa = draw(expr_and_value(depth + 1))
     if op in ("floordiv", "ceildiv", "mod"):
         k = draw(st.integers(1, 5))
-        b, fb = (k, lambda env, k=k: k) if draw(st.booleans()) else (D.symbol("a"), lambda env: env["a"])
+        b, fb = draw(
+            st.sampled_from(
+                [
+                    (k, lambda env, k=k: k),
+                    (D.symbol("a"), lambda env: env["a"]),
+                    (D.add(D.mul(D.symbol("a"), D.symbol("b")), k), lambda env, k=k: env["a"] * env["b"] + k),
+                ]
+            )
+        )
     else:
         b, fb = draw(expr_and_value(depth + 1))
     ops = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from infer.context import RuleContext, RuleError
 from infer.types import TensorType
-from infer.values import Value
+from infer.values import Known, Value
 
 from .. import valueops as V
 from ..helpers import broadcast, norm_axis, require_single, same_dim
@@ -158,10 +158,30 @@ def where(ctx: RuleContext) -> list:
 
 @rule("Clip")
 def clip(ctx: RuleContext) -> list:
-    """Y has X's shape; min and max (inputs from opset 11) hold one value each."""
+    """Y has X's shape; min and max (inputs from opset 11) hold one value each. Contents follow
+    where each bound is known or absent: ``Clip(2*floor((h + 1)/2) - h + 1, min=0)`` of TF-style
+    padding is its input, which is at least 1."""
     require_single(ctx, 1, "min")
     require_single(ctx, 2, "max")
-    return [ctx.shape(0)]
+    return [Value(TensorType(None, ctx.shape(0)), _clipped(ctx))]
+
+
+def _clipped(ctx: RuleContext) -> Known | None:
+    k = ctx.known(0)
+    if k is None or any(isinstance(e, float) and e != e for e in k.elems):
+        return None  # a NaN: which bound wins depends on the kernel's order of comparisons
+    ops = V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound)
+    for i, attr, op in ((1, "min", ops.max), (2, "max", ops.min)):
+        if ctx.version < 11:
+            bound = ctx.attr(attr)
+            if bound is not None:
+                k = V.unary(lambda e, b=float(bound): op(e, b), k)
+        elif ctx.has(i):
+            b = ctx.known(i)
+            if b is None or b.size != 1:
+                return None
+            k = V.unary(lambda e, x=b.elems[0]: op(e, x), k)
+    return k
 
 
 example("Relu", ["float[N,3]"], ["float[N,3]"])
@@ -221,3 +241,7 @@ example("Floor", ["float[]={~(H/3)}"], ["float[]={floor(H/3)}"])
 example("Div", ["float[]={~(H/3)}", "float[]={3.0}"], ["float[]={?}"])  # a second rounding
 example("Div", ["int64[]={H}", "int64[]={N}"], ["int64[]={floor(H/N)}"])
 example("Max", ["float[2]={1.0,nan}", "float[2]={nan,1.0}"], ["float[2]={nan,nan}"])
+example("Clip", ["int64[1]={H}", "int64[]={0}"], ["int64[1]={H}"])
+example("Clip", ["float[]={H/2}", "float[]={0.0}", "float[]={1.0}"], ["float[]={?}"])
+example("Pow", ["float[]={16.0}", "float[]={0.5}"], ["float[]={4.0}"])
+example("Pow", ["float[]={2.0}", "float[]={0.5}"], ["float[]={?}"])
