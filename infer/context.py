@@ -20,7 +20,7 @@ from onnx import NodeProto
 
 from .dims import Dim
 from .dimtable import DimTable, Site
-from .types import UNKNOWN, SparseTensorType, TensorType, Type
+from .types import UNKNOWN, OptionalType, SequenceType, SparseTensorType, TensorType, Type
 from .values import Known, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,8 +119,12 @@ class RuleContext:
         return t.elem if isinstance(t, (TensorType, SparseTensorType)) else None
 
     def known(self, i: int) -> Known | None:
+        """Contents of tensor input ``i``, if tracked. A sequence's or optional's tracked items are
+        no tensor's contents: a rule reading elements (an Add given a sequence) never sees them."""
         v = self.value(i)
-        return None if v is None else v.known
+        if v is None or isinstance(v.type, (SequenceType, OptionalType)):
+            return None
+        return v.known
 
     def known_dims(self, i: int) -> list[Dim] | None:
         """Contents of input ``i`` as dims (a shape tensor), if tracked."""

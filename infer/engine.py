@@ -37,6 +37,7 @@ from . import custom_schemas, external, limits
 from . import diagnostics as diag
 from . import dims as D
 from . import types as T
+from .claims import within_bounds
 from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
 from .dims import Dim
@@ -569,16 +570,26 @@ class Engine:
 
     # -- one node -------------------------------------------------------------------------------
 
-    def _node_attrs(self, frame: Frame, node: NodeProto) -> dict[str, Any]:
+    def _node_attrs(self, frame: Frame, node: NodeProto, sig: Signature | None) -> dict[str, Any]:
+        """The node's attributes as Python values, references resolved; what a rule must not read
+        is left out, so that it falls back to the schema default or refuses the node cleanly:
+        an attribute without a type (which value field holds it cannot be told), and one whose
+        type is not the schema's (a rule would take a string for an int). Validation reports
+        both (``attribute-type``)."""
         attrs: dict[str, Any] = {}
+        specs = sig.attributes if sig is not None else None
         for a in node.attribute:
+            name, given = a.name, a
             if a.ref_attr_name:
-                ref = (frame.attr_refs or {}).get(a.ref_attr_name)
-                if ref is None:
+                given = (frame.attr_refs or {}).get(a.ref_attr_name)
+                if given is None:
                     continue  # no value at the call site and no default: omitted (Clause 8.4)
-                attrs[a.name] = _attr_python(ref)
-            else:
-                attrs[a.name] = _attr_python(a)
+            if given.type == AttributeProto.UNDEFINED or given.ref_attr_name:
+                continue  # no type, or a reference the call site left unresolved
+            spec = specs.get(name) if specs is not None else None
+            if spec is not None and given.type != spec.type:
+                continue
+            attrs[name] = _attr_python(given)
         return attrs
 
     def infer_node(self, frame: Frame, idx: int, node: NodeProto | None, view: NodeView | None = None) -> list[Value]:
@@ -605,7 +616,6 @@ class Engine:
         node = view.node
         site = _site(frame, idx, node, inputs)
         loc = Location(frame.path, idx, node.name, node.op_type)
-        attrs = self._node_attrs(frame, node)
         fkey = (domain, node.op_type, node.overload)
         if opset is None:
             # Clause 5.3.2: every domain a node uses is imported, a model-local function's too
@@ -628,16 +638,9 @@ class Engine:
                 "add an opset_import entry for domain ''",
             )
         sig = signature(domain, node.op_type, opset) if opset is not None else None
-        ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, attrs)
+        ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, self._node_attrs(frame, node, sig))
         n_diagnostics = len(self.diagnostics)
         check_node(self, ctx, loc)
-        if sig is not None:
-            # An attribute of the wrong type is reported above; rules never see it (they would
-            # take a string for an int), so they fall back to the schema default or fail cleanly.
-            for a in node.attribute:
-                spec = sig.attributes.get(a.name)
-                if spec is not None and not a.ref_attr_name and a.type not in (AttributeProto.UNDEFINED, spec.type):
-                    attrs.pop(a.name, None)
         raw: list[Any] | None = None
         reason: str | None = None
         if fkey in self.functions and (sig is None or domain not in STANDARD_DOMAINS):
@@ -752,7 +755,16 @@ class Engine:
     def _run_rule_guarded(self, fn: Any, ctx: RuleContext, loc: Location) -> list[Any] | None:
         try:
             out = fn(ctx)
-            return None if out is None else list(out)
+            if out is None:
+                return None
+            # What no tensor can be (a rank past the limit, an extent past int64 or below 0) is
+            # left unknown and reported here, for every rule at once.
+            out, problems = within_bounds(list(out), self.options.max_rank)
+            for code, message in problems:
+                self.report(code, f"{ctx.op_type} with inputs {ctx.input_types_str()}: {message}", loc)
+            if problems and ctx.reason is None:
+                ctx.because(problems[0][1])
+            return out
         except RuleError as e:
             self.report(e.code, f"{ctx.op_type} with inputs {ctx.input_types_str()}: {e}", loc, e.suggestion)
             ctx.because(f"the node is malformed: {e}")
@@ -951,6 +963,7 @@ class Engine:
         if tp is None:
             return t
         declared = self.declared_type(tp, name)
+        is_output = name in frame.record.outputs
 
         def keep(axis: int, d: Dim, i: Dim) -> Dim:
             # Both hold; keep the more useful one and record the equality the model entails.
@@ -959,11 +972,12 @@ class Engine:
             if not self.table.is_fresh(i):
                 self.table.learn_equal(d, i, site)
                 return d if isinstance(d, int) else i
-            # An extent inference could not determine takes a new name the model gives it, or
-            # its integer; not a variable of the graph inputs, which would equate this extent
-            # with one of theirs on the declaration's word alone (TorchScript names output axes
-            # after input axes of equal extent at export time: `batch` on a height).
-            return i if self._names_input_variable(d) else d
+            # An extent inference could not determine takes what the model declares, except that
+            # a graph output's does not take a variable of the graph inputs: that would equate
+            # this extent with one of theirs on the declaration's word alone, and exporters name
+            # output axes after input axes of equal extent at export time (TorchScript declared
+            # `batch` on a height).
+            return i if is_output and self._names_input_variable(d) else d
 
         out, clashes = T.refine(declared, t, keep)
         for c in clashes:

@@ -12,19 +12,50 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from onnx import ModelProto, helper
+from onnx import AttributeProto, ModelProto, helper
 
-from . import dimparse
+from . import diagnostics as diag
+from . import dimparse, limits
 from . import dims as D
 from . import types as T
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Location
 from .dimtable import DimTable
 from .engine import Engine, Frame, GraphRecord, Options, Scope
 from .values import FLOAT_BITS, Known, SymFloat, Value
 
+if TYPE_CHECKING:  # pragma: no cover
+    from signatures.schema import AttrSpec
+
 _TYPE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*(\[(.*?)\])?\s*(=\s*\{(.*)\})?\s*$", re.S)
+
+
+def _attribute(name: str, given: Any, spec: AttrSpec | None) -> AttributeProto:
+    """``given`` as the attribute ``name``: an ``AttributeProto`` as it is (renamed), a Python
+    value typed as ``onnx.helper`` types it, an empty list typed by the schema (``helper`` cannot
+    tell the type of an empty list). A value whose type cannot be told is an attribute without a
+    type, which validation reports and no rule reads."""
+    if isinstance(given, AttributeProto):
+        a = AttributeProto()
+        a.CopyFrom(given)
+        a.name = name
+        return a
+    try:
+        if isinstance(given, (list, tuple)) and not given:
+            if spec is not None and spec.type in _LIST_TYPES:
+                return helper.make_attribute(name, [], attr_type=spec.type)
+        else:
+            return helper.make_attribute(name, given)
+    except (TypeError, ValueError, OverflowError):  # not a value of any attribute type
+        pass
+    return AttributeProto(name=name, type=AttributeProto.UNDEFINED)
+
+
+_LIST_TYPES = frozenset({
+    AttributeProto.FLOATS, AttributeProto.INTS, AttributeProto.STRINGS, AttributeProto.TENSORS,
+    AttributeProto.GRAPHS, AttributeProto.SPARSE_TENSORS, AttributeProto.TYPE_PROTOS,
+})  # fmt: skip
 
 
 @dataclass
@@ -137,7 +168,13 @@ def infer_node(
     n_outputs: int | None = None,
     opsets: Mapping[str, int] | None = None,
 ) -> NodeInference:
-    """Infer the outputs of one node from its input types and attributes."""
+    """Infer the outputs of one node from its input types and attributes.
+
+    ``attributes`` maps names to Python values (typed as ``onnx.helper.make_attribute`` types
+    them; an empty list as the operator's schema types it) or to ``onnx.AttributeProto``s.
+    Problems with the node are diagnostics, never exceptions; only an input type string that
+    cannot be read raises ``ValueError``.
+    """
     from signatures.schema import ONNX_OPSET, signature
 
     model = ModelProto()
@@ -147,6 +184,8 @@ def infer_node(
         imports[domain] = opset
     elif domain not in imports:
         imports[domain] = 1
+    # As the engine reads a model's imports: onnx.defs takes a C ``int``.
+    imports = {d: min(max(int(v), 0), limits.OPSET_CEILING) for d, v in imports.items()}
     engine.implicit_default = False  # the imports are the ones given here
     engine.diagnostics.clear()
     values: list[Value | None] = []
@@ -160,12 +199,21 @@ def infer_node(
         else:
             values.append(Value(x))
     names = [f"in{i}" if v is not None else "" for i, v in enumerate(values)]
+    sig = signature(domain, op_type, imports[domain])
     if n_outputs is None:
-        sig = signature(domain, op_type, imports[domain])
         n_outputs = max(len(sig.outputs), 1) if sig is not None else 1
-    node = helper.make_node(
-        op_type, names, [f"out{k}" for k in range(n_outputs)], domain=domain or None, **(attributes or {})
-    )
+    node = helper.make_node(op_type, names, [f"out{k}" for k in range(n_outputs)], domain=domain or None)
+    for name, given in (attributes or {}).items():
+        if given is None:
+            continue  # absent, as onnx.helper.make_node reads it
+        a = _attribute(name, given, sig.attributes.get(name) if sig is not None else None)
+        if a.type == AttributeProto.UNDEFINED and (sig is None or name not in sig.attributes):
+            # Validation reports an attribute without a type only against a schema that has it.
+            engine.diagnostics.append(diag.make(
+                "attribute-type", f"{op_type}: the type of attribute '{name}' cannot be told from {given!r:.60}",
+                Location("node", 0, "", op_type, attribute=name), "pass an onnx.AttributeProto",
+            ))  # fmt: skip
+        node.attribute.append(a)
     scope = Scope()
     for name, v in zip(names, values):
         if v is not None:

@@ -294,12 +294,13 @@ def _check_reference(
                 where,
             )
         return
-    if ref.type != expected and ref.type != AttributeProto.UNDEFINED:
+    if ref.type != expected:
+        kind = _ATTR_TYPE_NAMES.get(ref.type, ref.type)
+        what = "has no type" if ref.type == AttributeProto.UNDEFINED else f"is {kind}"
         engine.report(
             "attribute-type",
-            f"{prefix}: attribute '{a.name}' takes the function attribute '{a.ref_attr_name}', which is "
-            f"{_ATTR_TYPE_NAMES.get(ref.type, ref.type)}; the operator expects "
-            f"{_ATTR_TYPE_NAMES.get(expected, expected)}",
+            f"{prefix}: attribute '{a.name}' takes the function attribute '{a.ref_attr_name}', which {what}; "
+            f"the operator expects {_ATTR_TYPE_NAMES.get(expected, expected)}",
             where,
         )
 

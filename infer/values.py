@@ -9,6 +9,7 @@ initializers and constants only up to ``MAX_KNOWN_FLOAT_ELEMENTS`` (larger ones 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -43,6 +44,22 @@ FLOAT_BITS: dict[int, int] = {
     TensorProto.FLOAT: 24, TensorProto.DOUBLE: 53, TensorProto.FLOAT16: 11, TensorProto.BFLOAT16: 8,
 }  # fmt: skip
 _NP_OF_BITS = {24: np.float32, 53: np.float64, 11: np.float16}
+# Magnitudes from which rounding to the type gives infinity (its largest finite value plus half
+# an ulp): checked first, so that no conversion overflows and no numpy error state is entered
+# (entering one replaces context objects, which frees ones a program may have frozen).
+_OVERFLOW_AT = {24: 3.4028235677973366e38, 11: 65520.0}
+
+
+def round_float(x: float, bits: int) -> float | None:
+    """``x`` rounded to nearest (ties to even) with ``bits`` of precision: float32, float16 or
+    double; ``None`` for another width (numpy has no such type)."""
+    t = _NP_OF_BITS.get(bits)
+    if t is None:
+        return None
+    limit = _OVERFLOW_AT.get(bits)
+    if limit is not None and abs(x) >= limit and x == x:
+        return math.copysign(math.inf, x)
+    return float(t(x))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +84,7 @@ class SymFloat:
         if not isinstance(n, int):
             return None
         q = Fraction(n, self.den)
-        t = _NP_OF_BITS.get(self.rounded)
-        if t is None:
-            return float(q)
-        with np.errstate(all="ignore"):
-            return float(t(float(q)))
+        return float(q) if not self.rounded else round_float(float(q), self.rounded)
 
     def __str__(self) -> str:
         num = D.to_str(self.num)

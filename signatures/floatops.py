@@ -33,7 +33,7 @@ import numpy as np
 
 from infer import dims as D
 from infer.dims import Dim
-from infer.values import Elem, SymFloat
+from infer.values import Elem, SymFloat, round_float
 
 # Records ``lower <= expr <= upper`` as an assumption of the node's claims (``RuleContext.assume_range``).
 Assume = Callable[[Dim, "int | None", "int | None", str], None]
@@ -77,11 +77,7 @@ class FloatArith:
 
     def literal(self, x: float) -> float | None:
         """A Python float rounded to this type (``None`` where numpy has no such type)."""
-        t = _NP_OF_BITS.get(self.bits)
-        if t is None:
-            return None
-        with np.errstate(all="ignore"):
-            return float(t(x))
+        return round_float(x, self.bits)
 
     def _within(self, num: Dim, bound: int, why: str) -> bool:
         """Assume ``|num| <= bound`` unless bounds prove it; ``False`` when it cannot hold."""

@@ -1,4 +1,4 @@
-"""Shape algebra shared by the rules: broadcasting, axes, element counts.
+"""Shape algebra shared by the rules: broadcasting, axes, element counts, flag attributes.
 
 Every helper takes the rule context so it can report contradictions at the node and record the
 assumptions a result rests on (Clause 9.3: distinct variables are never silently equated).
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from infer import dims as D
 from infer.context import RuleContext, RuleError
@@ -140,6 +141,33 @@ def norm_axes(ctx: RuleContext, axes: Iterable[int], rank: int, what: str = "axe
     if len(set(out)) != len(out):
         raise RuleError("bad-attribute", f"{ctx.op_type}: {what} {list(axes)} repeat an axis")
     return out
+
+
+# How onnxruntime reads a 0/1 flag attribute given another integer (probed with 2 and -1 on
+# onnxruntime 1.32, CPU): the definitions call these booleans and say nothing of other values.
+FlagReading = Literal["one", "nonzero", "strict"]
+ONE: FlagReading = "one"  # true only when exactly 1: 2 and -1 read as 0 (keepdims, ceil_mode)
+NONZERO: FlagReading = "nonzero"  # true when not 0 (transA, onesided)
+STRICT: FlagReading = "strict"  # onnxruntime refuses the node on anything but 0 and 1 (CumSum's exclusive)
+
+
+def flag(ctx: RuleContext, name: str, default: int, reads: FlagReading) -> bool:
+    """The 0/1 attribute ``name`` (absent: the schema's default, else ``default``) read as
+    onnxruntime reads it; a value it refuses, or one that is not an integer, is a malformed node.
+
+    ``reads`` records what onnxruntime does with another value; a rule never reads the flag one
+    way while the runtime reads it another.
+    """
+    v = ctx.attr(name, default)
+    try:
+        v = operator.index(v)
+    except TypeError:
+        raise RuleError("bad-attribute", f"{ctx.op_type}: {name} {v!r} is not an integer") from None
+    if v in (0, 1):
+        return v == 1
+    if reads == STRICT:
+        raise RuleError("bad-attribute", f"{ctx.op_type}: {name} is {v}; it must be 0 or 1 (onnxruntime refuses it)")
+    return reads == NONZERO
 
 
 def same_dim(ctx: RuleContext, a: Dim, b: Dim, what: str) -> Dim:

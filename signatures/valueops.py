@@ -10,6 +10,7 @@ extents stay exact, and anything that cannot be computed exactly yields ``None``
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -380,20 +381,31 @@ def _from_array(arr: np.ndarray | Elem) -> Known:
 
 
 def elementwise(op: Op, *knowns: Known | None) -> Known | None:
-    """Apply ``op`` element by element with multidirectional broadcasting (Clause 6.6)."""
+    """Apply ``op`` element by element with multidirectional broadcasting (Clause 6.6).
+
+    A Python loop over broadcast positions rather than a numpy ufunc over object arrays: a ufunc
+    checks the processor's floating-point flags afterwards and warns when an element is NaN.
+    """
     if any(k is None for k in knowns):
         return None
+    ks: list[Known] = knowns  # type: ignore[assignment]
     try:
-        shape = np.broadcast_shapes(*(k.shape for k in knowns))  # type: ignore[union-attr]
+        shape = np.broadcast_shapes(*(k.shape for k in ks))
     except ValueError:
         return None
-    if math.prod(shape) > MAX_KNOWN_ELEMENTS or not fits_numpy(shape):
+    n = math.prod(shape)
+    if n > MAX_KNOWN_ELEMENTS or not fits_numpy(shape):
         return None
-    arrays = [as_array(k) for k in knowns]  # type: ignore[arg-type]
-    if any(a is None for a in arrays):
-        return None
-    with np.errstate(all="ignore"):  # infinities and NaN are elements like any other
-        return _from_array(np.frompyfunc(op, len(arrays), 1)(*arrays))
+    columns = []
+    for k in ks:
+        if k.shape == shape:
+            columns.append(k.elems)
+        elif k.size == 1:
+            columns.append(k.elems * n)
+        else:  # positions into the smaller tensor, broadcast (integers only: no float flags)
+            where = np.broadcast_to(np.arange(k.size).reshape(k.shape), shape).reshape(-1).tolist()
+            columns.append(tuple(k.elems[i] for i in where))
+    return Known(tuple(int(d) for d in shape), tuple(op(*args) for args in zip(*columns)))
 
 
 def unary(op: Callable[[Elem], Elem], k: Known | None) -> Known | None:
@@ -487,17 +499,19 @@ def expand(k: Known | None, shape: Sequence[int]) -> Known | None:
 
 
 def reduce(k: Known | None, op: Op, axes: Sequence[int] | None, keepdims: bool) -> Known | None:
-    """Reduce contents with a binary ``op`` over ``axes`` (all when ``None``)."""
+    """Reduce contents with a binary ``op`` over ``axes`` (all when ``None``), folding in Python
+    (see ``elementwise``)."""
     arr = None if k is None else as_array(k)
     if arr is None:
         return None
     axes_t = tuple(range(arr.ndim)) if axes is None else tuple(axes)
     if any(arr.shape[a] == 0 for a in axes_t):
         return None
-    ufunc = np.frompyfunc(op, 2, 1)
-    out = arr
-    for a in sorted(axes_t, reverse=True):
-        out = ufunc.reduce(out, axis=a, keepdims=True)
-    if not keepdims:
-        out = out.reshape([s for i, s in enumerate(out.shape) if i not in axes_t])
-    return _from_array(out)
+    kept = [a for a in range(arr.ndim) if a not in axes_t]
+    moved = np.transpose(arr, kept + list(axes_t))
+    rows = moved.reshape(math.prod(arr.shape[a] for a in kept), math.prod(arr.shape[a] for a in axes_t))
+    folded = [functools.reduce(op, row.tolist()) for row in rows]
+    out_shape = (
+        [1 if a in axes_t else arr.shape[a] for a in range(arr.ndim)] if keepdims else [arr.shape[a] for a in kept]
+    )
+    return Known(tuple(out_shape), tuple(folded))

@@ -60,12 +60,12 @@ CASES = {
         h.make_node("Unsqueeze", ["c", "zero1"], ["c1"]),
         h.make_node("Concat", ["c1", "one1"], ["v"], axis=0),
         h.make_node("ReduceMin", ["v"], ["y"], keepdims=0),
-    ],  # fmt: skip
+    ],
     "reduce-max": [
         h.make_node("Unsqueeze", ["c", "zero1"], ["c1"]),
         h.make_node("Concat", ["c1", "one1"], ["v"], axis=0),
         h.make_node("ReduceMax", ["v"], ["y"], keepdims=0),
-    ],  # fmt: skip
+    ],
     "div-by-count": [h.make_node("Max", ["c", "one"], ["c_pos"]), h.make_node("Div", ["c", "c_pos"], ["y"])],
     "sub-then-div": [h.make_node("Sub", ["c", "three"], ["d"]), h.make_node("Div", ["d", "two"], ["y"])],
 }

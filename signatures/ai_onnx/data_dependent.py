@@ -19,10 +19,10 @@ from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.dimtable import Origin
 from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, Known, Value
+from infer.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
 
 from .. import valueops as V
-from ..helpers import elements, norm_axis, same_dim
+from ..helpers import ONE, elements, flag, norm_axis, same_dim
 from ..registry import example, rule
 
 
@@ -58,8 +58,10 @@ def _is_nonzero(e: Any) -> bool | None:
         return None  # strings: onnxruntime has no kernel, the reference tests for non-empty
     if isinstance(e, (bool, int, float)):
         return e != 0  # NaN is non-zero in every runtime
-    lb = D.lower_bound(e)
-    return True if lb is not None and lb > 0 else None
+    if isinstance(e, SymFloat):
+        e = e.num  # a non-zero quotient stays non-zero in the float (no underflow at these sizes)
+    lo, hi = D.bounds(e)
+    return True if (lo is not None and lo > 0) or (hi is not None and hi < 0) else None
 
 
 @rule("NonZero", since=9)
@@ -143,7 +145,7 @@ def _reference_y(s: tuple[Dim, ...] | None, y: tuple[Dim, ...] | None, u: Dim) -
 def unique(ctx: RuleContext) -> list:
     s = ctx.shape(0)
     axis = ctx.attr("axis")
-    sort = bool(ctx.attr("sorted", 1))
+    sort = flag(ctx, "sorted", 1, ONE)  # onnxruntime sorts only for exactly 1: 2 and -1 keep the input's order
     name = ctx.input_name(0)
     if axis is not None and s is not None:
         axis = norm_axis(ctx, axis, len(s))
@@ -284,3 +286,6 @@ example("NonMaxSuppression", ["float[B,N,4]", "float[B,C,N]", "int64[1]"], ["int
 example("NonMaxSuppression", ["float[B,N,4]", "float[B,C,N]"], ["int64[0,3]"], opset=10)
 example("NonMaxSuppression", ["float[B,N,4]", "float[B,C,N]", "int64[1]={0}"], ["int64[0,3]"])
 example("NonMaxSuppression", ["float[B,N,5]", "float[B,C,N]", "int64[1]"], ["int64[?,3]"], error="shape-mismatch")
+example("Unique", ["int64[5]={3,1,3,2,1}"],
+        ["int64[3]={3,1,2}", "int64[3]={0,1,3}", "int64[5]={0,1,0,2,1}", "int64[3]={2,2,1}"],
+        attrs={"sorted": 2})  # fmt: skip

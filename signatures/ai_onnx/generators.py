@@ -76,6 +76,7 @@ def constant_of_shape(ctx: RuleContext) -> list:
     return [Value(TensorType(elem, tuple(dims)), known)]
 
 
+_INT64_MAX = (1 << 63) - 1
 _NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorProto.FLOAT16: np.float16}
 
 
@@ -115,7 +116,13 @@ def _float_range(ctx: RuleContext, s: float, lim: float, d: float) -> Value | tu
     # onnxruntime and the reference evaluator both count in double: ceil((limit - start) / delta).
     # Half precision may count in float32 (Range-27 stash_type) or in half: claim only a count
     # every precision agrees on.
-    counts = {max(math.ceil((lim - s) / d), 0)}
+    q = (lim - s) / d
+    if not q <= _INT64_MAX:  # a denormal delta, say (or an infinite quotient)
+        ctx.error("limit", f"{ctx.op_type} with bounds {s}, {lim}, {d} would count {q:.6g} elements, past the "
+                  "largest extent a tensor can have (2^63 - 1)")  # fmt: skip
+        ctx.because("the Range would count more elements than any tensor can hold")
+        return (None,)
+    counts = {math.ceil(q) if q > 0 else 0}  # (-inf where the delta points away: no elements)
     elem = ctx.elem(0)
     if elem in (TensorProto.FLOAT16, TensorProto.BFLOAT16):
         with np.errstate(all="ignore"):

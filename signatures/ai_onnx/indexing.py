@@ -7,7 +7,6 @@ shape tensors) are followed through GatherElements and the scatters.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,7 +23,8 @@ from ..registry import example, rule
 
 Shape = tuple[Dim, ...]
 # Scatter reductions (opset 16 added add and mul, opset 18 max and min).
-REDUCTIONS: dict[str, Callable[[Any, Any], Any]] = {"add": V.ADD, "mul": V.MUL, "max": V.MAX, "min": V.MIN}
+# Sums and products of duplicate indices only where exact: their order is the runtime's.
+REDUCTIONS: dict[str, str] = {"add": "add_exact", "mul": "mul_exact", "max": "max", "min": "min"}
 
 
 def _arrays(*ks: Known) -> list[np.ndarray] | None:
@@ -96,16 +96,23 @@ def _reduction(ctx: RuleContext) -> str:
     return red
 
 
-def _put(out: np.ndarray, target: tuple, value: Any, red: str, seen: set) -> bool:
-    """Write one update; ``False`` when the result is not determined (a repeated plain write)."""
+def _put(out: np.ndarray, target: tuple, value: Any, red: str | V.Op, seen: set) -> bool:
+    """Write one update (``red``: "none" or the reduction's element operation); ``False`` when
+    the result is not determined (a repeated plain write)."""
     if red == "none":
         if target in seen:
             return False  # duplicate indices without a reduction: the result is unspecified
         seen.add(target)
         out[target] = value
     else:
-        out[target] = np.frompyfunc(REDUCTIONS[red], 2, 1)(out[target], value)
+        out[target] = red(out[target], value)  # type: ignore[operator]
     return True
+
+
+def _reduction_op(ctx: RuleContext, red: str) -> str | V.Op:
+    if red == "none":
+        return red
+    return getattr(V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound), REDUCTIONS[red])
 
 
 def _scatter_elements_known(ctx: RuleContext, axis: int, red: str) -> Known | None:
@@ -116,12 +123,13 @@ def _scatter_elements_known(ctx: RuleContext, axis: int, red: str) -> Known | No
     if arrays is None:
         return None
     out, ind, up = arrays[0].copy(), arrays[1], arrays[2]
+    red_op = _reduction_op(ctx, red)
     seen: set = set()
     for pos in np.ndindex(ind.shape):
         i = _index(ind[pos], out.shape[axis])
         if i is None or any(p >= out.shape[j] for j, p in enumerate(pos) if j != axis):
             return None
-        if not _put(out, pos[:axis] + (i,) + pos[axis + 1 :], up[pos], red, seen):
+        if not _put(out, pos[:axis] + (i,) + pos[axis + 1 :], up[pos], red_op, seen):
             return None
     return _known(out)
 
@@ -151,6 +159,7 @@ def _scatter_nd_known(ctx: RuleContext, red: str) -> Known | None:
     k = ind.shape[-1]
     if k > out.ndim or up.shape != ind.shape[:-1] + out.shape[k:]:
         return None
+    red_op = _reduction_op(ctx, red)
     seen: set = set()
     for pos in np.ndindex(ind.shape[:-1]):
         target = tuple(_index(i, n) for i, n in zip(ind[pos], out.shape))
@@ -158,9 +167,9 @@ def _scatter_nd_known(ctx: RuleContext, red: str) -> Known | None:
             return None
         if out.ndim > k:  # a slice: write it element by element
             for rest in np.ndindex(out.shape[k:]):
-                if not _put(out, target + rest, up[pos + rest], red, seen):
+                if not _put(out, target + rest, up[pos + rest], red_op, seen):
                     return None
-        elif not _put(out, target, up[pos], red, seen):
+        elif not _put(out, target, up[pos], red_op, seen):
             return None
     return _known(out)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..helpers import Shape, broadcast, same_dim, unidirectional
+from ..helpers import NONZERO, Shape, broadcast, flag, same_dim, unidirectional
 from ..registry import example, rule, shape_rule
 
 # numpy matmul semantics: 1-D operands are promoted and the promoted axis dropped again.
@@ -24,10 +26,12 @@ def gemm_product(ctx: RuleContext, a: Shape | None, b: Shape | None) -> tuple[Di
         if s is not None and len(s) != 2:
             raise RuleError("shape-mismatch", f"input {i} of {ctx.op_type} must be 2-D, has rank {len(s)}")
     m = k1 = k2 = n = None
+    # Any non-zero transA/transB transposes, in onnxruntime's kernel and in onnx's inference.
+    trans_a, trans_b = flag(ctx, "transA", 0, NONZERO), flag(ctx, "transB", 0, NONZERO)
     if a is not None:
-        m, k1 = (a[1], a[0]) if ctx.attr("transA", 0) else (a[0], a[1])
+        m, k1 = (a[1], a[0]) if trans_a else (a[0], a[1])
     if b is not None:
-        k2, n = (b[1], b[0]) if ctx.attr("transB", 0) else (b[0], b[1])
+        k2, n = (b[1], b[0]) if trans_b else (b[0], b[1])
     if k1 is not None and k2 is not None:
         same_dim(ctx, k1, k2, "inner dimensions")
     return m, n
@@ -50,6 +54,23 @@ def gemm(ctx: RuleContext) -> list:
         if 1 <= len(c) <= 2 and isinstance(c[-1], int) and c[-1] != 1 and n is None:
             n = c[-1]
     return [(m, n)]
+
+
+_EINSUM_TERM = re.compile(r"[A-Za-z]*(?:\.\.\.)?[A-Za-z]*\Z")
+
+
+def _check_grammar(eq: str) -> None:
+    """The equation's grammar (Einsum's definition; onnxruntime hangs on some equations outside
+    it): each term is letters with at most one ellipsis, and the output term names each label once."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    for term in lhs.split(",") + ([rhs] if arrow else []):
+        if not _EINSUM_TERM.match(term):
+            raise RuleError("bad-attribute", f"equation '{eq[:60]}': term '{term[:30]}' is not letters with at most "
+                            "one ellipsis ('...')")  # fmt: skip
+    out_labels = rhs.replace("...", "")
+    if arrow and len(set(out_labels)) != len(out_labels):
+        raise RuleError("bad-attribute", f"equation '{eq[:60]}': the output term '{rhs[:30]}' repeats a label")
 
 
 def _parse_einsum(eq: str, ranks: list[int]) -> tuple[list[list[str]], list[str]]:
@@ -77,6 +98,9 @@ def _parse_einsum(eq: str, ranks: list[int]) -> tuple[list[list[str]], list[str]
                 "the same number of dimensions",
             )
     n_ell = max(widths, default=0)
+    if arrow and n_ell and "..." not in rhs:  # onnxruntime refuses it; numpy too
+        raise RuleError("shape-mismatch", f"the inputs' ellipsis stands for {n_ell} dimensions, and the output "
+                        f"term '{rhs[:30]}' has no ellipsis to hold them")  # fmt: skip
     parsed: list[list[str]] = []
     for term, k in zip(terms, widths):
         before, dots, after = term.partition("...")
@@ -103,10 +127,12 @@ def _parse_einsum(eq: str, ranks: list[int]) -> tuple[list[list[str]], list[str]
 
 @rule("Einsum")
 def einsum(ctx: RuleContext) -> list:
+    equation = ctx.require("equation")
+    _check_grammar(equation)
     shapes = [ctx.shape(i) for i in range(ctx.n_inputs)]
     if any(s is None for s in shapes):
         return [None]
-    terms, out = _parse_einsum(ctx.require("equation"), [len(s) for s in shapes])  # type: ignore[arg-type]
+    terms, out = _parse_einsum(equation, [len(s) for s in shapes])  # type: ignore[arg-type]
     # Ellipsis dims broadcast; named dims must agree.
     ell_shapes: list[list[Dim]] = []
     env: dict[str, Dim] = {}

@@ -21,7 +21,7 @@ from infer.types import TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, Value
 
 from .. import valueops as V
-from ..helpers import broadcast, elements, norm_axis, same_dim
+from ..helpers import STRICT, broadcast, elements, flag, norm_axis, same_dim
 from ..registry import example, rule
 from .random import output_elem
 
@@ -65,6 +65,8 @@ def cumulative(ctx: RuleContext) -> list:
     axis_shape = ctx.shape(1)
     if axis_shape is not None and len(axis_shape) > 1:
         raise RuleError("shape-mismatch", f"axis must be a scalar, has rank {len(axis_shape)}")
+    # onnxruntime refuses exclusive or reverse other than 0 and 1 when it loads the node.
+    exclusive, reverse = flag(ctx, "exclusive", 0, STRICT), flag(ctx, "reverse", 0, STRICT)
     axis = ctx.known_ints(1)
     if s is None:
         return [None]
@@ -73,8 +75,9 @@ def cumulative(ctx: RuleContext) -> list:
         a = norm_axis(ctx, axis[0], len(s))
         x = ctx.known(0)
         if x is not None and all(e is not None for e in x.elems):
-            op, unit = (V.ADD, 0) if ctx.op_type == "CumSum" else (V.MUL, 1)
-            known = _scan(x, a, op, unit, bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0)))
+            ops = V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound)  # rounded at every step, as it runs
+            op, unit = (ops.add, 0) if ctx.op_type == "CumSum" else (ops.mul, 1)
+            known = _scan(x, a, op, unit, exclusive, reverse)
     return [Value(TensorType(None, s), known)]
 
 
@@ -298,3 +301,4 @@ example("StringNormalizer", ["string[0]"], ["string[?]"])
 example("StringNormalizer", ["string[2,C]"], ["string[2,C]"], error="shape-mismatch")
 example("StringSplit", ["string[N,2]"], ["string[N,2,?]", "int64[N,2]"], attrs={"delimiter": ","})
 example("StringSplit", ["string[0]"], ["string[0,0]", "int64[0]"])
+example("CumSum", ["int64[3]={1,2,3}", "int64[]={0}"], ["int64[3]"], attrs={"exclusive": 2}, error="bad-attribute")

@@ -10,7 +10,7 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..helpers import norm_axis, require_rank, same_dim
+from ..helpers import ONE, STRICT, flag, norm_axis, require_rank, same_dim
 from ..registry import example, rule
 
 INT64_MAX = (1 << 63) - 1
@@ -62,8 +62,9 @@ def window_extent(
     """Output extent of a sliding window along one axis (Conv and pooling).
 
     Where the window does not fit (``x + pads < dilated kernel``) the definition floors a negative
-    quotient and onnxruntime truncates it: concrete extents there are not claimed, and symbolic
-    ones rest on the fit that the rule records as an assumption (``DimTable.require_at_least``).
+    quotient and onnxruntime truncates it: concrete extents there are not claimed here (Conv and
+    the pools of this module give onnxruntime's, ``_short_window``), and symbolic ones hold as far
+    as the rule records (``_require_fit``, ``DimTable.require_at_least``).
     ``dilated_same``: a dilated SAME window gives ``ceil(x / stride)`` as the definition says
     (true of Conv: onnxruntime refuses to run it, the reference evaluator agrees).
     """
@@ -105,8 +106,9 @@ def window_extent(
 
 
 def _pool_like(
-    ctx: RuleContext, kernel_from_weights: list[Dim] | None = None, dilated_same: bool = False
+    ctx: RuleContext, kernel_from_weights: list[Dim] | None = None, conv: bool = False
 ) -> tuple[Dim, ...] | None:
+    """The spatial extents of a Conv (``conv``) or of a pooling node."""
     x = ctx.shape(0)
     if x is None:
         return None
@@ -115,36 +117,67 @@ def _pool_like(
     n = len(x) - 2
     k, strides, dilations, pads = _spatial_attrs(ctx, n, kernel_from_weights)
     auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
-    ceil_mode = bool(ctx.attr("ceil_mode", 0))
+    # onnxruntime rounds up only for ceil_mode exactly 1: 2 and -1 floor, as 0 does.
+    ceil_mode = not conv and flag(ctx, "ceil_mode", 0, ONE)
     out = []
     for i in range(n):
-        e = window_extent(
-            x[i + 2], k[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad, ceil_mode, dilated_same
-        )
-        if auto_pad in ("NOTSET", "VALID") and isinstance(k[i], int):
-            # The window must fit in the padded input for the node to run at all.
-            fit = dilations[i] * (k[i] - 1) + 1 - (pads[i] + pads[i + n] if auto_pad == "NOTSET" else 0)
-            _check_fit(ctx, i, x[i + 2], fit, strides[i])
-            ctx.dims.require_at_least(x[i + 2], fit, ctx.site, f"the window of {ctx.op_type} must fit")
+        window = (k[i], strides[i], dilations[i], pads[i], pads[i + n])
+        e = sliding_extent(ctx, i, x[i + 2], *window, auto_pad, ceil_mode, conv)
         if e is None:
             ctx.because("ceil_mode on a symbolic extent: runtimes round the last window differently")
         out.append(e)
     return tuple(out)
 
 
-def _check_fit(ctx: RuleContext, axis: int, x: Dim, fit: int, stride: int) -> None:
-    """A known spatial extent so far below the window that the output extent is negative.
-
-    Short by less than two strides the runtimes differ (the definition floors, onnxruntime
-    truncates, the reference evaluator gives 0 for Conv): only a shortfall every one of them
-    refuses is reported.
+def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dilation: int, pad_begin: int,
+                   pad_end: int, auto_pad: str, ceil_mode: bool, conv: bool) -> Dim:  # fmt: skip
+    """``window_extent`` along spatial axis ``axis`` of a Conv-like (``conv``) or pooling node, with
+    what onnxruntime does where the window does not fit: a known extent gets its extent or an
+    error (``_short_window``), a symbolic one the least extent the claim holds for (``_require_fit``).
     """
-    if isinstance(x, int) and fit - x >= 2 * stride:
+    if auto_pad in ("NOTSET", "VALID") and isinstance(k, int):
+        fit = dilation * (k - 1) + 1 - (pad_begin + pad_end if auto_pad == "NOTSET" else 0)
+        if isinstance(x, int) and x < fit:
+            return _short_window(ctx, axis, x, fit, stride, conv)
+        _require_fit(ctx, x, fit, stride, ceil_mode, conv)
+    return window_extent(x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
+
+
+def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, conv: bool) -> Dim:
+    """The extent onnxruntime gives a known spatial extent ``x`` shorter than the window needs.
+
+    onnxruntime refuses such a Conv. It pools it, truncating the negative quotient toward zero
+    where the definition floors it (1 window where the definition has none when short by less
+    than a stride), and refuses it once that extent is negative (short by two strides or more).
+    """
+    extent = 1 - (fit - x) // stride
+    if conv or extent < 0:
         ctx.error(
             "shape-mismatch",
             f"{ctx.op_type} with inputs {ctx.input_types_str()}: spatial axis {axis} has extent {x}, "
-            f"the (dilated, padded) window needs {fit}",
+            f"the (dilated, padded) window needs {fit}"
+            + ("" if conv else f", and onnxruntime refuses a shortfall of two strides ({2 * stride}) or more"),
         )
+        return None
+    return extent
+
+
+def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, ceil_mode: bool, conv: bool) -> None:
+    """Record the least symbolic extent ``x`` that the claimed extent holds for.
+
+    A Conv runs only where its window fits. A pooling node runs unless the window overshoots by two
+    strides, and its claimed extent is onnxruntime's that far with a stride of 1 or ceil_mode; with
+    a longer stride and no ceil_mode the claim (the definition's floor) assumes the window fits,
+    since onnxruntime truncates the quotient toward zero short of that.
+    """
+    op = ctx.op_type
+    if conv:
+        least, why = fit, f"onnxruntime refuses a {op} whose window does not fit the padded input"
+    elif ceil_mode or stride == 1:
+        least, why = fit - 2 * stride + 1, f"onnxruntime refuses a {op} whose window overshoots by two strides"
+    else:
+        least, why = fit, f"the window of {op} fits; short of it onnxruntime truncates where the definition floors"
+    ctx.dims.require_at_least(x, least, ctx.site, why)
 
 
 def _check_divisible(ctx: RuleContext, channels: Dim, group: int, what: str) -> None:
@@ -173,6 +206,9 @@ def conv(ctx: RuleContext) -> list:
     if x is None and w is None:
         return [None]
     rank = len(x) if x is not None else len(w)  # type: ignore[arg-type]
+    if rank < 3:  # (N, C, spatial...) and (M, C/group, kernel...)
+        which = "input" if x is not None else "weight tensor"
+        raise RuleError("shape-mismatch", f"the {which} must have rank >= 3, has {rank}")
     group = ctx.attr("group", 1)
     if x is not None and w is not None:
         if len(w) != len(x):
@@ -185,7 +221,7 @@ def conv(ctx: RuleContext) -> list:
         return [(None, w[0]) + (None,) * (rank - 2)]  # type: ignore[index]
     # A dilated SAME Conv: the definition's ceil(x / stride); onnxruntime refuses dilations with
     # SAME padding, and the reference evaluator gives that extent.
-    spatial = _pool_like(ctx, list(w[2:]) if w is not None else None, dilated_same=True)
+    spatial = _pool_like(ctx, list(w[2:]) if w is not None else None, conv=True)
     return [(x[0], None if w is None else w[0]) + tuple(spatial)]  # type: ignore[arg-type]
 
 
@@ -209,15 +245,18 @@ def conv_transpose(ctx: RuleContext) -> list:
         # The definition forbids it; onnxruntime refuses to load such a node.
         raise RuleError("bad-attribute", "the pads attribute cannot be used simultaneously with auto_pad")
     k, strides, dilations, pads = _spatial_attrs(ctx, n, list(w[2:]) if w is not None else None)
+    out_pad = list(ctx.attr("output_padding") or [0] * n)
+    if len(out_pad) != n or any(p < 0 for p in out_pad):
+        raise RuleError("bad-attribute", f"output_padding {out_pad} must have {n} non-negative entries")
+    for p, s, d in zip(out_pad, strides, dilations):
+        if p >= max(s, d):  # onnxruntime refuses it (and from the stride on, whatever the dilation)
+            raise RuleError("bad-attribute", f"output_padding {out_pad} must be below the strides or dilations")
     out_shape = ctx.attr("output_shape")
     if out_shape is not None:
         out_shape = list(out_shape)[-n:]
         if len(out_shape) != n or any(d <= 0 for d in out_shape):
             raise RuleError("bad-attribute", f"output_shape {list(ctx.attr('output_shape'))} does not fit")
         return [(x[0], channels) + tuple(out_shape)]
-    out_pad = list(ctx.attr("output_padding") or [0] * n)
-    if len(out_pad) != n or any(p < 0 for p in out_pad):
-        raise RuleError("bad-attribute", f"output_padding {out_pad} must have {n} non-negative entries")
     auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
     spatial = []
     for i in range(n):
@@ -229,13 +268,38 @@ def conv_transpose(ctx: RuleContext) -> list:
             spatial.append(D.dmin(D.mul(x[i + 2], strides[i]), full))
             continue
         total = pads[i] + pads[i + n] if auto_pad == "NOTSET" else 0
-        spatial.append(D.sub(full, total))
+        spatial.append(_transposed_extent(ctx, i, x[i + 2], D.sub(full, total), strides[i], eff, out_pad[i], total))
     return [(x[0], channels) + tuple(spatial)]
+
+
+def _transposed_extent(ctx: RuleContext, axis: int, x: Dim, out: Dim, stride: int, eff: Dim, out_pad: int,
+                       pads: int) -> Dim:  # fmt: skip
+    """ConvTranspose's extent ``out`` along one axis, which onnxruntime refuses unless positive.
+
+    Pads wider than the full output leave none: a known extent there is an error; a symbolic
+    ``x`` is recorded as at least the least extent that leaves one element.
+    """
+    if isinstance(out, int):
+        if out <= 0:
+            ctx.error(
+                "shape-mismatch",
+                f"{ctx.op_type} with inputs {ctx.input_types_str()}: pads of {pads} leave spatial axis {axis} "
+                f"an extent of {out}; onnxruntime refuses an extent below 1",
+            )
+            return None
+        return out
+    if isinstance(eff, int):
+        # stride * (x - 1) + out_pad + eff - pads >= 1
+        least = 1 - (eff + out_pad - pads - 1) // stride
+        ctx.dims.require_at_least(x, least, ctx.site, f"onnxruntime refuses a {ctx.op_type} output extent below 1")
+    return out
 
 
 @rule(["MaxPool", "AveragePool", "LpPool"])
 def pool(ctx: RuleContext) -> list:
     """MaxPool (its Indices from opset 8 too), AveragePool and LpPool: sliding windows."""
+    if ctx.op_type == "MaxPool" and ctx.version >= 8:
+        flag(ctx, "storage_order", 0, STRICT)  # onnxruntime refuses another value; no shape depends on it
     x = ctx.shape(0)
     if x is not None and ctx.attr("kernel_shape") is None and ctx.op_type == "LpPool" and ctx.version < 2:
         # LpPool-1 leaves kernel_shape optional and says nothing of a default.
@@ -363,3 +427,17 @@ example("Softmax", ["float[B,H,S,S]"], ["float[B,H,S,S]"])
 example("Softmax", ["float[]"], ["float[]"], error="bad-attribute")
 example("LogSoftmax", ["float[N,10]"], ["float[N,10]"], attrs={"axis": 1})
 example("Dropout", ["float[B,S,64]"], ["float[B,S,64]", "bool[B,S,64]"], opset=13)
+# ceil_mode 2 floors in onnxruntime; a window longer than its input: onnxruntime truncates the
+# quotient (1 window here) or refuses (Conv, ConvTranspose, or two strides short).
+example("MaxPool", ["float[N,C,5]"], ["float[N,C,2]"], attrs={"kernel_shape": [2], "strides": [2], "ceil_mode": 2},
+        opset=12)  # fmt: skip
+example("MaxPool", ["float[N,C,1]"], ["float[N,C,1]"], attrs={"kernel_shape": [2], "strides": [2]}, opset=12)
+example("AveragePool", ["float[N,C,1]"], ["float[N,C,?]"], attrs={"kernel_shape": [5], "strides": [2]},
+        error="shape-mismatch")  # fmt: skip
+example("MaxPool", ["float[N,C,L]"], ["float[*]"], attrs={"kernel_shape": [2], "storage_order": 2}, opset=12,
+        error="bad-attribute")  # fmt: skip
+example("Conv", ["float[N,1,2]", "float[1,1,3]"], ["float[N,1,?]"], error="shape-mismatch")
+example("ConvTranspose", ["float[N,1,1]", "float[1,1,1]"], ["float[N,1,?]"], attrs={"pads": [1, 1]},
+        error="shape-mismatch")  # fmt: skip
+example("ConvTranspose", ["float[N,1,L]", "float[1,1,2]"], ["float[*]"], attrs={"output_padding": [1]},
+        error="bad-attribute")  # fmt: skip

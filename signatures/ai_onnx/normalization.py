@@ -7,7 +7,7 @@ from onnx import TensorProto
 from infer.context import RuleContext, RuleError
 from infer.types import TensorType
 
-from ..helpers import norm_axis
+from ..helpers import ONE, flag, norm_axis
 from ..registry import example, rule, shape_rule
 
 
@@ -18,7 +18,8 @@ def batch_normalization(ctx: RuleContext) -> list:
     Before opset 9, ``spatial=0`` keeps statistics per activation: ``[C, D1, ..., Dn]``.
     """
     x = ctx.shape(0)
-    per_activation = ctx.version < 9 and not ctx.attr("spatial", 1)
+    # onnxruntime (BatchNormalization-7) is spatial only for exactly 1: 2 and -1 read as 0.
+    per_activation = ctx.version < 9 and not flag(ctx, "spatial", 1, ONE)
     if not per_activation:
         for i in range(1, min(ctx.n_inputs, 5)):
             r = ctx.rank(i)

@@ -8,7 +8,7 @@ from infer.types import TensorType
 from infer.values import Value
 
 from .. import valueops as V
-from ..helpers import norm_axes, norm_axis
+from ..helpers import ONE, flag, norm_axes, norm_axis
 from ..registry import example, rule
 
 # The opset from which each reduction takes its axes as an input instead of an attribute.
@@ -16,7 +16,9 @@ AXES_INPUT_SINCE = {
     "ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
     "ReduceL1": 18, "ReduceL2": 18, "ReduceLogSum": 18, "ReduceLogSumExp": 18, "ReduceSumSquare": 18,
 }  # fmt: skip
-_VALUE_OPS = {"ReduceSum": V.ADD, "ReduceProd": V.MUL, "ReduceMax": V.MAX, "ReduceMin": V.MIN}
+# Sums and products only where no rounding happens: onnxruntime picks the order of a float
+# reduction (vectorized, pairwise), and only exact results are the same in every order.
+_VALUE_OPS = {"ReduceSum": "add_exact", "ReduceProd": "mul_exact", "ReduceMax": "max", "ReduceMin": "min"}
 
 
 def reduced_shape(shape: tuple[Dim, ...], axes: list[int] | None, keepdims: bool) -> tuple[Dim, ...]:
@@ -30,8 +32,10 @@ def reduced_shape(shape: tuple[Dim, ...], axes: list[int] | None, keepdims: bool
 def reduce(ctx: RuleContext) -> list:
     """Axes from the attribute, or (ReduceSum from 13, the others from 18) from an input."""
     x = ctx.shape(0)
-    keepdims = bool(ctx.attr("keepdims", 1))
-    noop = bool(ctx.attr("noop_with_empty_axes", 0))
+    # onnxruntime keeps the reduced axes, and skips an empty reduction, only for exactly 1 (2 and
+    # -1 read as 0); the definition calls both booleans.
+    keepdims = flag(ctx, "keepdims", 1, ONE)
+    noop = flag(ctx, "noop_with_empty_axes", 0, ONE)
     if ctx.version >= AXES_INPUT_SINCE[ctx.op_type]:
         axes = ctx.known_ints(1) if ctx.has(1) else None
         if ctx.has(1) and axes is None:
@@ -47,8 +51,12 @@ def reduce(ctx: RuleContext) -> list:
         axes = None
     norm = None if axes is None else norm_axes(ctx, axes, len(x))
     out = reduced_shape(x, norm, keepdims)
-    op = _VALUE_OPS.get(ctx.op_type)
-    known = V.reduce(ctx.known(0), op, norm, keepdims) if op is not None else None
+    name, k = _VALUE_OPS.get(ctx.op_type), ctx.known(0)
+    known = None
+    if name is not None and k is not None and not any(isinstance(e, float) and e != e for e in k.elems):
+        # (NaN: which one a max or min returns depends on the order; left unknown)
+        op = getattr(V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound), name)
+        known = V.reduce(k, op, norm, keepdims)
     return [Value(TensorType(None, out), known)]
 
 
@@ -71,7 +79,9 @@ def arg_reduce(ctx: RuleContext) -> list:
     if x is None:
         return [None]
     axis = norm_axis(ctx, ctx.attr("axis", 0), len(x))
-    return [reduced_shape(x, [axis], bool(ctx.attr("keepdims", 1)))]
+    # keepdims as for the reductions: only 1 keeps the axis in onnxruntime. select_last_index
+    # (any non-zero value is true there) changes no shape.
+    return [reduced_shape(x, [axis], flag(ctx, "keepdims", 1, ONE))]
 
 
 @rule("TopK")
@@ -88,6 +98,7 @@ def topk(ctx: RuleContext) -> list:
             k = kk[0]
     if x is None:
         return [None, None]
+    # largest and sorted (onnxruntime reads only 1 as true) change no shape.
     axis = norm_axis(ctx, ctx.attr("axis", -1), len(x))
     if isinstance(k, int) and isinstance(x[axis], int) and k > x[axis]:
         raise RuleError("shape-mismatch", f"K={k} exceeds the extent {x[axis]} of axis {axis}")
@@ -120,3 +131,10 @@ example("TopK", ["float[B,V]"], ["float[B,3]", "int64[B,3]"], attrs={"k": 3}, op
 example("TopK", ["float[B,V]", "int64[1]"], ["float[B,?]", "int64[B,?]"], opset=11)
 example("TopK", ["float[B,V]", "int64[1]={K}"], ["float[K,V]", "int64[K,V]"], attrs={"axis": 0}, opset=24)
 example("TopK", ["float[B,4]", "int64[1]={5}"], ["float[B,5]", "int64[B,5]"], error="shape-mismatch")
+# keepdims and noop_with_empty_axes other than 0 and 1 read as onnxruntime reads them: as 0.
+example("ReduceMean", ["float[B,S,64]", "int64[1]={-1}"], ["float[B,S]"], attrs={"keepdims": 2}, opset=18)
+example("ReduceSum", ["float[B,S,64]", "int64[0]={}"], ["float[]"], attrs={"keepdims": -1, "noop_with_empty_axes": 2})
+example("ArgMax", ["float[B,S,V]"], ["int64[B,S]"], attrs={"axis": -1, "keepdims": 2}, opset=13)
+# Float sums only where exact: onnxruntime picks the order of the additions.
+example("ReduceSum", ["float[2]={1.5,2.25}", "int64[1]={0}"], ["float[1]={3.75}"])
+example("ReduceSum", ["float[3]={0.1,0.2,0.3}", "int64[1]={0}"], ["float[1]={?}"])

@@ -18,7 +18,7 @@ from infer import types as T
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
-from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, SymFloat, Value, known_vector
+from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, SymFloat, Value, known_vector, round_float
 
 from .. import valueops as V
 from ..floatops import Assume, FloatArith
@@ -123,9 +123,8 @@ def _cast_elem(e: Elem, to: int, assume: Assume) -> Elem:
                 return None  # out of range: undefined, runtimes differ
             return math.trunc(e)
         return _wrap_int(int(e), to)
-    if to in _NP_FLOAT:
-        with np.errstate(all="ignore"):
-            return float(_NP_FLOAT[to](e))
+    if to in FLOAT_BITS:
+        return round_float(float(e), FLOAT_BITS[to])
     return None
 
 
@@ -139,11 +138,12 @@ def cast_known(k: Known | None, to: int, assume: Assume) -> Known | None:
 
 def _to_type(to: object) -> int:
     # Cast-1 names the type as a string ("FLOAT"); later versions use the enum value.
-    return (
-        int(to)
-        if not isinstance(to, (str, bytes))
-        else TensorProto.DataType.Value((to.decode() if isinstance(to, bytes) else to).upper())
-    )
+    if not isinstance(to, (str, bytes)):
+        return int(to)  # type: ignore[call-overload]
+    name = to.decode(errors="replace") if isinstance(to, bytes) else to
+    if name.upper() not in TensorProto.DataType.keys():
+        raise RuleError("bad-attribute", f"to '{name[:40]}' names no element type")
+    return TensorProto.DataType.Value(name.upper())
 
 
 def _check_cast_target(ctx: RuleContext, to: int) -> None:
@@ -366,6 +366,13 @@ def squeeze(ctx: RuleContext) -> list:
     axes = _axes(ctx, 13, 1)
     if s is None:
         return [None]
+    if axes == [] or (axes is False and vector_length(ctx, 1) == 0):
+        # Axes given but empty: onnxruntime squeezes every extent of 1, as without axes; the
+        # reference evaluator squeezes none. They agree only where no extent may be 1.
+        if any(_is_one(d) is not False for d in s):
+            ctx.because("Squeeze with empty axes: onnxruntime removes the extents of 1, the reference evaluator none")
+            return [None]
+        axes = None
     if axes is False:
         # The squeezed axes have extent 1: when exactly as many axes may be 1 as are removed,
         # they are the ones.
@@ -529,7 +536,8 @@ def _nonneg(x: Dim) -> bool | None:
     lb = D.lower_bound(x)
     if lb is not None and lb >= 0:
         return True
-    nlb = D.lower_bound(D.neg(x))  # type: ignore[arg-type]
+    negated = D.neg(x)  # None when past the expression limit
+    nlb = D.lower_bound(negated) if negated is not None else None  # type: ignore[arg-type]
     if nlb is not None and nlb > 0:
         return False
     return None
@@ -788,7 +796,8 @@ def _scaled(d: Dim, scale: float) -> Dim:
     symbolic one only for scales with a short binary fraction (numerator and denominator at most
     256), where the float32 product is exact for every extent below 2^16.
     """
-    scale = float(np.float32(scale))
+    with np.errstate(over="ignore"):  # a double past float32's range is inf, refused below
+        scale = float(np.float32(scale))
     if not math.isfinite(scale) or scale <= 0:
         return None
     if isinstance(d, int):

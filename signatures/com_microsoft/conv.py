@@ -2,7 +2,7 @@
 
 onnxruntime's graph optimizer fuses Conv with its activation into FusedConv; its QOperator
 quantizer emits the QLinear* pooling operators (and QLinearConv, with ``channels_last`` for
-NHWC layouts). Spatial extents follow Conv and AveragePool exactly (``window_extent``); an NHWC
+NHWC layouts). Spatial extents follow Conv and AveragePool exactly (``sliding_extent``); an NHWC
 operator is the NCHW one with the channel axis moved last.
 """
 
@@ -12,8 +12,8 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..ai_onnx.nn import window_extent
-from ..helpers import same_dim
+from ..ai_onnx.nn import sliding_extent
+from ..helpers import ONE, flag, same_dim
 from ..registry import example, rule
 from . import FLOAT_DOUBLE, FLOATS, INT, INT8_TYPES, INTS, MS, REQUIRED, STRING, op
 
@@ -58,10 +58,12 @@ def _windows(ctx: RuleContext, x: Shape, kernel: list[Dim], dilated: bool) -> Sh
     if any(s <= 0 for s in strides) or any(d <= 0 for d in dilations):
         raise RuleError("bad-attribute", "strides and dilations must be positive")
     auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
-    ceil_mode = bool(ctx.attr("ceil_mode", 0)) if not dilated else False  # pooling only
+    # Pooling only; onnxruntime rounds up for exactly 1 (2 and -1 floor).
+    ceil_mode = flag(ctx, "ceil_mode", 0, ONE) if not dilated else False
     out = []
     for i in range(n):
-        e = window_extent(x[i + 2], kernel[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad, ceil_mode)
+        window = (kernel[i], strides[i], dilations[i], pads[i], pads[i + n])
+        e = sliding_extent(ctx, i, x[i + 2], *window, auto_pad, ceil_mode, conv=dilated)
         if e is None:
             ctx.because("ceil_mode on a symbolic extent: whether the last window starts in the padding depends on it")
         out.append(e)
@@ -74,20 +76,20 @@ def conv_shape(ctx: RuleContext, x_index: int, w_index: int, channels_last: bool
     ``channels_last``: data and output are (N, spatial..., C); ``w_last``: so are the weights.
     """
     x, w = ctx.shape(x_index), ctx.shape(w_index)
-    if w is not None and w_last:
+    if w is not None and w_last and w:  # (a scalar is refused below, for its rank)
         w = _nchw(w, True)
     if x is None and w is None:
         return [None]
     rank = len(x) if x is not None else len(w)  # type: ignore[arg-type]
     if rank < 3:
         raise RuleError("shape-mismatch", f"input must have rank >= 3, has {rank}")
+    if w is not None and len(w) != rank:
+        raise RuleError("shape-mismatch", f"weights of rank {len(w)} for input of rank {rank}")
     m = None if w is None else w[0]
     if x is None:
         return [_back((None, m) + (None,) * (rank - 2), channels_last)]
     x = _nchw(x, channels_last)
     if w is not None:
-        if len(w) != len(x):
-            raise RuleError("shape-mismatch", f"weights of rank {len(w)} for input of rank {len(x)}")
         same_dim(ctx, x[1], D.mul(w[1], ctx.attr("group", 1)), "input channels and weight channels * group")
     ks = ctx.attr("kernel_shape")
     kernel = list(ks) if ks else (list(w[2:]) if w is not None else None)

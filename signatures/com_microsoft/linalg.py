@@ -89,6 +89,8 @@ def _logical(ctx: RuleContext, s: tuple[Dim, ...], batch: bool, trans: bool, whi
 
 def matmul_dims(ctx: RuleContext, a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...] | None:
     """numpy matmul of two shapes (1-D operands promoted and the promoted axis dropped)."""
+    if len(a) == 0 or len(b) == 0:
+        raise RuleError("shape-mismatch", "matmul operands must have rank >= 1")
     if len(a) == 1 and len(b) == 1:
         same_dim(ctx, a[0], b[0], "inner dimensions")
         return ()
@@ -98,8 +100,6 @@ def matmul_dims(ctx: RuleContext, a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tup
     if len(b) == 1:
         same_dim(ctx, a[-1], b[0], "inner dimensions")
         return a[:-1]
-    if len(a) == 0 or len(b) == 0:
-        raise RuleError("shape-mismatch", "matmul operands must have rank >= 1")
     same_dim(ctx, a[-1], b[-2], "inner dimensions")
     batch = broadcast(ctx, a[:-2], b[:-2])
     return None if batch is None else batch + (a[-2], b[-1])

@@ -13,7 +13,10 @@ import pytest
 
 from tests.conformance import scorer
 
-FLOOR = {"declared": 1976, "symbolic": 1919}
+# Symbolic was 1,919 until a Reshape target entry that may be 0 at run time (allowzero=0 then
+# copies the input's extent) stopped being taken as the extent: two outputs of the expanded
+# linear-attention cases rested on `floor(s2_2/4)`, which is 0 when s2_2 < 4 in that variant.
+FLOOR = {"declared": 1976, "symbolic": 1917}
 
 
 @pytest.fixture(scope="module")

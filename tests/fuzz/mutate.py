@@ -5,12 +5,15 @@ so a finding can be reproduced by reading it: bytes (truncation, flips, insertio
 (IR version, opset imports), names (dangling, duplicate, cyclic, empty), attributes (2^62,
 negative, NaN, wrong type, huge lists), dims (2^63 - 1, negative, absurd names, ranks in the
 thousands), operator types (swapped for others of different arity, unknown, custom domains),
-initializers (dims that do not fit the data, external references out of the directory) and
-nesting (the graph wrapped in If / Loop bodies many levels deep, recursive functions).
+initializers (dims that do not fit the data, external references out of the directory, extreme
+contents), nesting (the graph wrapped in If / Loop bodies many levels deep, recursive functions),
+and single-node models of any registered rule, contrib ones included, at input ranks 0 to 5 with
+odd attributes (type fields left UNDEFINED, int64 extremes, denormals, infinities, NaN).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +26,8 @@ Draw = Callable[[st.SearchStrategy[Any]], Any]
 
 INT64_MAX = 2**63 - 1
 ABSURD_INTS = [2**62, -(2**62), INT64_MAX, -(2**63), -1, 0, 1, 2**31 - 1, -(2**31), 2**32, 10**12, 3]
-ABSURD_FLOATS = [float("nan"), float("inf"), float("-inf"), -0.0, 1e38, -1e38, 1e-45, 0.5]
+ABSURD_FLOATS = [float("nan"), float("inf"), float("-inf"), -0.0, 1e38, -1e38, 1e-45, 0.5, 5e-324, -5e-324, 1e308,
+                 -1e308, 3.4e38, 1e-300, 2.2e-308]  # fmt: skip
 ABSURD_NAMES = ["", "N+1", "a b", "ünïcödé", "x" * 10_000, "0", "-1", "batch", "unk__0", "dim__1", "\x00", "../x"]
 OP_TYPES = sorted({s.name for s in onnx.defs.get_all_schemas_with_history()})
 EXTERNAL_LOCATIONS = ["/etc/passwd", "../secret.bin", "a/../../x", "sub/../../x", "C:\\x", "\\\\host\\share",
@@ -180,8 +184,27 @@ def mutate_attribute(draw: Draw, m: ModelProto) -> str:
         a.i = draw(st.sampled_from(ABSURD_INTS))
         return f"{n.op_type} new attribute {a.name}={a.i}"
     a = draw(st.sampled_from(list(n.attribute)))
-    what = draw(st.sampled_from(["int", "ints", "long_ints", "float", "string", "type", "delete", "tensor", "graph"]))
-    if what == "int":
+    what = draw(st.sampled_from(["int", "ints", "long_ints", "float", "floats", "string", "type", "untyped", "empty",
+                                 "delete", "tensor", "float_tensor", "graph"]))  # fmt: skip
+    if what == "untyped":  # the value stays, the type field says UNDEFINED
+        a.type = AttributeProto.UNDEFINED
+    elif what == "empty":  # an empty list of the attribute's kind
+        for repeated in (a.ints, a.floats, a.strings):
+            del repeated[:]
+        a.type = draw(st.sampled_from([AttributeProto.INTS, AttributeProto.FLOATS, AttributeProto.STRINGS]))
+    elif what == "floats":
+        del a.floats[:]
+        a.floats.extend(draw(st.lists(st.sampled_from(ABSURD_FLOATS), min_size=1, max_size=6)))
+        a.type = AttributeProto.FLOATS
+    elif what == "float_tensor":
+        a.type = AttributeProto.TENSOR
+        a.t.Clear()
+        a.t.data_type = draw(st.sampled_from([TensorProto.FLOAT, TensorProto.DOUBLE]))
+        values = draw(st.lists(st.sampled_from(ABSURD_FLOATS), max_size=3))
+        (a.t.float_data if a.t.data_type == TensorProto.FLOAT else a.t.double_data).extend(values)
+        if len(values) != 1 or draw(st.booleans()):
+            a.t.dims.append(len(values))
+    elif what == "int":
         a.i = draw(st.sampled_from(ABSURD_INTS))
         if draw(st.booleans()):
             a.type = AttributeProto.INT
@@ -223,9 +246,20 @@ def mutate_dims(draw: Draw, m: ModelProto) -> str:
     if not tts:
         return "no tensor type"
     t = draw(st.sampled_from(tts))
-    what = draw(st.sampled_from(["value", "param", "rank", "clear", "elem", "huge_rank", "scalar"]))
+    what = draw(st.sampled_from(["value", "param", "rank", "clear", "elem", "huge_rank", "scalar", "rank_k"]))
     if what in ("value", "param") and len(t.shape.dim) == 0:
         what = "rank"
+    if what == "rank_k":  # every rank from 0 to 5, extents from the absurd to the plain
+        k = draw(st.integers(0, 5))
+        t.shape.Clear()
+        t.shape.SetInParent()
+        for _ in range(k):
+            d = t.shape.dim.add()
+            if draw(st.booleans()):
+                d.dim_param = draw(st.sampled_from(["N", "M", "batch"]))
+            else:
+                d.dim_value = draw(st.sampled_from([1, 2, 3, 0, INT64_MAX]))
+        return f"rank -> {k}"
     if what == "value":
         d = t.shape.dim[draw(st.integers(0, len(t.shape.dim) - 1))]
         d.dim_value = draw(st.sampled_from(ABSURD_INTS))
@@ -258,8 +292,10 @@ def mutate_initializer(draw: Draw, m: ModelProto) -> str:
     if not inits:
         return "no initializer"
     t = draw(st.sampled_from(inits))
-    what = draw(st.sampled_from(["dims", "type", "raw", "external", "rank", "name"]))
-    if what == "dims":
+    what = draw(st.sampled_from(["dims", "type", "raw", "external", "rank", "name", "extreme"]))
+    if what == "extreme":  # denormals, infinities, NaN, int64 extremes, in the tensor's own type
+        extreme_contents(draw, t)
+    elif what == "dims":
         if t.dims:
             t.dims[draw(st.integers(0, len(t.dims) - 1))] = draw(st.sampled_from(ABSURD_INTS))
         else:
@@ -281,6 +317,38 @@ def mutate_initializer(draw: Draw, m: ModelProto) -> str:
     elif what == "name":
         t.name = draw(st.sampled_from(value_names(m) + [""]))
     return f"initializer {t.name[:20]} {what}"
+
+
+def extreme_contents(draw: Draw, t: TensorProto) -> None:
+    """Replace ``t``'s elements (as many as its dims hold, up to 16) by extreme values of its type."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    count = 1
+    for d in t.dims:
+        count *= max(int(d), 0)
+    if count > 16 or t.data_type not in _EXTREME_TYPES:
+        t.dims[:] = [draw(st.integers(1, 3))] if t.dims else []
+        count = t.dims[0] if t.dims else 1
+        if t.data_type not in _EXTREME_TYPES:
+            t.data_type = draw(st.sampled_from(sorted(_EXTREME_TYPES)))
+    dtype = helper.tensor_dtype_to_np_dtype(t.data_type)
+    pool = ABSURD_FLOATS if np.issubdtype(dtype, np.floating) else [int(v) for v in _int_extremes(dtype)]
+    with np.errstate(over="ignore"):  # 1e308 as float16 is inf, as intended
+        values = np.array(draw(st.lists(st.sampled_from(pool), min_size=count, max_size=count)), dtype=dtype)
+    data = numpy_helper.from_array(values.reshape(tuple(t.dims)), t.name)
+    t.CopyFrom(data)
+
+
+_EXTREME_TYPES = frozenset({TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.INT64,
+                            TensorProto.INT32})  # fmt: skip
+
+
+def _int_extremes(dtype: Any) -> list[int]:
+    import numpy as np
+
+    info = np.iinfo(dtype)
+    return [info.min, info.max, -1, 0, 1, info.max // 2 + 1]
 
 
 def mutate_model_fields(draw: Draw, m: ModelProto) -> str:
@@ -368,6 +436,119 @@ def mutate_functions(draw: Draw, m: ModelProto) -> str:
     return f"function {what}"
 
 
+@functools.cache
+def _rule_versions() -> list[tuple[str, str, Any]]:
+    from .sweep import versions
+
+    return list(versions())
+
+
+def mutate_rule(draw: Draw, m: ModelProto) -> str:
+    """Replace the model by one node of a registered rule at some operator version (contrib rules
+    included), its inputs of one rank from 0 to 5, perhaps odd attributes and extreme contents in
+    its small inputs (initializers)."""
+    from .sweep import CONCRETE, FLOAT_CONTENTS, INT_CONTENTS, ONES, SYMBOLIC, odd_values
+
+    domain, op, sig = draw(st.sampled_from(_rule_versions()))
+    rank = draw(st.integers(0, 5))
+    dims = draw(st.sampled_from([CONCRETE, SYMBOLIC, ONES]))
+    contents = draw(st.sampled_from([None, *INT_CONTENTS, *FLOAT_CONTENTS]))
+    attributes: dict[str, Any] = {}
+    for name in sorted(sig.attributes):  # each odd one time in three
+        if draw(st.integers(0, 2)) == 0:
+            attributes[name] = draw(st.sampled_from(odd_values(sig.attributes[name].type, rank, long=True)))
+    rule_model(m, domain, op, sig, rank, dims, attributes, contents)
+    shown = {k: (f"type {v.type}" if isinstance(v, AttributeProto) else str(v)[:40]) for k, v in attributes.items()}
+    return f"one {domain or 'ai.onnx'}:{op}-{sig.since_version} at rank {rank} {shown} contents {contents}"
+
+
+def rule_model(m: ModelProto, domain: str, op: str, sig: Any, rank: int, dims: tuple[str, ...],
+               attributes: dict[str, Any], contents: tuple[Any, ...] | None) -> None:  # fmt: skip
+    """``m`` made a model of one ``op`` node whose inputs are graph inputs of rank ``rank`` (or,
+    where ``contents`` fit a small input, initializers holding them)."""
+    import numpy as np
+    from onnx import helper
+
+    from infer.types import elem_from_name
+
+    from .sweep import _fill, _formals, _representative
+
+    m.graph.Clear()
+    m.graph.name = "rule"
+    del m.opset_import[:]
+    del m.functions[:]
+    m.opset_import.add(domain="", version=sig.since_version if domain == "" else 23)
+    if domain:
+        m.opset_import.add(domain=domain, version=sig.since_version)
+    m.ir_version = 10
+    shape = [int(d) if d.isdigit() else d for d in dims[:rank]]
+    reps: dict[str, str] = {}
+    names = []
+    for k, (_, ts) in enumerate(_formals(sig, optional=True)):
+        if not ts:
+            names.append("")
+            continue
+        kind = reps.setdefault(ts, _representative(sig, ts))
+        name = f"x{k}"
+        names.append(name)
+        filled = _fill(kind, contents[k % len(contents)]) if contents is not None and rank <= 1 else None
+        if filled is not None:
+            with np.errstate(over="ignore"):  # 1e308 as float16 is inf, as intended
+                t = helper.make_tensor(name, elem_from_name(kind[7:-1]), [1] * rank, list(filled))  # type: ignore[arg-type]
+            m.graph.initializer.append(t)
+            continue
+        vi = m.graph.input.add(name=name)
+        vi.type.CopyFrom(_type_proto(kind, shape))
+    n_out = max(len(sig.outputs), 1)
+    node = helper.make_node(op, names, [f"y{j}" for j in range(n_out)], domain=domain or None)
+    for name, value in attributes.items():
+        node.attribute.append(_attribute(name, value, sig.attributes[name].type))
+    m.graph.node.append(node)
+    for j in range(n_out):
+        m.graph.output.add(name=f"y{j}")
+
+
+def _type_proto(kind: str, shape: list[Any]) -> TypeProto:
+    """A schema type string (``tensor(float)``, ``seq(tensor(int64))``, ``map(string,tensor(float))``)
+    as a ``TypeProto``, tensors of ``shape``."""
+    from onnx import helper
+
+    from infer.types import elem_from_name
+
+    inner = kind[kind.index("(") + 1 : -1]
+    if kind.startswith("tensor("):
+        return helper.make_tensor_type_proto(elem_from_name(inner) or 0, shape)
+    if kind.startswith("sparse_tensor("):
+        return helper.make_sparse_tensor_type_proto(elem_from_name(inner) or 0, shape)
+    if kind.startswith("seq("):
+        return helper.make_sequence_type_proto(_type_proto(inner, shape))
+    if kind.startswith("optional("):
+        return helper.make_optional_type_proto(_type_proto(inner, shape))
+    key, _, value = inner.partition(",")
+    return helper.make_map_type_proto(elem_from_name(key) or 0, _type_proto(value, shape))
+
+
+def _attribute(name: str, value: Any, spec_type: int) -> AttributeProto:
+    """``value`` as attribute ``name``: an ``AttributeProto`` renamed, an empty list of the spec's
+    type, a value of another type as ``helper`` types it (a string for an int, say)."""
+    from onnx import helper
+
+    if isinstance(value, AttributeProto):
+        a = AttributeProto()
+        a.CopyFrom(value)
+        a.name = name
+        return a
+    if value == "wrong type":
+        value = "s" if spec_type != AttributeProto.STRING else 1
+    if isinstance(value, list) and not value:
+        return helper.make_attribute(name, [], attr_type=spec_type if spec_type in _LISTS else AttributeProto.INTS)
+    return helper.make_attribute(name, value)
+
+
+_LISTS = frozenset({AttributeProto.INTS, AttributeProto.FLOATS, AttributeProto.STRINGS, AttributeProto.TENSORS,
+                    AttributeProto.GRAPHS})  # fmt: skip
+
+
 MUTATORS: dict[str, Callable[[Draw, ModelProto], str]] = {
     "node": mutate_node,
     "structure": mutate_structure,
@@ -426,7 +607,21 @@ def mutate_bytes(draw: Draw, data: bytes) -> tuple[str, bytes]:
 
 @st.composite
 def mutated(draw: Draw, pool: list[tuple[str, bytes]]) -> tuple[str, bytes]:
-    """(description, serialized model): a seed from ``pool`` after one to four mutations."""
+    """(description, serialized model): a seed from ``pool`` after one to four mutations, or
+    (one time in four) a single-node model of a registered rule after at most one."""
+    if draw(st.integers(0, 3)) == 0:
+        m = ModelProto()
+        steps = [mutate_rule(draw, m)]
+        if draw(st.booleans()):
+            kind = draw(st.sampled_from(sorted(MUTATORS)))
+            try:
+                steps.append(MUTATORS[kind](draw, m))
+            except Exception as e:  # protobuf refused the mutation (depth, range)
+                steps.append(f"{kind} failed: {type(e).__name__}")
+        try:
+            return "; ".join(steps), m.SerializeToString()
+        except Exception as e:
+            return "; ".join([*steps, f"serialize failed: {type(e).__name__}"]), b""
     name, data = draw(st.sampled_from(pool))
     steps: list[str] = [name]
     if draw(st.integers(0, 9)) > 0:

@@ -2,7 +2,8 @@
 valid models get only claims onnxruntime confirms.
 
 CI runs a fast subset (500 mutated models in fresh driver processes, 5 more as separate
-``onnx-infer`` processes, 20 random valid models against onnxruntime). ``FUZZ_LONG=1`` runs the
+``onnx-infer`` processes, 20 random valid models against onnxruntime). A mutated model must not
+make a rule fail either (``rule-crash``). ``FUZZ_LONG=1`` runs the
 long mode (10,000 mutated models, 1,000 random models); so does
 ``python -m tests.fuzz.campaign --mutated 10000 --random 1000 --bert`` (docs/limits.md).
 """
@@ -43,6 +44,10 @@ def test_mutated_models_never_crash_or_hang(cases, tmp_path: Path):
     assert len(outcomes) == MUTATED
     assert all(o.status == "ok" for o in outcomes), _report(outcomes)
     assert all(e in (0, 1, 2) for o in outcomes for e in o.exits)
+    # Every rule diagnoses what it cannot infer: a rule that raises is a bug even though the
+    # engine survives it (reported as `rule-crash`).
+    crashes = summarize(outcomes).rule_crashes
+    assert not crashes, "\n".join(f"{sig}\n  {ex['description']}\n{ex['traceback']}" for sig, ex in crashes.items())
 
 
 def test_mutated_models_as_separate_processes(cases, tmp_path: Path):
