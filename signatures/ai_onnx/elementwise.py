@@ -12,7 +12,7 @@ from infer.types import TensorType
 from infer.values import Known, Value
 
 from .. import valueops as V
-from ..helpers import broadcast, norm_axis, require_single, same_dim
+from ..helpers import STRICT, broadcast, flag, norm_axis, require_single, same_dim
 from ..registry import example, rule, shape_rule
 
 UNARY = [
@@ -63,7 +63,7 @@ def _binary_op(ctx: RuleContext) -> V.Op | None:
     if ctx.op_type in _LOGIC:
         return _LOGIC[ctx.op_type]
     if ctx.op_type == "Mod":
-        return ops(ctx).fmod if ctx.attr("fmod", 0) == 1 else ops(ctx).mod
+        return ops(ctx).fmod if flag(ctx, "fmod", 0, STRICT) else ops(ctx).mod  # onnxruntime refuses 2
     name = _BINARY_VALUES.get(ctx.op_type)
     return None if name is None else getattr(ops(ctx), name)
 
@@ -245,3 +245,4 @@ example("Clip", ["int64[1]={H}", "int64[]={0}"], ["int64[1]={H}"])
 example("Clip", ["float[]={H/2}", "float[]={0.0}", "float[]={1.0}"], ["float[]={?}"])
 example("Pow", ["float[]={16.0}", "float[]={0.5}"], ["float[]={4.0}"])
 example("Pow", ["float[]={2.0}", "float[]={0.5}"], ["float[]={?}"])
+example("Mod", ["int64[2]={7,-7}", "int64[]={3}"], ["int64[2]"], attrs={"fmod": 2}, error="bad-attribute")

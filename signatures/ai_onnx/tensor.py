@@ -22,7 +22,7 @@ from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, SymFloat, Value, kn
 
 from .. import valueops as V
 from ..floatops import Assume, FloatArith
-from ..helpers import broadcast, elements, norm_axes, norm_axis, require_rank, same_dim, vector_length
+from ..helpers import ONE, broadcast, elements, flag, norm_axes, norm_axis, require_rank, same_dim, vector_length
 from ..registry import example, rule, shape_rule
 from ..schema import normalize_type_str
 
@@ -294,7 +294,12 @@ def reshape(ctx: RuleContext) -> list:
         if n == 1:
             return [(elements(ctx.shape(0)),)]  # one extent: it holds every element
         return [(None,) * n]
-    out = reshape_dims(ctx, ctx.shape(0), target, bool(ctx.attr("allowzero", 0)))
+    # onnxruntime's kernel takes only 1 as true; onnx's checks, which it runs when it loads a
+    # model, refuse a 0 beside a -1 unless allowzero is exactly 0.
+    allowzero = flag(ctx, "allowzero", 0, ONE)
+    if ctx.attr("allowzero", 0) not in (0, 1) and 0 in target and -1 in target:
+        raise RuleError("bad-attribute", f"allowzero={ctx.attr('allowzero')} with a 0 and a -1 in the target shape")
+    out = reshape_dims(ctx, ctx.shape(0), target, allowzero)
     k = ctx.known(0)
     known = V.reshape(k, out) if k is not None and all(isinstance(d, int) for d in out) else None
     return [_out(tuple(out), known)]
@@ -1147,3 +1152,5 @@ example("Shape", ["float[B,S,64]"], ["int64[1]={S}"], attrs={"start": -2, "end":
 example("Identity", ["float[N,3]"], ["float[N,3]"], opset=1)
 example("Size", ["float[*]"], ["int64[]"], opset=1)
 example("Trilu", ["float[B,N,M]", "int64[]={1}"], ["float[B,N,M]"], attrs={"upper": 0})
+example("Reshape", ["float[2,3]", "int64[2]={0,3}"], ["float[2,3]"], attrs={"allowzero": 2}, opset=14)
+example("Reshape", ["float[2,3]", "int64[2]={0,-1}"], ["?"], attrs={"allowzero": 2}, opset=14, error="bad-attribute")
