@@ -1,8 +1,11 @@
-"""Real exported models (tests/models): every claim checked against onnxruntime at two sizes.
+"""Real exported models: every claim checked against onnxruntime at two sizes.
 
-The corpus is made by tests/models/export_corpus.py from PyTorch and transformers with both
-exporters and dynamic axes. A value is exact when every dim is an integer or an expression over
-the inputs' dimension variables and is right at both sizes; no claim may be wrong.
+Two sets: the corpus (tests/models, made by tests/models/export_corpus.py from PyTorch and
+transformers with both exporters and dynamic axes) and the small models of a second, wider set
+(tests/models/more, made by tests/models/export_heldout_like.py: decoders with a KV cache, float
+detours in padding and resizing, models as onnxruntime's optimizer, quantizer and float16
+converters leave them). A value is exact when every dim is an integer or an expression over the
+inputs' dimension variables and is right at both sizes; no claim may be wrong.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import pytest
 import infer
 from tests.support import runtime as R
 
-ENTRIES = R.manifest()
+ENTRIES = R.manifest() + R.manifest(R.MODELS / "more")
 
 
-@pytest.fixture(scope="module", params=ENTRIES, ids=[e["file"] for e in ENTRIES])
+@pytest.fixture(scope="module", params=ENTRIES, ids=[str(e["path"].relative_to(R.MODELS)) for e in ENTRIES])
 def checked(request):
     entry = request.param
-    model = onnx.load(str(R.MODELS / entry["file"]))
+    model = onnx.load(str(entry["path"]))
     result = infer.infer_model(model)
     exposed = R.expose_all(model)
     runs = [(b["dims"], R.run(exposed, R.feeds_for(entry, b["dims"]))) for b in entry["bindings"]]
@@ -38,13 +41,17 @@ def test_every_value_is_typed_with_a_rank(checked):
 
 
 def test_at_least_99_percent_exact(checked):
+    """99% of the values exact, or the floor the manifest states with its reason."""
     entry, _, c = checked
-    assert c.ratio >= 0.99, f"{entry['file']}: {c.exact}/{c.values} exact; not exact: {c.not_exact[:10]}"
+    floor = entry.get("exact_floor", 0.99)
+    assert c.ratio >= floor, f"{entry['file']}: {c.exact}/{c.values} exact; not exact: {c.not_exact[:10]}"
 
 
 def test_valid_models_raise_no_errors(checked):
-    _, result, _ = checked
-    assert not result.errors, result.errors[:5]
+    """No error, but those the manifest expects (a declaration the exporter got wrong)."""
+    entry, result, _ = checked
+    errors = [d for d in result.errors if d.code not in entry.get("expected_errors", {})]
+    assert not errors, errors[:5]
 
 
 def test_annotated_model_passes_the_checker_and_runs(checked, tmp_path):

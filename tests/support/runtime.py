@@ -28,8 +28,10 @@ expose_all = V.exposed  # every main-graph node output exposed, declarations lef
 run = V.run
 
 
-def manifest() -> list[dict[str, Any]]:
-    return json.loads((MODELS / "manifest.json").read_text())["models"]
+def manifest(directory: Path = MODELS) -> list[dict[str, Any]]:
+    """The entries of ``directory``'s manifest.json (the corpus by default), each with its ``path``."""
+    entries = json.loads((directory / "manifest.json").read_text())["models"]
+    return [{**e, "path": directory / e["file"]} for e in entries]
 
 
 _NP = {
