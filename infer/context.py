@@ -13,20 +13,51 @@ Unknown dims become fresh variables with the reason the rule gave through ``beca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
 
-from onnx import NodeProto
+from onnx import AttributeProto, NodeProto, TypeProto
 
 from .dims import Dim
 from .dimtable import DimTable, Site
+from .scopes import GraphPath
 from .types import UNKNOWN, OptionalType, SequenceType, SparseTensorType, TensorType, Type
 from .values import Known, Value
 
-if TYPE_CHECKING:  # pragma: no cover
-    from signatures.schema import Signature
 
-    from .engine import Engine, Frame
+class Schema(Protocol):
+    """What a rule reads of its operator's signature (``signatures.schema.Signature``)."""
+
+    since_version: int
+    domain: str
+    attributes: Mapping[str, Any]  # name -> spec with ``default`` and ``type``
+    outputs: Sequence[Any]
+
+
+class Walker(Protocol):
+    """What a rule may ask of the walk it runs in; the engine implements it.
+
+    This is the only way back from a rule to the walker: subgraphs are walked through it (the
+    recursion of If, Loop, Scan and function calls), and everything else a rule learns comes in
+    its ``RuleContext``.
+    """
+
+    table: DimTable
+    ir_version: int
+
+    def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None: ...
+
+    def walk_subgraph(self, ctx: RuleContext, attr: str, inputs: list[Value], quiet: bool,
+                      iterated: bool) -> list[Value] | None: ...  # fmt: skip
+
+    def declared_type(self, tp: TypeProto, value: str) -> Type: ...
+
+    def recorded_value(self, graph: str, name: str) -> Value | None: ...
+
+    @contextmanager
+    def reporting_once(self) -> Iterator[None]: ...
+
 
 _MISSING = object()
 
@@ -44,10 +75,10 @@ class RuleContext:
     """The node under inference, as a rule sees it."""
 
     __slots__ = (
+        "_frame",
+        "_walker",
         "attrs",
         "causes",
-        "engine",
-        "frame",
         "inputs",
         "n_outputs",
         "node",
@@ -62,13 +93,15 @@ class RuleContext:
         self,
         node: NodeProto,
         site: Site,
-        sig: Signature | None,
+        sig: Schema | None,
         opset: int,
         inputs: list[Value | None],
-        engine: Engine,
-        frame: Frame,
+        walker: Walker,
+        frame: Any,
         attrs: dict[str, Any],
     ):
+        """``walker`` and ``frame`` (the graph being walked, opaque here) are for the walker's
+        own calls back (``subgraph``); rules never read them."""
         self.node = node
         self.site = site
         self.sig = sig
@@ -76,11 +109,21 @@ class RuleContext:
         self.version = sig.since_version if sig is not None else opset
         self.inputs = inputs
         self.n_outputs = len(node.output)
-        self.engine = engine
-        self.frame = frame
+        self._walker = walker
+        self._frame = frame
         self.attrs = attrs
         self.reason: str | None = None
         self.causes: tuple[str, ...] = ()
+
+    def view(self, indices: Sequence[int]) -> RuleContext:
+        """This node as if its inputs were only ``indices`` of its own, in that order (a fused or
+        quantized operator presenting its float counterpart's inputs to that one's rule)."""
+        node = NodeProto()
+        node.CopyFrom(self.node)
+        del node.input[:]
+        node.input.extend(self.input_name(i) for i in indices)
+        inputs = [self.value(i) if self.has(i) else None for i in indices]
+        return RuleContext(node, self.site, self.sig, self.opset, inputs, self._walker, self._frame, self.attrs)
 
     # -- inputs ---------------------------------------------------------------------------------
 
@@ -164,7 +207,16 @@ class RuleContext:
 
     @property
     def dims(self) -> DimTable:
-        return self.engine.table
+        return self._walker.table
+
+    @property
+    def ir_version(self) -> int:
+        return self._walker.ir_version
+
+    @property
+    def attribute_references(self) -> Mapping[str, AttributeProto] | None:
+        """Inside a function body, the calling node's attributes its ``ref_attr_name``s read."""
+        return getattr(self._frame, "attr_refs", None)
 
     def because(self, reason: str, *inputs: int) -> None:
         """Why this node's unknown extents are unknown; ``inputs`` name the inputs responsible."""
@@ -178,20 +230,45 @@ class RuleContext:
 
     def error(self, code: str, message: str, suggestion: str | None = None) -> None:
         """Report a contradiction found at this node (e.g. extents 3 and 4 cannot broadcast)."""
-        self.engine.report_node(self, code, message, suggestion)
+        self._walker.report_at(self.site, code, message, suggestion)
 
     def assume(self, text: str, dims: Sequence[Dim] = ()) -> None:
-        self.engine.table.assume(text, dims, self.site)
+        self._walker.table.assume(text, dims, self.site)
 
     def assume_range(self, d: Dim, lower: int | None, upper: int | None, why: str) -> None:
         """Record that this node's claims assume ``lower <= d <= upper`` (``result.assumptions``)."""
-        self.engine.table.assume_range(d, lower, upper, self.site, why)
+        self._walker.table.assume_range(d, lower, upper, self.site, why)
 
     def input_types_str(self) -> str:
         return ", ".join("-" if v is None else str(v.type) for v in self.inputs)
 
+    def declared_type(self, tp: TypeProto, value: str) -> Type:
+        """A type the model writes (a TypeProto attribute), its dim names read as declarations."""
+        return self._walker.declared_type(tp, value)
+
+    def recorded_value(self, graph: str, name: str) -> Value | None:
+        """What the walk has recorded for ``name`` in graph ``graph`` (where a variable was made)."""
+        return self._walker.recorded_value(graph, name)
+
     # -- subgraphs ------------------------------------------------------------------------------
 
-    def subgraph(self, attr_name: str, inputs: Sequence[Value]) -> list[Value] | None:
-        """Infer the graph attribute ``attr_name`` with ``inputs`` bound to its inputs."""
-        return self.engine.infer_subgraph(self, attr_name, list(inputs))
+    def subgraph(self, attr_name: str, inputs: Sequence[Value], quiet: bool = False,
+                 iterated: bool = False) -> list[Value] | None:  # fmt: skip
+        """Infer the graph attribute ``attr_name`` with ``inputs`` bound to its inputs.
+
+        ``quiet`` drops what this walk reports (a round of a fixed point that is walked again);
+        ``iterated``: the graph runs once per iteration or element, so a dim name declared in
+        it is not read as one extent for every iteration.
+        """
+        return self._walker.walk_subgraph(self, attr_name, list(inputs), quiet, iterated)
+
+    def subgraph_path(self, attr_name: str) -> GraphPath:
+        """The path ``subgraph`` records the graph attribute ``attr_name`` at."""
+        return GraphPath(self.site.graph).subgraph(self.site.node_index or 0, attr_name)
+
+    @contextmanager
+    def reporting_once(self) -> Iterator[None]:
+        """Within the block, a diagnostic reported again (by the first and the final walk of a
+        fixed point) is kept once."""
+        with self._walker.reporting_once():
+            yield

@@ -43,6 +43,7 @@ from .diagnostics import Diagnostic, Location
 from .dims import Dim
 from .dimtable import DimTable, Origin, Site
 from .nodeview import NodeView, has_subgraph, read_nodes
+from .scopes import MAIN, ContentNote, Frame, GraphPath, GraphRecord, Scope
 from .validate import check_graph, check_model, check_node
 from .values import Known, Value, in_domain, value_from_tensor, without_overflow
 
@@ -98,66 +99,6 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-class Scope:
-    """Names visible in one graph, with the enclosing graphs' behind it (Clause 5.4.3)."""
-
-    __slots__ = ("parent", "values")
-
-    def __init__(self, parent: Scope | None = None):
-        self.values: dict[str, Value] = {}
-        self.parent = parent
-
-    def lookup(self, name: str) -> Value | None:
-        s: Scope | None = self
-        while s is not None:
-            v = s.values.get(name)
-            if v is not None:
-                return v
-            s = s.parent
-        return None
-
-    def visible_outside(self, name: str) -> bool:
-        return self.parent is not None and self.parent.lookup(name) is not None
-
-
-@dataclass
-class ContentNote:
-    """Why a value's contents are not known (for ``explain``)."""
-
-    site: Site
-    reason: str
-    causes: tuple[str, ...] = ()
-
-
-@dataclass
-class GraphRecord:
-    """What inference found in one graph (or one function body at one call site)."""
-
-    path: str
-    kind: str  # "graph" | "function"
-    values: dict[str, Value] = field(default_factory=dict)
-    producers: dict[str, int] = field(default_factory=dict)  # value -> node index
-    nodes: Sequence[NodeProto] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)
-    initializers: set[str] = field(default_factory=set)
-    notes: dict[str, ContentNote] = field(default_factory=dict)  # why type, rank or contents unknown
-
-
-@dataclass
-class Frame:
-    """The state of walking one graph or function body."""
-
-    path: str
-    scope: Scope
-    opsets: Mapping[str, int]
-    declared: Mapping[str, TypeProto]
-    record: GraphRecord
-    depth: int
-    functions_active: tuple[tuple[str, str, str], ...] = ()
-    attr_refs: Mapping[str, AttributeProto] | None = None  # inside a function body
-
-
 def _attr_python(a: AttributeProto) -> Any:
     if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS, AttributeProto.TENSOR,
                   AttributeProto.SPARSE_TENSOR, AttributeProto.TYPE_PROTO):  # fmt: skip
@@ -203,7 +144,7 @@ class Engine:
         self.diagnostics: list[Diagnostic] = []
         self.records: dict[str, GraphRecord] = {}
         self._warned_default = False
-        self.opsets = self._read_opsets(model.opset_import, Location("main"))
+        self.opsets = self._read_opsets(model.opset_import, Location(MAIN))
         # onnx.defs takes a C ``int``: a version past it is newer than any published one anyway,
         # and one below 1 names none.
         self.opsets = {d: min(max(v, 0), limits.OPSET_CEILING) for d, v in self.opsets.items()}
@@ -217,9 +158,28 @@ class Engine:
     def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None:
         self.diagnostics.append(diag.make(code, message, location, suggestion))
 
-    def report_node(self, ctx: RuleContext, code: str, message: str, suggestion: str | None = None) -> None:
-        s = ctx.site
-        self.report(code, message, Location(s.graph, s.node_index, s.node_name, s.op_type), suggestion)
+    def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None:
+        self.report(code, message, Location(site.graph, site.node_index, site.node_name, site.op_type), suggestion)
+
+    @contextmanager
+    def reporting_once(self) -> Iterator[None]:
+        """A diagnostic reported more than once within the block is kept once."""
+        start = len(self.diagnostics)
+        try:
+            yield
+        finally:
+            seen: set = set()
+            kept = [d for d in self.diagnostics[start:] if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
+            del self.diagnostics[start:]
+            self.diagnostics.extend(kept)
+
+    def recorded_value(self, graph: str, name: str) -> Value | None:
+        rec = self.records.get(graph)
+        return None if rec is None else rec.values.get(name)
+
+    @property
+    def ir_version(self) -> int:
+        return self.model.ir_version
 
     def _read_opsets(self, imports: Iterable[Any], where: Location) -> dict[str, int]:
         opsets: dict[str, int] = {}
@@ -293,7 +253,7 @@ class Engine:
         self._memo, self._memo_seen = {}, bytearray(self._seen_bits // 8)  # results name this walk's variables
         self._shared_values = {}
         if self.scan.refusals:
-            self.records["main"] = GraphRecord("main", "graph")
+            self.records[MAIN] = GraphRecord(MAIN, "graph")
             for r in self.scan.refusals:
                 self.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
             return
@@ -307,14 +267,14 @@ class Engine:
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
         with D.expression_limit(self.options.max_expression_size), limits.stopping(self):
             graph = self.model.graph
-            frame = self._new_frame(graph, "main", Scope(), self.opsets, 0)
+            frame = self._new_frame(graph, MAIN, Scope(), self.opsets, 0)
             ir = self.model.ir_version
-            inits = self._initializers(graph, "main")
+            inits = self._initializers(graph, MAIN)
             for inp in graph.input:
                 name = inp.name
                 declared = self.declared_type(inp.type, name) if inp.HasField("type") else T.UNKNOWN
                 if isinstance(declared, (T.TensorType,)) and declared.shape is None:
-                    self.report("missing-io-shape", f"graph input `{name}` has no shape", Location("main", value=name))
+                    self.report("missing-io-shape", f"graph input `{name}` has no shape", Location(MAIN, value=name))
                 if name in inits:
                     init = inits.pop(name)
                     if not isinstance(declared, T.UnknownType):
@@ -323,7 +283,7 @@ class Engine:
                             self.report(
                                 "declared-type-clash",
                                 f"graph input `{name}` is declared {declared} but its initializer is {init.type}: {c}",
-                                Location("main", value=name),
+                                Location(MAIN, value=name),
                                 "make the declaration and the initializer agree",
                             )
                     if ir and ir < 4:
@@ -340,7 +300,7 @@ class Engine:
                         Origin(
                             "fresh",
                             f"graph input `{n}` declares axis {axis} without extent or name",
-                            Site("main"),
+                            Site(MAIN),
                             n,
                             axis,
                         ),
@@ -353,7 +313,7 @@ class Engine:
             for name, v in inits.items():
                 frame.record.values[name] = v
                 frame.record.initializers.add(name)
-            self._walk_nodes(frame, self.scan.views.pop("main", None) or read_nodes(graph.node), consume=True)
+            self._walk_nodes(frame, self.scan.views.pop(MAIN, None) or read_nodes(graph.node), consume=True)
             self._finish_outputs(frame, graph)
             self._check_unwalked()
 
@@ -366,7 +326,7 @@ class Engine:
     def _new_frame(
         self,
         graph: GraphProto,
-        path: str,
+        path: GraphPath,
         scope: Scope,
         opsets: Mapping[str, int],
         depth: int,
@@ -719,12 +679,12 @@ class Engine:
         ]
         outer: dict[str, TypeProto] = {}  # what the node's graph attributes read from outside
         for name in self._subgraph_uses(ctx.node):
-            v = ctx.frame.scope.lookup(name)
+            v = ctx._frame.scope.lookup(name)
             tp = None if v is None else names.to_proto(v.type)
             if tp is not None:
                 outer[name] = tp
         out = custom_schemas.run_inference(
-            schema, ctx.node, types, data, ctx.frame.opsets, self.model.ir_version, outer
+            schema, ctx.node, types, data, ctx._frame.opsets, self.model.ir_version, outer
         )
         if out.error is not None:
             raise RuleError("custom-inference", out.error)
@@ -1001,7 +961,7 @@ class Engine:
 
     # -- subgraphs and functions ----------------------------------------------------------------
 
-    def infer_subgraph(
+    def walk_subgraph(
         self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool = False, iterated: bool = False
     ) -> list[Value] | None:
         """Walk the graph attribute ``attr_name`` of ``ctx``'s node with ``inputs`` bound.
@@ -1013,16 +973,16 @@ class Engine:
         per iteration or element, so a dim name declared in it, which would claim one extent for
         every iteration, is not read (exporters write the first iteration's).
         """
-        frame = ctx.frame
+        frame: Frame = ctx._frame
         graph = ctx.attrs.get(attr_name)
         if not isinstance(graph, GraphProto):
             return None
         if frame.depth + 1 > self.options.max_depth:
-            self.report_node(ctx, "limit", f"subgraphs nest deeper than {self.options.max_depth}")
+            self.report_at(ctx.site, "limit", f"subgraphs nest deeper than {self.options.max_depth}")
             return None
-        path = f"{frame.path}/{ctx.site.node_index}:{attr_name}"
+        path = frame.path.subgraph(ctx.site.node_index, attr_name)  # type: ignore[arg-type]
         if path in self.records:  # a re-walk (Loop fixed point): drop the earlier walk's records
-            for stale in [p for p in self.records if p == path or p.startswith(path + "/")]:
+            for stale in [p for p in self.records if GraphPath(p).within(path)]:
                 del self.records[stale]
         n_diagnostics, n_facts = len(self.diagnostics), len(self.table.facts)
         sub = self._new_frame(
@@ -1100,7 +1060,7 @@ class Engine:
         opsets = dict(frame.opsets)
         for imp in fn.opset_import:
             opsets[canonical_domain(imp.domain)] = int(imp.version)
-        path = f"{frame.path}/{ctx.site.node_index}@{fn.domain}.{fn.name}"
+        path = frame.path.call(ctx.site.node_index, fn.domain, fn.name)  # type: ignore[arg-type]
         scope = Scope()
         record = GraphRecord(path, "function", nodes=list(fn.node))
         scope.values = record.values

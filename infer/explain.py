@@ -8,14 +8,16 @@ data-dependent operators, operators without a rule, inputs declared without shap
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import dims as D
 from . import types as T
+from .scopes import GraphRecord, find_record
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Engine, GraphRecord
+    from .dimtable import DimTable
 
 MAX_STEPS = 200
 
@@ -60,20 +62,10 @@ class Explanation:
         }
 
 
-def _find(engine: Engine, path: str, name: str) -> GraphRecord | None:
-    """The record of the graph that defines ``name`` as seen from ``path``."""
-    while True:
-        rec = engine.records.get(path)
-        if rec is not None and name in rec.values:
-            return rec
-        if "/" not in path:
-            return None
-        path = path.rsplit("/", 1)[0]
-
-
 class _Walker:
-    def __init__(self, engine: Engine):
-        self.engine = engine
+    def __init__(self, records: Mapping[str, GraphRecord], table: DimTable):
+        self.records = records
+        self.table = table
         self.steps: list[Step] = []
         self.seen: set[tuple[str, str]] = set()
 
@@ -87,7 +79,7 @@ class _Walker:
             self.add(depth, f"`{name}` (see above)", name)
             return
         self.seen.add((path, name))
-        rec = _find(self.engine, path, name)
+        rec = find_record(self.records, path, name)
         if rec is None:
             self.add(depth, f"`{name}` is not defined anywhere", name, root=True)
             return
@@ -123,7 +115,7 @@ class _Walker:
             self.add(depth, f"`{name}` (see above)")
             return
         self.seen.add(("var", name))
-        var = self.engine.table.get(name)
+        var = self.table.get(name)
         if var is None:
             return
         o = var.origin
@@ -134,12 +126,15 @@ class _Walker:
             self.why_value(path, c, depth + 1, "contents")
 
 
-def explain(engine: Engine, path: str, name: str, dim: int | None = None) -> Explanation:
-    rec = _find(engine, path, name)
+def explain(records: Mapping[str, GraphRecord], table: DimTable, path: str, name: str,
+            dim: int | None = None) -> Explanation:  # fmt: skip
+    """Why ``name`` (as seen from graph ``path``) has unknown type, rank or dims (only axis
+    ``dim`` if given), from a run's ``records`` and dimension ``table``."""
+    rec = find_record(records, path, name)
     if rec is None:
         raise KeyError(name)
     v = rec.values[name]
-    w = _Walker(engine)
+    w = _Walker(records, table)
     t = v.type
     if isinstance(t, T.UnknownType) or (isinstance(t, (T.TensorType, T.SparseTensorType)) and t.shape is None):
         w.why_value(rec.path, name, 0, "type" if isinstance(t, T.UnknownType) else "rank")
@@ -147,7 +142,7 @@ def explain(engine: Engine, path: str, name: str, dim: int | None = None) -> Exp
         for axis, d in enumerate(T.dims_of(t)):
             if dim is not None and axis != dim:
                 continue
-            fresh = sorted(n for n in D.free_names(d) if (var := engine.table.get(n)) and var.is_fresh)
+            fresh = sorted(n for n in D.free_names(d) if (var := table.get(n)) and var.is_fresh)
             for n in fresh:
                 w.add(0, f"dim {axis} is {D.to_str(d)}", name)
                 w.why_var(n, 1)

@@ -22,7 +22,8 @@ from . import dims as D
 from . import types as T
 from .diagnostics import Diagnostic, Location
 from .dimtable import DimTable
-from .engine import Engine, Frame, GraphRecord, Options, Scope
+from .engine import Engine, Options
+from .scopes import Frame, GraphPath, GraphRecord, Scope
 from .values import FLOAT_BITS, Known, SymFloat, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -220,6 +221,6 @@ def infer_node(
             scope.values[name] = v
     record = GraphRecord("node", "graph", values=dict(scope.values), nodes=[node])
     engine.records["node"] = record
-    frame = Frame("node", scope, imports, {}, record, 0)
+    frame = Frame(GraphPath("node"), scope, imports, {}, record, 0)
     outs = engine.infer_node(frame, 0, node)
     return NodeInference(outs, engine.diagnostics, engine.table)

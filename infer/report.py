@@ -21,9 +21,8 @@ from typing import Any
 
 from . import __version__
 from . import dims as D
-from .engine import GraphRecord
-from .explain import _find
 from .result import KNOWN, LEVELS, SYMBOLIC, InferenceResult, Summary, classify
+from .scopes import GraphPath, GraphRecord, find_record
 from .values import Value
 
 MAX_STEPS = 60  # explanation steps kept per value (the rest are summarized)
@@ -53,7 +52,6 @@ def _explanation(result: InferenceResult, path: str, name: str) -> list[list[Any
 def _graph_data(result: InferenceResult, rec: GraphRecord, explanations: list[Any]) -> dict[str, Any]:
     """Nodes and values of one graph, compact: the page reads them by position."""
     table = result.dims
-    engine = result._engine
     consumers: dict[str, list[int]] = {}
     for idx, node in enumerate(rec.nodes):
         for i in dict.fromkeys(x for x in node.input if x):
@@ -82,9 +80,10 @@ def _graph_data(result: InferenceResult, rec: GraphRecord, explanations: list[An
         add(name, v, kind, rec.path)
     # Names a node reads from an enclosing graph: shown with the type they have there.
     for name in consumers:
-        if name in values or "/" not in rec.path:
+        parent = GraphPath(rec.path).parent
+        if name in values or parent is None:
             continue
-        outer = _find(engine, rec.path.rsplit("/", 1)[0], name)
+        outer = find_record(result.graphs, parent, name)
         if outer is not None:
             add(name, outer.values[name], "outer", outer.path)
     nodes = [[n.op_type, n.name, n.domain, list(n.input), list(n.output)] for n in rec.nodes]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +15,9 @@ from . import types as T
 from .annotate import write_annotations
 from .diagnostics import ERROR, Diagnostic
 from .dimtable import Assumption, DimTable
-from .engine import Engine, GraphRecord
+from .engine import Engine
 from .explain import Explanation, explain
+from .scopes import GraphRecord
 from .values import Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,6 +95,21 @@ class InferenceResult:
             self._model = m
         return self._model
 
+    @property
+    def source(self) -> ModelProto:
+        """The model inference read: the caller's, never modified; one read from a path or bytes
+        is annotated in place once ``model`` is built (``source_annotated``)."""
+        return self._source
+
+    @property
+    def source_annotated(self) -> bool:
+        return self._owned and self._model is not None
+
+    @property
+    def directory(self) -> Path | None:
+        """Where the model's external data is resolved (the model file's directory), if anywhere."""
+        return self._engine.directory
+
     # -- lookups ------------------------------------------------------------------------------
 
     @property
@@ -147,7 +164,7 @@ class InferenceResult:
     def explain(self, name: str, graph: str | None = None, dim: int | None = None) -> Explanation:
         """Why ``name``'s type, rank or dims (only axis ``dim`` if given) are not known."""
         rec = self._record_for(name, graph)
-        return explain(self._engine, rec.path, name, dim)
+        return explain(self._engine.records, self._engine.table, rec.path, name, dim)
 
     def values(self) -> Iterator[tuple[str, str, Value]]:
         """(graph path, name, value) for every value computed by a node, subgraphs included."""

@@ -11,19 +11,41 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from onnx import AttributeProto, GraphProto, ModelProto, SparseTensorProto, TensorProto, TypeProto, helper
+from onnx import (
+    AttributeProto,
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    SparseTensorProto,
+    TensorProto,
+    TypeProto,
+    helper,
+)
 
 from signatures.schema import canonical_domain, normalize_type_str
 
 from . import types as T
-from .diagnostics import Location
+from .diagnostics import Diagnostic, Location
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RuleContext
-    from .engine import Engine
+
+
+class Checker(Protocol):
+    """What validation reads of the run that calls it (the engine), and where it reports."""
+
+    model: ModelProto
+    diagnostics: list[Diagnostic]
+    clean_checks: set[tuple]  # keys of node checks that found nothing
+    functions: Mapping[tuple[str, str, str], FunctionProto]
+    scan: Any  # the limits scan (``infer.limits.Scan``)
+
+    def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None: ...
+
 
 # Indices of a sparse initializer checked against its dims; a larger one (rare, and untrusted
 # data) is left unchecked rather than decoded element by element.
@@ -60,7 +82,7 @@ def _check_key(ctx: RuleContext) -> tuple:
     elems = tuple(
         None if v is None else v.type.elem if type(v.type) is T.TensorType else type_string(v.type) for v in ctx.inputs
     )
-    refs = ctx.frame.attr_refs
+    refs = ctx.attribute_references
     attrs = tuple(
         (a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute
     )
@@ -107,7 +129,7 @@ CHOICES: dict[str, dict[str, frozenset[str]]] = {
 }  # fmt: skip
 
 
-def _check_choices(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+def _check_choices(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     """A string attribute of a closed set of values holds one of them (Clause 10.4)."""
     choices = CHOICES.get(ctx.node.op_type) if ctx.sig is not None and ctx.sig.domain == "" else None
     if choices is None:
@@ -125,7 +147,7 @@ def _check_choices(engine: Engine, ctx: RuleContext, loc: Location) -> None:
             )
 
 
-def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+def check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4)."""
     sig = ctx.sig
     _check_tensor_attributes(engine, ctx, loc)
@@ -144,7 +166,7 @@ def check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
         engine.clean_checks.add(key)
 
 
-def _check_tensor_attributes(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+def _check_tensor_attributes(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     """A tensor held in an attribute (Constant's ``value``, ConstantOfShape's) fits its dims, as an
     initializer must (Clause 6.3.4). Checked before the clean-check cache: its key leaves out data."""
     for a in ctx.node.attribute:
@@ -162,7 +184,7 @@ def _check_tensor_attributes(engine: Engine, ctx: RuleContext, loc: Location) ->
             )
 
 
-def _check_function_call(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     """The attributes of a call of a model-local function: its declared attribute parameters only."""
     node = ctx.node
     fn = engine.functions.get((canonical_domain(node.domain), node.op_type, node.overload))
@@ -184,7 +206,7 @@ def _check_function_call(engine: Engine, ctx: RuleContext, loc: Location) -> Non
             )
 
 
-def _check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
+def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     sig, node = ctx.sig, ctx.node
     assert sig is not None
     prefix = _node_prefix(ctx)
@@ -225,7 +247,7 @@ def _check_node(engine: Engine, ctx: RuleContext, loc: Location) -> None:
     _check_types(engine, ctx, loc, prefix)
 
 
-def _check_attributes(engine: Engine, ctx: RuleContext, loc: Location, prefix: str) -> None:
+def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) -> None:
     sig = ctx.sig
     assert sig is not None
     seen: set[str] = set()
@@ -272,10 +294,10 @@ def _check_attributes(engine: Engine, ctx: RuleContext, loc: Location, prefix: s
 
 
 def _check_reference(
-    engine: Engine, ctx: RuleContext, a: AttributeProto, expected: int, required: bool, where: Location, prefix: str
+    engine: Checker, ctx: RuleContext, a: AttributeProto, expected: int, required: bool, where: Location, prefix: str
 ) -> None:
     """An attribute that refers to an attribute of the enclosing function (Clause 8.4)."""
-    refs = ctx.frame.attr_refs
+    refs = ctx.attribute_references
     if refs is None:
         engine.report(
             "bad-attribute",
@@ -305,7 +327,7 @@ def _check_reference(
         )
 
 
-def _check_types(engine: Engine, ctx: RuleContext, loc: Location, prefix: str) -> None:
+def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) -> None:
     """Each input's type is admitted by its constraint, and one type variable means one type."""
     sig = ctx.sig
     assert sig is not None
@@ -473,7 +495,7 @@ def _malformed(tp: TypeProto) -> tuple[str, str] | None:
     return None
 
 
-def check_model(engine: Engine, model: ModelProto) -> None:
+def check_model(engine: Checker, model: ModelProto) -> None:
     """What the model itself must carry (Clauses 5.3.1, 5.5)."""
     if not model.ir_version:
         engine.report(
@@ -498,7 +520,7 @@ _NEWEST_OPSET = {
 }
 
 
-def _check_versions(engine: Engine, model: ModelProto) -> None:
+def _check_versions(engine: Checker, model: ModelProto) -> None:
     """Operator set imports (Clause 5.3.2) and the IR version they need (Clause 14)."""
     where = Location("main")
     seen: dict[str, int] = {}
@@ -537,7 +559,7 @@ def _repeated(names: list[str]) -> list[str]:
     return [n for n in dict.fromkeys(names) if n and counts[n] > 1]
 
 
-def _check_functions(engine: Engine, model: ModelProto) -> None:
+def _check_functions(engine: Checker, model: ModelProto) -> None:
     """Model-local functions' declarations (Clause 8.4): one definition per identity, and names
     that are given and distinct."""
     seen: set[tuple[str, str, str]] = set()
@@ -574,7 +596,7 @@ def _check_functions(engine: Engine, model: ModelProto) -> None:
                     )
 
 
-def check_graph(engine: Engine, graph: GraphProto, path: str, top_level: bool) -> None:
+def check_graph(engine: Checker, graph: GraphProto, path: str, top_level: bool) -> None:
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
     if not graph.name:
         engine.report("empty-name", "the graph has no name", Location(path), "Clause 7.1 requires one")

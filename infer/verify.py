@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import onnx
@@ -26,7 +26,27 @@ from . import dims as D
 from . import types as T
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .result import InferenceResult
+    from pathlib import Path
+
+    from .dimtable import Assumption, DimTable
+    from .scopes import GraphRecord
+
+
+class InferenceResult(Protocol):
+    """What verification reads of ``infer.InferenceResult`` (which calls it, as ``verify``)."""
+
+    @property
+    def dims(self) -> DimTable: ...
+    @property
+    def assumptions(self) -> list[Assumption]: ...
+    @property
+    def graphs(self) -> Mapping[str, GraphRecord]: ...
+    @property
+    def source(self) -> onnx.ModelProto: ...
+    @property
+    def source_annotated(self) -> bool: ...
+    @property
+    def directory(self) -> Path | None: ...
 
 INSTALL_HINT = "pip install 'onnx-infer[verify]'"
 KINDS = ("element-type", "rank", "dim", "contents", "fresh-variable", "declared-type")
@@ -1032,8 +1052,8 @@ class VerifyReport:
 
 def _runtime_model(result: InferenceResult) -> onnx.ModelProto:
     """The model the result was inferred from, with weights kept in external files read in."""
-    model = result._source
-    directory = getattr(result._engine, "directory", None)
+    model = result.source
+    directory = result.directory
     if any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer):
         if directory is None:
             raise VerifyError(
@@ -1066,7 +1086,7 @@ def _first_line(e: BaseException) -> str:
 
 
 def verify(
-    model_or_result: Any,
+    result: InferenceResult,
     *,
     samples: int = 5,
     bind: Mapping[str, int] | None = None,
@@ -1074,30 +1094,25 @@ def verify(
     seed: int = 0,
     max_attempts: int | None = None,
 ) -> VerifyReport:
-    """Check inference's claims about a model against onnxruntime at ``samples`` bindings.
+    """Check the claims of ``result`` (``infer.infer_model``'s) against onnxruntime at
+    ``samples`` bindings (also ``result.verify(...)``).
 
-    ``model_or_result`` is a path, bytes, a ``ModelProto`` or an ``InferenceResult``. ``bind``
-    pins declared variables; the others take small (1, 2, 3) and larger extents that respect
-    ``result.assumptions``. Inputs are random: floats standard normal, integers uniform in
+    ``bind`` pins declared variables; the others take small (1, 2, 3) and larger extents that
+    respect ``result.assumptions``. Inputs are random: floats standard normal, integers uniform in
     ``int_range`` (both ends included; default ``(0, 1)``), bools fair coins. Bindings the model
     cannot run at are retried with other choices and listed in ``failed``; ``max_attempts``
-    bounds the runs tried (default ``8 * samples + 8``). Raises
-    ``VerifyError`` when onnxruntime is missing or an option is invalid, ``ModelLoadError`` when
-    the model cannot be read.
+    bounds the runs tried (default ``8 * samples + 8``). Raises ``VerifyError`` when onnxruntime
+    is missing or an option is invalid.
     """
-    from . import infer_model
-    from .result import InferenceResult
-
     if not isinstance(samples, int) or samples < 1:
         raise VerifyError(f"samples must be a positive integer, not {samples!r}")
     lo, hi = DEFAULT_INT_RANGE if int_range is None else (int(int_range[0]), int(int_range[1]))
     if lo > hi:
         raise VerifyError(f"the integer range {lo}:{hi} is empty")
     require_onnxruntime()  # before inference: say at once that it is missing
-    result = model_or_result if isinstance(model_or_result, InferenceResult) else infer_model(model_or_result)
     report = VerifyReport()
     source = _runtime_model(result)
-    if result._owned and result._model is not None:
+    if result.source_annotated:
         # The result annotated its own copy in place: the declarations were overwritten.
         report.declarations_checked = False
         report.notes.append("the model's declared types were not checked: result.model overwrote them")
@@ -1157,7 +1172,7 @@ def verify(
             rc = check_run(result, declared, observed)
             if rc.skipped is None and report.declarations_checked:
                 full = {**result.dims.bindings, **declared, **rc.fresh}
-                rc.declared_claims, found = check_declared(result._source, full, observed)
+                rc.declared_claims, found = check_declared(result.source, full, observed)
                 rc.contradictions.extend(found)
             report.runs.append(rc)
             break

@@ -77,7 +77,7 @@ def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["file"] for e in ENTRIES])
 def test_corpus_model_verifies_without_contradiction(entry: dict[str, Any]) -> None:
-    report = verify(R.MODELS / entry["file"], samples=SAMPLES)
+    report = verify(infer.infer_model(R.MODELS / entry["file"]), samples=SAMPLES)
     assert report.error is None, report.error
     assert not report.contradictions, "\n".join(c.message for c in report.contradictions[:20])
     assert len(report.checked_runs) == SAMPLES, [f.reason for f in report.failed]
@@ -93,7 +93,7 @@ def test_corpus_model_verifies_without_contradiction(entry: dict[str, Any]) -> N
 def test_a_wrong_declared_output_shape_is_named() -> None:
     m = onnx.load(str(EXAMPLE))
     m.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 33  # last_hidden_state is [batch, sequence, 32]
-    report = verify(m, samples=2)
+    report = verify(infer.infer_model(m), samples=2)
     found = [c for c in report.contradictions if c.kind == "declared-type"]
     assert len(found) == 2 and len(report.contradictions) == 2, report.contradictions
     c = found[0]
@@ -102,7 +102,7 @@ def test_a_wrong_declared_output_shape_is_named() -> None:
 
     m = onnx.load(str(EXAMPLE))
     m.graph.output[0].type.tensor_type.shape.dim[1].dim_param = "batch"  # [batch, batch, 32]
-    report = verify(m, samples=2)
+    report = verify(infer.infer_model(m), samples=2)
     wrong = {(c.value, c.index, c.claimed) for c in report.contradictions}
     assert wrong == {("last_hidden_state", 1, "batch")}, report.contradictions
 
@@ -233,7 +233,7 @@ def test_a_run_outside_an_assumption_is_skipped() -> None:
     rc = check_run(result, {"N": 5}, _observe(m, [0, 3, 0, 0, 0]))  # one non-zero: the window does not fit
     violated = [str(a) for a in result.assumptions if a.holds({"N": 5, **rc.fresh}) is False]
     assert rc.skipped == violated[0] and rc.claims == 0 and not rc.contradictions
-    report = verify(m, samples=4, int_range=(0, 1), seed=1)
+    report = verify(infer.infer_model(m), samples=4, int_range=(0, 1), seed=1)
     assert report.error is None and not report.contradictions
     assert all(r.skipped is None or r.skipped in {str(a) for a in result.assumptions} for r in report.runs)
 
@@ -245,7 +245,7 @@ def test_bindings_the_model_cannot_run_at_are_retried_and_listed() -> None:
     x = helper.make_tensor_value_info("x", F, ["N", 4])
     y = helper.make_tensor_value_info("y", F, ["M", 4])
     m = _model([helper.make_node("Add", ["x", "y"], ["z"])], [x, y], [helper.make_tensor_value_info("z", F, None)])
-    report = verify(m, samples=3)
+    report = verify(infer.infer_model(m), samples=3)
     assert report.error is None and not report.contradictions and len(report.checked_runs) == 3
     assert report.failed and all("broadcast" in f.reason for f in report.failed)
     assert all(r.bindings["N"] == r.bindings["M"] or 1 in r.bindings.values() for r in report.runs)
@@ -273,7 +273,7 @@ def test_a_model_onnxruntime_cannot_load_reports_why() -> None:
     x = helper.make_tensor_value_info("x", F, ["N"])
     node = helper.make_node("Foo", ["x"], ["y"], domain="my.domain")
     m = _model([node], [x], [helper.make_tensor_value_info("y", F, ["N"])], domains={"my.domain": 1})
-    report = verify(m)
+    report = verify(infer.infer_model(m))
     assert report.error is not None and "my.domain" in report.error and not report.runs
     assert "\n" not in report.error
 
@@ -341,7 +341,7 @@ def test_cli_exit_2_on_bad_options(capsys, argv: list[str], message: str) -> Non
 def test_without_onnxruntime_the_extra_is_named(capsys, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
     with pytest.raises(VerifyError, match="verify"):
-        verify(EXAMPLE)
+        verify(infer.infer_model(EXAMPLE))
     status, _, err = _main(capsys, "verify", str(EXAMPLE))
     assert status == 2 and INSTALL_HINT in err
 

@@ -25,6 +25,7 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.dimtable import Origin
+from infer.scopes import GraphPath
 from infer.types import (
     UNKNOWN,
     MapType,
@@ -86,7 +87,7 @@ class Body:
         if not isinstance(graph, GraphProto):
             raise RuleError("bad-attribute", f"{ctx.op_type} needs a graph attribute '{attr}'")
         self.graph = graph
-        self.path = f"{ctx.frame.path}/{ctx.site.node_index}:{attr}"  # as infer_subgraph names it
+        self.path = ctx.subgraph_path(attr)
         self.own: set[str] = set()  # variables this node made for per-iteration extents
 
     @property
@@ -94,7 +95,7 @@ class Body:
         """The inputs the node supplies. Before IR version 4 a subgraph could also list its
         initializers as inputs, after those (Clause 7.2): they carry constants, not values bound."""
         names = [i.name for i in self.graph.input]
-        if self.ctx.engine.model.ir_version < 4:
+        if self.ctx.ir_version < 4:
             inits = {t.name for t in self.graph.initializer}
             while names and names[-1] in inits:
                 names.pop()
@@ -106,7 +107,7 @@ class Body:
 
     def walk(self, inputs: list[Value], report: bool = True) -> list[Value] | None:
         """Walk the body (quietly for a round of a fixed point that is not reported)."""
-        return self.ctx.engine.infer_subgraph(self.ctx, self.attr, inputs, quiet=not report, iterated=True)
+        return self.ctx.subgraph(self.attr, inputs, quiet=not report, iterated=True)
 
     def varies(self, d: Dim) -> bool:
         """May ``d`` differ from one iteration (or element) to the next?"""
@@ -116,8 +117,7 @@ class Body:
             var = self.ctx.dims.get(name)
             if var is None or not var.is_fresh or var.origin.site is None:
                 continue
-            g = var.origin.site.graph
-            if g == self.path or g.startswith(self.path + "/"):
+            if GraphPath(var.origin.site.graph).within(self.path):
                 return True
         return False
 
@@ -203,37 +203,31 @@ def fixed_point(body: Body, fixed: list[Value], state: list[Value], what: list[s
     """
     n = len(state)
     off = 0 if state_first else len(fixed)
-    diagnostics = body.ctx.engine.diagnostics
-    start = len(diagnostics)
 
     def order(state: list[Value]) -> list[Value]:
         return [*state, *fixed] if state_first else [*fixed, *state]
 
-    for round_ in range(MAX_ROUNDS):
-        outs = body.walk(order(state), report=round_ == 0)
-        if outs is None:
-            return state, []
-        nxt = []
-        for j in range(n):
-            got = outs[j] if j < len(outs) else Value()
+    with body.ctx.reporting_once():  # the first and the final walk often find the same problem
+        for round_ in range(MAX_ROUNDS):
+            outs = body.walk(order(state), report=round_ == 0)
+            if outs is None:
+                return state, []
+            nxt = []
+            for j in range(n):
+                got = outs[j] if j < len(outs) else Value()
 
-            def entry(axis: int, d: Dim, j: int = j) -> Dim:
-                return body.entry(off + j, axis, what[j])
+                def entry(axis: int, d: Dim, j: int = j) -> Dim:
+                    return body.entry(off + j, axis, what[j])
 
-            nxt.append(join_values(state[j], body.clean(got, entry), lambda a, x, y, e=entry: e(a, None)))
-        if nxt == state:
-            if round_ == 0:
-                return state, outs  # that walk was the final one
-            break
-        state = nxt
-    else:
-        state = [Value(v.type if j < pinned else _top(v.type)) for j, v in enumerate(state)]
-    outs = body.walk(order(state), report=True)
-    # The first and the final walk often find the same problem: report it once.
-    seen: set = set()
-    kept = [d for d in diagnostics[start:] if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
-    del diagnostics[start:]
-    diagnostics.extend(kept)
+                nxt.append(join_values(state[j], body.clean(got, entry), lambda a, x, y, e=entry: e(a, None)))
+            if nxt == state:
+                if round_ == 0:
+                    return state, outs  # that walk was the final one
+                break
+            state = nxt
+        else:
+            state = [Value(v.type if j < pinned else _top(v.type)) for j, v in enumerate(state)]
+        outs = body.walk(order(state), report=True)
     return state, outs or []
 
 
@@ -698,15 +692,12 @@ def _examples() -> None:
     example("Scan", ["", "float[B,2]", "float[B,L,2]"], ["float[B,2]", "float[B,L,2]"],
             attrs={"body": step, "num_scan_inputs": 1}, opset=8)  # fmt: skip
 
-    from .sequence import spellable
-
-    if spellable():
-        shapes = _g([n("Shape", ["e"], ["s"]), n("Add", ["e", "t"], ["u"])],
-                    [("e", f32, None), ("t", f32, None)], ["s", "u"])  # fmt: skip
-        example("SequenceMap", ["seq(float[N,?])", "float[N,1]"], ["seq(int64[2])", "seq(float[N,?])"],
-                attrs={"body": shapes})  # fmt: skip
-        example("SequenceMap", ["seq(float[N,4])", "seq(float[N,4])"], ["seq(int64[2])", "seq(float[N,4])"],
-                attrs={"body": shapes})  # fmt: skip
+    shapes = _g([n("Shape", ["e"], ["s"]), n("Add", ["e", "t"], ["u"])],
+                [("e", f32, None), ("t", f32, None)], ["s", "u"])  # fmt: skip
+    example("SequenceMap", ["seq(float[N,?])", "float[N,1]"], ["seq(int64[2])", "seq(float[N,?])"],
+            attrs={"body": shapes})  # fmt: skip
+    example("SequenceMap", ["seq(float[N,4])", "seq(float[N,4])"], ["seq(int64[2])", "seq(float[N,4])"],
+            attrs={"body": shapes})  # fmt: skip
 
 
 _examples()

@@ -17,7 +17,7 @@ from infer.types import OptionalType, SequenceType, SparseTensorType, TensorType
 from infer.values import Known, Value
 
 from ..registry import example, rule
-from .sequence import items, spellable
+from .sequence import items
 
 _BOOL = TensorType(TensorProto.BOOL, ())
 
@@ -32,7 +32,7 @@ def optional(ctx: RuleContext) -> list:
     if tp is None:
         raise RuleError("bad-attribute", "Optional without an input needs attribute 'type'")
     out = ctx.node.output[0] if ctx.node.output else ""
-    return [Value(OptionalType(ctx.engine.declared_type(tp, out)), Known((0,), ()))]
+    return [Value(OptionalType(ctx.declared_type(tp, out)), Known((0,), ()))]
 
 
 def _plain(ctx: RuleContext) -> bool:
@@ -79,17 +79,16 @@ def _tp_seq_int64_2() -> TypeProto:
     return helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.INT64, [2]))
 
 
-if spellable():  # example type strings that spell optionals and sequences (see sequence.py)
-    example("Optional", ["float[N,3]"], ["optional(float[N,3])"], opset=15)
-    example("Optional", ["float[N,3]"], ["optional(float[N,3])"], opset=28)
-    example("Optional", [], ["optional(seq(int64[2]))"], attrs={"type": _tp_seq_int64_2()}, opset=18)
-    example("OptionalHasElement", ["optional(float[N])"], ["bool[]"], opset=15)
-    example("OptionalHasElement", ["float[N]"], ["bool[]={true}"], opset=18)
-    example("OptionalHasElement", [""], ["bool[]={false}"], opset=18)
-    example("OptionalHasElement", ["float[N]"], ["bool[]"], opset=15, error="type-mismatch")
-    example("OptionalHasElement", ["seq(float[N])"], ["bool[]={true}"], opset=28)
-    example("OptionalGetElement", ["optional(float[N,3])"], ["float[N,3]"], opset=15)
-    example("OptionalGetElement", ["optional(seq(float[N]))"], ["seq(float[N])"], opset=18)
-    example("OptionalGetElement", ["float[N,3]"], ["float[N,3]"], opset=18)
-    example("OptionalGetElement", ["float[N,3]"], ["float[N,3]"], opset=15, error="type-mismatch")
-    example("OptionalGetElement", ["optional(float[2])"], ["float[2]"], opset=28)
+example("Optional", ["float[N,3]"], ["optional(float[N,3])"], opset=15)
+example("Optional", ["float[N,3]"], ["optional(float[N,3])"], opset=28)
+example("Optional", [], ["optional(seq(int64[2]))"], attrs={"type": _tp_seq_int64_2()}, opset=18)
+example("OptionalHasElement", ["optional(float[N])"], ["bool[]"], opset=15)
+example("OptionalHasElement", ["float[N]"], ["bool[]={true}"], opset=18)
+example("OptionalHasElement", [""], ["bool[]={false}"], opset=18)
+example("OptionalHasElement", ["float[N]"], ["bool[]"], opset=15, error="type-mismatch")
+example("OptionalHasElement", ["seq(float[N])"], ["bool[]={true}"], opset=28)
+example("OptionalGetElement", ["optional(float[N,3])"], ["float[N,3]"], opset=15)
+example("OptionalGetElement", ["optional(seq(float[N]))"], ["seq(float[N])"], opset=18)
+example("OptionalGetElement", ["float[N,3]"], ["float[N,3]"], opset=18)
+example("OptionalGetElement", ["float[N,3]"], ["float[N,3]"], opset=15, error="type-mismatch")
+example("OptionalGetElement", ["optional(float[2])"], ["float[2]"], opset=28)

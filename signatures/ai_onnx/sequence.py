@@ -161,8 +161,7 @@ def _per_element(ctx: RuleContext, d: Dim) -> bool:
             continue
         origin = var.origin
         site = origin.site
-        rec = ctx.engine.records.get(site.graph if site is not None else "main")
-        v = rec.values.get(origin.value) if rec is not None and origin.value else None
+        v = ctx.recorded_value(site.graph if site is not None else "main", origin.value) if origin.value else None
         if v is None or not isinstance(v.type, (TensorType, SparseTensorType)):
             return True
     return False
@@ -217,21 +216,6 @@ def _index(ctx: RuleContext, pos: Dim, n: int, allow_end: bool) -> int | None:
     if pos < -n or pos > hi:
         raise RuleError("shape-mismatch", f"position {pos} is out of range for a sequence of {n} elements")
     return pos + n if pos < 0 else pos
-
-
-def spellable() -> bool:
-    """Can example type strings spell sequences and optionals (``seq(float[N])``) yet?
-
-    The examples of this family need ``infer.node.parse_value`` to read such strings; until it
-    does they are not registered (tests/test_control_flow.py covers the rules meanwhile).
-    """
-    from infer.dimtable import DimTable
-    from infer.node import parse_value
-
-    try:
-        return isinstance(parse_value("seq(optional(float[1]))", DimTable()).type, SequenceType)
-    except ValueError:
-        return False
 
 
 _DIFFER = "the elements of the sequence differ in this extent (an element type names what all share)"
@@ -411,30 +395,29 @@ def concat_from_sequence(ctx: RuleContext) -> list:
     return [TensorType(elem, e.shape[:a] + (None,) + e.shape[a + 1 :])]
 
 
-if spellable():
-    example("SequenceEmpty", [], ["seq(float[*])"])
-    example("SequenceEmpty", [], ["seq(int64[*])"], attrs={"dtype": TensorProto.INT64})
-    example("SequenceConstruct", ["float[N,3]", "float[N,3]"], ["seq(float[N,3])"])
-    example("SequenceConstruct", ["float[N,3]", "float[N,4]"], ["seq(float[N,?])"])
-    example("SequenceConstruct", ["float[N,3]", "float[N]"], ["seq(float[*])"])
-    example("SequenceInsert", ["seq(float[N,4])", "float[N,3]"], ["seq(float[N,?])"])
-    example("SequenceInsert", ["seq(float[N,4])", "float[N,4]", "int64[]={0}"], ["seq(float[N,4])"])
-    example("SequenceInsert", ["seq(int64[N,4])", "float[N,4]"], ["seq(int64[N,4])"], error="type-mismatch")
-    example("SequenceErase", ["seq(float[N,4])"], ["seq(float[N,4])"])
-    example("SequenceErase", ["seq(float[N,4])", "int64[]={1}"], ["seq(float[N,4])"])
-    example("SequenceAt", ["seq(float[N,4])", "int64[]"], ["float[N,4]"])
-    example("SequenceAt", ["seq(float[N,?])", "int64[]={0}"], ["float[N,?]"])
-    example("SequenceAt", ["float[N,4]", "int64[]={0}"], ["float[N,4]"], error="type-mismatch")
-    example("SequenceLength", ["seq(float[N,4])"], ["int64[]"])
-    example("SplitToSequence", ["float[6,N]"], ["seq(float[1,N])"])
-    example("SplitToSequence", ["float[6,N]"], ["seq(float[N])"], attrs={"keepdims": 0})
-    example("SplitToSequence", ["float[6,N]", "int64[]={4}"], ["seq(float[?,N])"])
-    example("SplitToSequence", ["float[6,N]", "int64[]={3}"], ["seq(float[3,N])"])
-    example("SplitToSequence", ["float[6,N]", "int64[2]={2,4}"], ["seq(float[?,N])"], opset=24)
-    example("SplitToSequence", ["float[6,N]", "int64[2]={2,3}"], ["seq(float[?,N])"], error="shape-mismatch")
-    example("SplitToSequence", ["float[M,N]", "int64[]={2}"], ["seq(float[?,N])"], attrs={"axis": 0})
-    example("SplitToSequence", ["float[M,N]"], ["seq(float[M,1])"], attrs={"axis": -1})
-    example("ConcatFromSequence", ["seq(float[N,4])"], ["float[?,4]"], attrs={"axis": 0})
-    example("ConcatFromSequence", ["seq(float[N,4])"], ["float[N,?,4]"], attrs={"axis": 1, "new_axis": 1})
-    example("ConcatFromSequence", ["seq(float[N,4])"], ["float[N,?]"], attrs={"axis": -1})
-    example("ConcatFromSequence", ["seq(float[N,4])"], ["float[?]"], attrs={"axis": 2}, error="bad-attribute")
+example("SequenceEmpty", [], ["seq(float[*])"])
+example("SequenceEmpty", [], ["seq(int64[*])"], attrs={"dtype": TensorProto.INT64})
+example("SequenceConstruct", ["float[N,3]", "float[N,3]"], ["seq(float[N,3])"])
+example("SequenceConstruct", ["float[N,3]", "float[N,4]"], ["seq(float[N,?])"])
+example("SequenceConstruct", ["float[N,3]", "float[N]"], ["seq(float[*])"])
+example("SequenceInsert", ["seq(float[N,4])", "float[N,3]"], ["seq(float[N,?])"])
+example("SequenceInsert", ["seq(float[N,4])", "float[N,4]", "int64[]={0}"], ["seq(float[N,4])"])
+example("SequenceInsert", ["seq(int64[N,4])", "float[N,4]"], ["seq(int64[N,4])"], error="type-mismatch")
+example("SequenceErase", ["seq(float[N,4])"], ["seq(float[N,4])"])
+example("SequenceErase", ["seq(float[N,4])", "int64[]={1}"], ["seq(float[N,4])"])
+example("SequenceAt", ["seq(float[N,4])", "int64[]"], ["float[N,4]"])
+example("SequenceAt", ["seq(float[N,?])", "int64[]={0}"], ["float[N,?]"])
+example("SequenceAt", ["float[N,4]", "int64[]={0}"], ["float[N,4]"], error="type-mismatch")
+example("SequenceLength", ["seq(float[N,4])"], ["int64[]"])
+example("SplitToSequence", ["float[6,N]"], ["seq(float[1,N])"])
+example("SplitToSequence", ["float[6,N]"], ["seq(float[N])"], attrs={"keepdims": 0})
+example("SplitToSequence", ["float[6,N]", "int64[]={4}"], ["seq(float[?,N])"])
+example("SplitToSequence", ["float[6,N]", "int64[]={3}"], ["seq(float[3,N])"])
+example("SplitToSequence", ["float[6,N]", "int64[2]={2,4}"], ["seq(float[?,N])"], opset=24)
+example("SplitToSequence", ["float[6,N]", "int64[2]={2,3}"], ["seq(float[?,N])"], error="shape-mismatch")
+example("SplitToSequence", ["float[M,N]", "int64[]={2}"], ["seq(float[?,N])"], attrs={"axis": 0})
+example("SplitToSequence", ["float[M,N]"], ["seq(float[M,1])"], attrs={"axis": -1})
+example("ConcatFromSequence", ["seq(float[N,4])"], ["float[?,4]"], attrs={"axis": 0})
+example("ConcatFromSequence", ["seq(float[N,4])"], ["float[N,?,4]"], attrs={"axis": 1, "new_axis": 1})
+example("ConcatFromSequence", ["seq(float[N,4])"], ["float[N,?]"], attrs={"axis": -1})
+example("ConcatFromSequence", ["seq(float[N,4])"], ["float[?]"], attrs={"axis": 2}, error="bad-attribute")

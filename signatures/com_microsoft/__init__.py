@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from onnx import AttributeProto, NodeProto
+from onnx import AttributeProto
 
 from infer.context import RuleContext
 
@@ -103,12 +103,7 @@ def delegate(ctx: RuleContext, rule_fn: Callable[[RuleContext], Sequence[Any]], 
     The QLinear* and fused operators interleave scales and zero points with the tensors their
     float counterparts take; the view presents only those tensors, in the float operator's order.
     """
-    node = NodeProto()
-    node.CopyFrom(ctx.node)
-    del node.input[:]
-    node.input.extend(ctx.input_name(i) for i in indices)
-    inputs = [ctx.value(i) if ctx.has(i) else None for i in indices]
-    sub = RuleContext(node, ctx.site, ctx.sig, ctx.opset, inputs, ctx.engine, ctx.frame, ctx.attrs)
+    sub = ctx.view(indices)
     out = list(rule_fn(sub))
     if sub.reason is not None:
         ctx.reason, ctx.causes = sub.reason, sub.causes

@@ -1,0 +1,89 @@
+"""The shape of the code: no import circle, and rules that see only their RuleContext.
+
+Edges are every import statement of ``infer/`` and ``signatures/`` (module level, inside
+functions and under ``TYPE_CHECKING`` alike), resolved to modules of the tree. The layering they
+must keep: the core (dims, types, values, the dimension table, the rule context) imports no
+rule and no walker; the rules (``signatures``) import the core only; the walker imports rules.
+The one way back from a rule to the walker is the ``Walker`` protocol ``infer/context.py``
+declares, through which subgraphs are walked.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("infer", "signatures")
+# What a rule may import of ``infer``: the core, not the walker or the package face.
+WALKER = {"infer", "infer.engine", "infer.node", "infer.result", "infer.cli", "infer.onnx_compat", "infer.verify"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
+    return out
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _graph() -> nx.DiGraph:
+    mods = _modules()
+    g = nx.DiGraph()
+    g.add_nodes_from(mods)
+
+    def target(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    for mod, path in mods.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(mod, is_package, node)
+                # ``from . import dims`` names a module; ``from .dims import Dim`` a name in one
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            for n in names:
+                t = target(n)
+                if t is not None and t != mod:
+                    g.add_edge(mod, t)
+    return g
+
+
+def test_no_import_circle():
+    cycles = list(nx.simple_cycles(_graph()))
+    assert not cycles, "\n".join(" -> ".join([*c, c[0]]) for c in sorted(cycles, key=len)[:10])
+
+
+def test_rules_import_the_core_only():
+    g = _graph()
+    bad = [(a, b) for a, b in g.edges if a.startswith("signatures") and b in WALKER]
+    assert not bad, bad
+
+
+def test_rules_do_not_reach_into_the_walker():
+    pattern = re.compile(r"ctx\._walker|ctx\._frame|\.engine\b|ctx\.frame\b")
+    bad = []
+    for path in (ROOT / "signatures").rglob("*.py"):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line):
+                bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not bad, "\n".join(bad)
