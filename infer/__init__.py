@@ -10,7 +10,7 @@ result.explain("y")            # why a dim is unknown, down to the root cause
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 # Light modules only: importing ``infer.types`` must not pull in the engine, since the rule
@@ -96,6 +96,7 @@ def infer_model(
     max_model_bytes: int = limits.MAX_MODEL_BYTES,
     read_external_data: bool = False,
     external_data_dir: str | os.PathLike | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> InferenceResult:
     """Infer the type and shape of every value of ``model``.
 
@@ -116,6 +117,8 @@ def infer_model(
     of ``infer.external``, relative to the model file's directory, or to ``external_data_dir``
     when given (needed for bytes and ``ModelProto`` inputs). Off by default: a model is
     untrusted (Clause 15.5). A reference that fails a check is an ``external-data`` error.
+
+    ``progress(done, total)`` is called after each node of the main graph (a progress bar).
     """
     from .annotate import STYLES
     from .engine import collector_paused
@@ -129,7 +132,8 @@ def infer_model(
             raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
     with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
         return _infer(model, dims_style, dims, max_depth, max_rank, max_nodes, max_node_visits,
-                      max_expression_size, max_model_bytes, read_external_data, external_data_dir)  # fmt: skip
+                      max_expression_size, max_model_bytes, read_external_data, external_data_dir,
+                      progress)  # fmt: skip
 
 
 def _infer(
@@ -144,6 +148,7 @@ def _infer(
     max_model_bytes: int,
     read_external_data: bool,
     external_data_dir: str | os.PathLike | None,
+    progress: Callable[[int, int], None] | None,
 ) -> InferenceResult:
     from dataclasses import replace
     from pathlib import Path
@@ -162,6 +167,7 @@ def _infer(
         max_node_visits=max_node_visits,
         max_expression_size=max_expression_size,
         read_external_data=read_external_data,
+        progress=progress,
     )
     directory = Path(external_data_dir) if external_data_dir is not None else loaded.directory
     engine = Engine(loaded.model, options, directory=directory, light_nodes=loaded.light_nodes)

@@ -16,8 +16,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -143,37 +142,6 @@ class Progress:
             self.shown = False
 
 
-@contextmanager
-def watch_nodes(progress: Progress) -> Iterator[None]:
-    """Report each top-level node the engine infers to ``progress`` for the duration.
-
-    The engine has no progress hook of its own; this wraps ``Engine.infer_node`` while one
-    command runs (the command line runs one inference per process).
-    """
-    if not progress.enabled:
-        yield
-        return
-    from .engine import Engine
-
-    original = Engine.infer_node
-    done = 0
-
-    def counted(self: Engine, frame: Any, idx: int, node: Any, view: Any = None) -> Any:
-        nonlocal done
-        out = original(self, frame, idx, node, view)
-        if frame.path == "main":
-            done += 1
-            progress.update(done, len(self.model.graph.node))
-        return out
-
-    Engine.infer_node = counted  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        Engine.infer_node = original  # type: ignore[method-assign]
-        progress.close()
-
-
 # -- shared pieces -------------------------------------------------------------------------------
 
 
@@ -224,15 +192,18 @@ def _infer(args: argparse.Namespace) -> InferenceResult:
     bindings = _bindings(getattr(args, "bind", None) or [])
     options = _limits(getattr(args, "limit", None) or [])
     progress = Progress(sys.stderr, enabled=not args.quiet and _isatty(sys.stderr))
-    with watch_nodes(progress):
+    try:
         result = infer_model(
             args.model,
             dims_style=getattr(args, "dims", "expressions"),
             dims=bindings,
             read_external_data=getattr(args, "read_external_data", False),
             external_data_dir=getattr(args, "external_data_dir", None),
+            progress=progress.update if progress.enabled else None,
             **options,
         )
+    finally:
+        progress.close()
     names = result.dims.reserved  # every dim_param of the model
     unused = sorted(n for n in bindings if names and n not in names)
     if unused and not args.quiet:

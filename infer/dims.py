@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache, lru_cache
@@ -491,24 +492,47 @@ def _wrap(d: int | Expr) -> Expr:
 
 _INT_BOUND = MAX_INT_MAGNITUDE  # no extent and no int64 element comes near it
 _TOO_BIG = 1 << 62
-_max_size = MAX_EXPRESSION_SIZE  # set per run by ``expression_limit``
-_overflows = 0  # results refused so far (the engine reads it to explain a fresh variable)
+
+
+class _Budget:
+    """The expression bound of one run, and how many results it refused."""
+
+    __slots__ = ("max_size", "refused")
+
+    def __init__(self, max_size: int):
+        self.max_size = max_size
+        self.refused = 0
+
+
+# The budgets of the runs in progress in each thread, innermost last (a thread-local stack, not a
+# context variable: setting one replaces the context's mapping, which frees objects a program may
+# have frozen with ``gc.freeze``), and the budget of calls made outside any run.
+_runs = threading.local()
+_OUTSIDE_RUNS = _Budget(MAX_EXPRESSION_SIZE)
+
+
+def _current() -> _Budget:
+    stack = getattr(_runs, "stack", None)
+    return stack[-1] if stack else _OUTSIDE_RUNS
 
 
 @contextmanager
 def expression_limit(max_size: int) -> Iterator[None]:
-    """Refuse expressions of more than ``max_size`` terms while the block runs."""
-    global _max_size
-    previous, _max_size = _max_size, max_size
+    """Refuse expressions of more than ``max_size`` terms while the block runs (one run's
+    budget: ``overflow_count`` counts its refusals)."""
+    stack = getattr(_runs, "stack", None)
+    if stack is None:
+        stack = _runs.stack = []
+    stack.append(_Budget(max_size))
     try:
         yield
     finally:
-        _max_size = previous
+        stack.pop()
 
 
 def overflow_count() -> int:
-    """How many results were refused for their size since the process started."""
-    return _overflows
+    """How many results the run in progress refused for their size."""
+    return _current().refused
 
 
 @lru_cache(maxsize=65536)
@@ -526,8 +550,7 @@ def expression_size(e: Expr) -> int:
 
 
 def _refused() -> None:
-    global _overflows
-    _overflows += 1
+    _current().refused += 1
     return None
 
 
@@ -541,7 +564,7 @@ def _bounded(r: Dim) -> Dim:
         size = expression_size(r)
     except RecursionError:  # only with a limit raised far past the default
         size = _TOO_BIG
-    return r if size <= _max_size else _refused()
+    return r if size <= _current().max_size else _refused()
 
 
 @lru_cache(maxsize=65536)

@@ -48,6 +48,7 @@ class InferenceResult(Protocol):
     @property
     def directory(self) -> Path | None: ...
 
+
 INSTALL_HINT = "pip install 'onnx-infer[verify]'"
 KINDS = ("element-type", "rank", "dim", "contents", "fresh-variable", "declared-type")
 

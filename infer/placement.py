@@ -1,0 +1,280 @@
+"""Placing a node's outputs: what its rule returned becomes the values its graph records.
+
+A rule returns one entry per output (a shape, a ``Type``, a ``Value`` or ``None``). Placement
+completes each with the element types the schema's type constraints decide, guards its contents
+(``in_domain``, ``without_overflow``), names every unknown extent with a fresh variable that
+records the node, output, axis and reason (Clause 9.3), refines the value against what the model
+declares for it (Clause 9.4) and notes why contents or a rank stayed unknown (for ``explain``).
+
+The part that depends on the value alone is done once (``prepare``), so that a memoized
+result carries it and repeated layers skip it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import Any, NamedTuple, Protocol
+
+from onnx import ModelProto, NodeProto, TensorProto, TypeProto
+
+from signatures.schema import Signature, parse_type_str
+
+from . import dims as D
+from . import types as T
+from .diagnostics import Location
+from .dims import Dim
+from .dimtable import DimTable, Origin, Site
+from .scopes import ContentNote, Frame
+from .values import Known, Value, in_domain, without_overflow
+
+
+class Prepared(NamedTuple):
+    """One output of a rule, ready to place."""
+
+    value: Value  # as the rule and the schema give it
+    needs_fill: bool  # has unknown extents (or a kind whose placement always runs)
+    plain: Value  # the value placed where nothing is fresh or declared
+    note: bool  # ``plain`` needs a content note (unknown shape contents or rank)
+    overflow: int | None = None  # an element computed past its element type's range (made unknown)
+
+
+class Run(Protocol):
+    """What placement reads of the run it places for (the engine)."""
+
+    model: ModelProto
+    table: DimTable
+    propagate_values: bool
+
+    def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None: ...
+    def declared_type(self, tp: TypeProto, value: str) -> T.Type: ...
+
+
+class Placement:
+    """Places the outputs of the nodes of one run."""
+
+    def __init__(self, run: Run):
+        self.run = run
+
+    # -- what depends on the value alone --------------------------------------------------------
+
+    def prepare_all(self, sig: Signature | None, op_type: str, inputs: Sequence[Value | None],
+                    raw: Sequence[Any] | None, n: int) -> list[Prepared]:  # fmt: skip
+        """What the rule returned (``raw``), completed by what the schema's constraints decide."""
+        base = schema_types(sig, inputs, n)
+        return [self.prepare(to_value(raw[k] if raw is not None and k < len(raw) else None, base[k]), op_type)
+                for k in range(n)]  # fmt: skip
+
+    def prepare(self, v: Value, op_type: str) -> Prepared:
+        v, overflow = without_overflow(in_domain(v))
+        t = v.type
+        needs_fill = not isinstance(t, (T.TensorType, T.SparseTensorType)) or (
+            t.shape is not None and any(d is None for d in t.shape)
+        )
+        plain = self.settle(v, t, op_type)
+        return Prepared(v, needs_fill, plain, _needs_note(plain), overflow)
+
+    def settle(self, v: Value, t: T.Type, op_type: str) -> Value:
+        """``v`` with type ``t``: contents dropped where they do not fit (or are not propagated,
+        an option; a Constant's are always kept), empty ones made known."""
+        known = v.known
+        if known is not None and (
+            not _known_fits(known, t) or (not self.run.propagate_values and op_type != "Constant")
+        ):
+            return Value(t)
+        if known is None:
+            return with_empty_contents(Value(t) if t is not v.type else v)
+        return v if t is v.type else Value(t, known)
+
+    # -- placing --------------------------------------------------------------------------------
+
+    def place(self, frame: Frame, site: Site, node: NodeProto, prepared: list[Prepared], reason: str | None,
+              causes: tuple[str, ...]) -> list[Value]:  # fmt: skip
+        """Name this node's unknown extents, refine by declarations, note unknown contents."""
+        outs: list[Value] = []
+        for k, name in enumerate(node.output):
+            p = prepared[k]
+            if not name:
+                outs.append(p.value)
+                continue
+            if not p.needs_fill and name not in frame.declared:
+                v = p.plain
+            else:
+                v = self._placed(frame, site, node, k, p, reason, causes)
+            if p.note if v is p.plain else _needs_note(v):
+                frame.record.notes[name] = ContentNote(site, reason or default_reason(node.op_type), causes)
+            if p.overflow is not None:
+                self.run.report(
+                    "integer-overflow",
+                    f"{node.op_type} computes {p.overflow} in `{name}`, outside the range of "
+                    f"{T.elem_name(p.value.type.elem)}; a runtime wraps it, so that element is left unknown",
+                    Location(site.graph, site.node_index, site.node_name, site.op_type, value=name),
+                )
+            outs.append(v)
+        return outs
+
+    def _placed(self, frame: Frame, site: Site, node: NodeProto, k: int, p: Prepared, reason: str | None,
+                causes: tuple[str, ...]) -> Value:  # fmt: skip
+        name = node.output[k]
+        t = p.value.type
+        if p.needs_fill:
+            why = reason or default_reason(node.op_type)
+            t = self.fill_unknown(
+                t,
+                lambda axis: (Origin("fresh", why, site, name, axis, causes), (site.graph, site.node_index, k, axis)),
+            )
+        if name in frame.declared:
+            t = self.refine_declared(frame, site, name, t)
+        return self.settle(p.value, t, node.op_type)
+
+    def fill_unknown(self, t: T.Type, origin_for: Callable[[int], tuple[Origin, Any]]) -> T.Type:
+        """Replace unknown dims of tensor types by fresh variables (``origin_for(axis)`` gives the
+        origin and the key that makes a re-walk name them the same)."""
+        if isinstance(t, (T.TensorType, T.SparseTensorType)) and t.shape is not None:
+            if any(d is None for d in t.shape):
+                fresh = self.run.table.fresh
+                return type(t)(t.elem, tuple(fresh(*origin_for(axis)) if d is None else d
+                                             for axis, d in enumerate(t.shape)))  # fmt: skip
+        elif isinstance(t, T.SequenceType):
+            # A variable in an element type would claim one extent for every element (Clause
+            # 6.5.2, note): an extent the elements may not share stays unnamed.
+            return t
+        elif isinstance(t, T.OptionalType):
+            return T.OptionalType(self.fill_unknown(t.elem, origin_for))
+        return t
+
+    def refine_declared(self, frame: Frame, site: Site, name: str, t: T.Type) -> T.Type:
+        """``t`` refined by what the graph declares for ``name`` (Clause 9.4); clashes reported,
+        the inferred part kept (it is what the operators compute)."""
+        tp = frame.declared.get(name)
+        if tp is None:
+            return t
+        declared = self.run.declared_type(tp, name)
+        is_output = name in frame.record.outputs
+        table = self.run.table
+
+        def keep(axis: int, d: Dim, i: Dim) -> Dim:
+            # Both hold; keep the more useful one and record the equality the model entails.
+            if D.equal(d, i) is True:
+                return i
+            if not table.is_fresh(i):
+                table.learn_equal(d, i, site)
+                return d if isinstance(d, int) else i
+            # An extent inference could not determine takes what the model declares, except that
+            # a graph output's does not take a variable of the graph inputs: that would equate
+            # this extent with one of theirs on the declaration's word alone, and exporters name
+            # output axes after input axes of equal extent at export time (TorchScript declared
+            # `batch` on a height).
+            return i if is_output and self._names_input_variable(d) else d
+
+        out, clashes = T.refine(declared, t, keep)
+        for c in clashes:
+            self.run.report(
+                "declared-type-clash",
+                f"`{name}` is declared {declared} but {site.op_type} produces {t}: {c}",
+                Location(site.graph, site.node_index, site.node_name, site.op_type, value=name),
+                "fix or remove the value_info entry" if name not in frame.record.outputs else None,
+            )
+        return out
+
+    def _names_input_variable(self, d: Dim) -> bool:
+        """Does ``d`` mention a variable declared on an input of the main graph?"""
+        inputs, table = self._input_names, self.run.table
+        return any((v := table.get(n)) is not None and v.origin.kind == "declared" and v.origin.value in inputs
+                   for n in D.free_names(d))  # fmt: skip
+
+    @cached_property
+    def _input_names(self) -> frozenset[str]:
+        return frozenset(i.name for i in self.run.model.graph.input)
+
+
+def schema_types(sig: Signature | None, inputs: Sequence[Value | None], n: int) -> list[T.Type]:
+    """Output types as far as the type constraints decide them (shape unknown)."""
+    if sig is None:
+        return [T.UNKNOWN] * n
+    bound: dict[str, T.Type] = {}
+    for i, v in enumerate(inputs):
+        formal = sig.input_formal(i)
+        if v is None or formal is None or formal.type_str not in sig.constraints:
+            continue
+        if formal.option == "variadic" and not formal.homogeneous:
+            continue  # each position of a heterogeneous variadic has a type of its own
+        if formal.type_str not in bound and not isinstance(v.type, T.UnknownType):
+            bound[formal.type_str] = strip_shape(v.type)
+    out = []
+    for k in range(n):
+        formal = sig.output_formal(k)
+        if formal is None or (formal.option == "variadic" and not formal.homogeneous):
+            out.append(T.UNKNOWN)
+            continue
+        ts = formal.type_str
+        if ts in bound:
+            out.append(bound[ts])
+        elif ts in sig.constraints:
+            allowed = sig.constraints[ts]
+            out.append(parse_type_str(allowed[0]) if len(allowed) == 1 else T.UNKNOWN)
+        else:
+            out.append(parse_type_str(ts))
+    return out
+
+
+def to_value(spec: Any, base: T.Type) -> Value:
+    """Turn what a rule returned for one output into a value, filling the schema's types."""
+    known: Known | None = None
+    if isinstance(spec, Value):
+        known = spec.known
+        spec = spec.type
+    if spec is None:
+        return Value(base)
+    if isinstance(spec, (tuple, list)):
+        elem = base.elem if isinstance(base, (T.TensorType, T.SparseTensorType)) else None
+        cls = T.SparseTensorType if isinstance(base, T.SparseTensorType) else T.TensorType
+        return Value(cls(elem, tuple(D.normalize(d) for d in spec)), known)
+    if isinstance(spec, (T.TensorType, T.SparseTensorType)) and spec.elem is None:
+        if isinstance(base, (T.TensorType, T.SparseTensorType)):
+            spec = type(spec)(base.elem, spec.shape)
+    if isinstance(spec, T.UnknownType):
+        return Value(base, known)
+    return Value(spec, known)
+
+
+def strip_shape(t: T.Type) -> T.Type:
+    """``t`` with its kinds and element types but no shapes."""
+    if isinstance(t, T.TensorType):
+        return T.TensorType(t.elem)
+    if isinstance(t, T.SparseTensorType):
+        return T.SparseTensorType(t.elem)
+    if isinstance(t, T.SequenceType):
+        return T.SequenceType(strip_shape(t.elem))
+    if isinstance(t, T.OptionalType):
+        return T.OptionalType(strip_shape(t.elem))
+    return t
+
+
+def with_empty_contents(v: Value) -> Value:
+    """A tensor with no elements has known contents: none (an empty ``axes`` input, say)."""
+    t = v.type
+    if v.known is None and isinstance(t, T.TensorType) and t.shape is not None and 0 in t.shape:
+        if all(isinstance(d, int) for d in t.shape):
+            return Value(t, Known(tuple(t.shape), ()))  # type: ignore[arg-type]
+    return v
+
+
+def default_reason(op_type: str) -> str:
+    return f"the rule for {op_type} cannot determine this extent from its inputs"
+
+
+def _needs_note(v: Value) -> bool:
+    t = v.type
+    rank_unknown = isinstance(t, T.UnknownType) or (isinstance(t, T.TensorType) and t.shape is None)
+    small_ints = (isinstance(t, T.TensorType) and t.elem in (TensorProto.INT64, TensorProto.INT32)
+                  and t.shape is not None and len(t.shape) <= 1)  # fmt: skip
+    return (v.known is None and small_ints) or rank_unknown
+
+
+def _known_fits(k: Known, t: T.Type) -> bool:
+    if not isinstance(t, T.TensorType) or t.shape is None:
+        return True
+    if len(t.shape) != len(k.shape):
+        return False
+    return all(D.equal(a, b) is not False for a, b in zip(t.shape, k.shape))
