@@ -16,7 +16,7 @@ from infer.types import TensorType
 
 from ..helpers import norm_axes, same_dim, vector_length
 from ..registry import example, rule
-from .nn import window_extent
+from ..windows import check_bias, check_divisible, read_window, window_extent, window_extents
 
 Shape = tuple[Dim, ...]
 INT64_MAX = (1 << 63) - 1
@@ -247,7 +247,9 @@ def max_unpool(ctx: RuleContext) -> list:
 
 @rule("DeformConv", since=19)
 def deform_conv(ctx: RuleContext) -> list:
-    """Conv's output extents (explicit pads only); the offsets have the output's spatial extents."""
+    """Conv's output extents (explicit pads only: ``signatures.windows``, Conv's checks, and a
+    window that does not fit read as onnxruntime's kernel reads it, as the pools'); the offsets
+    (and the mask) have the output's spatial extents."""
     x, w, offset = ctx.shape(0), ctx.shape(1), ctx.shape(2)
     known = next((s for s in (x, w, offset) if s is not None), None)
     if known is None:
@@ -260,25 +262,20 @@ def deform_conv(ctx: RuleContext) -> list:
     group = ctx.attr("group", 1)
     if x is not None and w is not None:
         same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
+    channels = None if w is None else w[0]
+    if channels is not None:
+        check_divisible(ctx, channels, group, "output channels M (weight dim 0)")
+    check_bias(ctx, 3, channels)
     batch = x[0] if x is not None else (offset[0] if offset is not None else None)
     if x is not None and offset is not None:
         batch = same_dim(ctx, x[0], offset[0], "batch extents of X and offset")
-    channels = None if w is None else w[0]
-    ks = ctx.attr("kernel_shape")
-    kernel = list(ks) if ks else (list(w[2:]) if w is not None else [None] * n)
-    strides = list(ctx.attr("strides") or [1] * n)
-    dilations = list(ctx.attr("dilations") or [1] * n)
-    pads = list(ctx.attr("pads") or [0] * (2 * n))
-    if len(kernel) != n or len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
-        raise RuleError("bad-attribute", "kernel_shape, strides, dilations or pads do not match the spatial rank")
-    spatial: list[Dim] = []
-    for i in range(n):
-        e = None
-        if x is not None:
-            e = window_extent(x[i + 2], kernel[i], strides[i], dilations[i], pads[i], pads[i + n], "NOTSET", False)
-        if offset is not None:
-            e = offset[i + 2] if e is None else same_dim(ctx, e, offset[i + 2], f"output and offset extents {i}")
-        spatial.append(e)
+    window = read_window(ctx, n, None if w is None else w[2:], conv=True)
+    # onnxruntime's kernel truncates a short window's negative quotient, as its pools do.
+    spatial = list(window_extents(ctx, x[2:], window, conv=True, truncates=True) if x is not None else (None,) * n)
+    if offset is not None:
+        for i in range(n):
+            e, o = spatial[i], offset[i + 2]
+            spatial[i] = o if e is None else same_dim(ctx, e, o, f"output and offset extents on axis {i}")
     return [(batch, channels, *spatial)]
 
 

@@ -1,7 +1,9 @@
 """Convolution, pooling, softmax and dropout.
 
 Output extents follow the operator definitions exactly, symbolic heights included:
-``floor((h + pads - dilation*(k-1) - 1) / stride) + 1``.
+``floor((h + pads - dilation*(k-1) - 1) / stride) + 1``; the window attributes and extents of
+Conv and the pools are read by ``signatures.windows``, as those of every other convolution and
+pooling are.
 """
 
 from __future__ import annotations
@@ -10,219 +12,15 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..helpers import ONE, STRICT, flag, norm_axis, require_rank, same_dim
+from ..helpers import STRICT, flag, norm_axis, require_rank, same_dim
 from ..registry import example, rule
-
-INT64_MAX = (1 << 63) - 1
-
-
-def _spatial_attrs(
-    ctx: RuleContext, n: int, kernel: list[Dim] | None
-) -> tuple[list[Dim], list[int], list[int], list[int]]:
-    """kernel_shape, strides, dilations, pads (begin..., end...) with their defaults."""
-    ks = ctx.attr("kernel_shape")
-    k = list(ks) if ks is not None else kernel
-    if k is None:
-        raise RuleError("bad-attribute", "kernel_shape is needed and the weights' shape is unknown")
-    if len(k) != n:
-        raise RuleError("bad-attribute", f"kernel_shape {k} has {len(k)} entries for {n} spatial axes")
-    if ks is not None and kernel is not None and len(kernel) == n:
-        for x, w in zip(k, kernel):
-            if isinstance(w, int) and x != w:  # onnxruntime refuses the node
-                raise RuleError("shape-mismatch", f"kernel_shape {k} is not the weights' window {list(kernel)}")
-    strides = list(ctx.attr("strides") or [1] * n)
-    dilations = list(ctx.attr("dilations") or [1] * n)
-    pads = list(ctx.attr("pads") or [0] * (2 * n))
-    if len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
-        raise RuleError("bad-attribute", "strides, dilations or pads do not match the spatial rank")
-    if any(s <= 0 for s in strides) or any(d <= 0 for d in dilations):
-        raise RuleError("bad-attribute", "strides and dilations must be positive")
-    if any(isinstance(x, int) and x <= 0 for x in k):
-        raise RuleError("bad-attribute", f"kernel_shape {k} must be positive")
-    for d, x in zip(dilations, k):
-        if isinstance(x, int) and d * (x - 1) + 1 > INT64_MAX:
-            # No input extent can hold such a window.
-            raise RuleError("bad-attribute", f"the dilated kernel {d} * ({x} - 1) + 1 overflows int64")
-    if any(p < 0 for p in pads):
-        raise RuleError("bad-attribute", f"pads {pads} must not be negative")
-    return k, strides, dilations, pads
-
-
-def window_extent(
-    x: Dim,
-    k: Dim,
-    stride: int,
-    dilation: int,
-    pad_begin: int,
-    pad_end: int,
-    auto_pad: str,
-    ceil_mode: bool,
-    dilated_same: bool = False,
-) -> Dim:
-    """Output extent of a sliding window along one axis (Conv and pooling).
-
-    Where the window does not fit (``x + pads < dilated kernel``) the definition floors a negative
-    quotient and onnxruntime truncates it: concrete extents there are not claimed here (Conv and
-    the pools of this module give onnxruntime's, ``_short_window``), and symbolic ones hold as far
-    as the rule records (``_require_fit``, ``DimTable.require_at_least``).
-    ``dilated_same``: a dilated SAME window gives ``ceil(x / stride)`` as the definition says
-    (true of Conv: onnxruntime refuses to run it, the reference evaluator agrees).
-    """
-    if isinstance(x, int) and isinstance(k, int) and auto_pad in ("NOTSET", "VALID"):
-        pads = pad_begin + pad_end if auto_pad == "NOTSET" else 0
-        span = x + pads - (dilation * (k - 1) + 1)
-        if span < 0 and not (stride == 1 and span == -1):
-            return None
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        if dilation != 1 and not dilated_same:
-            return None  # onnxruntime pools a dilated SAME window to another extent than ceil(x / stride)
-        # ceil_mode changes nothing here. (onnx's reference evaluator gets MaxPool SAME_LOWER
-        # wrong, e.g. 1 for x=3, stride 2; the definition, onnxruntime and the onnx test data agree.)
-        return D.ceildiv(x, stride)
-    eff = D.add(D.mul(dilation, D.sub(k, 1)), 1)
-    if auto_pad == "VALID":
-        valid = D.add(D.floordiv(D.sub(x, eff), stride), 1)
-        if not ceil_mode:
-            return valid
-        # With ceil_mode the definition and the reference evaluator keep this extent, onnxruntime
-        # rounds up as with explicit zero pads: claim it only where the two agree.
-        ort = window_extent(x, k, stride, dilation, 0, 0, "NOTSET", True)
-        return valid if D.equal(valid, ort) is True else None
-    span = D.sub(D.add(x, pad_begin + pad_end), eff)
-    if not ceil_mode:
-        return D.add(D.floordiv(span, stride), 1)
-    out = D.add(D.ceildiv(span, stride), 1)
-    # A window may not start in the end padding; drop the last one when it would.
-    if isinstance(out, int) and isinstance(x, int):
-        return out - 1 if (out - 1) * stride >= x + pad_begin else out
-    if isinstance(eff, int) and stride <= eff - pad_end:
-        return out  # the last window always starts inside the input
-    if isinstance(eff, int) and pad_end <= eff:
-        # Windows start at 0, stride, ... below x + pad_begin: ceil((x + pad_begin) / stride) of
-        # them. With pad_end <= eff at most the last of the ``out`` windows starts past that, so
-        # dropping it is taking the minimum.
-        return D.dmin(out, D.ceildiv(D.add(x, pad_begin), stride))
-    return None
-
-
-def _pool_like(
-    ctx: RuleContext, kernel_from_weights: list[Dim] | None = None, conv: bool = False
-) -> tuple[Dim, ...] | None:
-    """The spatial extents of a Conv (``conv``) or of a pooling node."""
-    x = ctx.shape(0)
-    if x is None:
-        return None
-    if len(x) < 3:
-        raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
-    n = len(x) - 2
-    k, strides, dilations, pads = _spatial_attrs(ctx, n, kernel_from_weights)
-    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
-    # onnxruntime rounds up only for ceil_mode exactly 1: 2 and -1 floor, as 0 does.
-    ceil_mode = not conv and flag(ctx, "ceil_mode", 0, ONE)
-    out = []
-    for i in range(n):
-        window = (k[i], strides[i], dilations[i], pads[i], pads[i + n])
-        e = sliding_extent(ctx, i, x[i + 2], *window, auto_pad, ceil_mode, conv)
-        if e is None:
-            ctx.because("ceil_mode on a symbolic extent: runtimes round the last window differently")
-        out.append(e)
-    return tuple(out)
-
-
-def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dilation: int, pad_begin: int,
-                   pad_end: int, auto_pad: str, ceil_mode: bool, conv: bool) -> Dim:  # fmt: skip
-    """``window_extent`` along spatial axis ``axis`` of a Conv-like (``conv``) or pooling node, with
-    what onnxruntime does where the window does not fit: a known extent gets its extent or an
-    error (``_short_window``), a symbolic one the least extent the claim holds for (``_require_fit``).
-    """
-    if auto_pad in ("NOTSET", "VALID") and isinstance(k, int):
-        fit = dilation * (k - 1) + 1 - (pad_begin + pad_end if auto_pad == "NOTSET" else 0)
-        if isinstance(x, int) and x < fit:
-            return _short_window(ctx, axis, x, fit, stride, conv)
-        _require_fit(ctx, x, fit, stride, ceil_mode, conv)
-    return window_extent(x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
-
-
-def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, conv: bool) -> Dim:
-    """The extent onnxruntime gives a known spatial extent ``x`` shorter than the window needs.
-
-    onnxruntime refuses such a Conv. It pools it, truncating the negative quotient toward zero
-    where the definition floors it (1 window where the definition has none when short by less
-    than a stride), and refuses it once that extent is negative (short by two strides or more).
-    """
-    extent = 1 - (fit - x) // stride
-    if conv or extent < 0:
-        ctx.error(
-            "shape-mismatch",
-            f"{ctx.op_type} with inputs {ctx.input_types_str()}: spatial axis {axis} has extent {x}, "
-            f"the (dilated, padded) window needs {fit}"
-            + ("" if conv else f", and onnxruntime refuses a shortfall of two strides ({2 * stride}) or more"),
-        )
-        return None
-    return extent
-
-
-def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, ceil_mode: bool, conv: bool) -> None:
-    """Record the least symbolic extent ``x`` that the claimed extent holds for.
-
-    A Conv runs only where its window fits. A pooling node runs unless the window overshoots by two
-    strides, and its claimed extent is onnxruntime's that far with a stride of 1 or ceil_mode; with
-    a longer stride and no ceil_mode the claim (the definition's floor) assumes the window fits,
-    since onnxruntime truncates the quotient toward zero short of that.
-    """
-    op = ctx.op_type
-    if conv:
-        least, why = fit, f"onnxruntime refuses a {op} whose window does not fit the padded input"
-    elif ceil_mode or stride == 1:
-        least, why = fit - 2 * stride + 1, f"onnxruntime refuses a {op} whose window overshoots by two strides"
-    else:
-        least, why = fit, f"the window of {op} fits; short of it onnxruntime truncates where the definition floors"
-    ctx.dims.require_at_least(x, least, ctx.site, why)
-
-
-def _check_divisible(ctx: RuleContext, channels: Dim, group: int, what: str) -> None:
-    """Channels split into ``group`` groups: onnxruntime refuses a count the groups do not divide."""
-    if isinstance(channels, int) and isinstance(group, int) and group > 0 and channels % group:
-        ctx.error(
-            "shape-mismatch",
-            f"{ctx.op_type} with inputs {ctx.input_types_str()}: {what} {channels} is not divisible by group {group}",
-        )
-
-
-def _check_bias(ctx: RuleContext, channels: Dim) -> None:
-    """The optional bias B is a vector of one entry per output channel (Conv and ConvTranspose)."""
-    b = ctx.shape(2) if ctx.n_inputs > 2 and ctx.input_name(2) else None
-    if b is None:
-        return
-    if len(b) != 1:
-        raise RuleError("shape-mismatch", f"the bias has rank {len(b)}; it must be a vector")
-    if channels is not None:
-        same_dim(ctx, b[0], channels, "bias length and output channels")
+from ..windows import check_bias, check_divisible, conv_output, pool_output, read_window
 
 
 @rule("Conv")
 def conv(ctx: RuleContext) -> list:
-    x, w = ctx.shape(0), ctx.shape(1)
-    if x is None and w is None:
-        return [None]
-    rank = len(x) if x is not None else len(w)  # type: ignore[arg-type]
-    if rank < 3:  # (N, C, spatial...) and (M, C/group, kernel...)
-        which = "input" if x is not None else "weight tensor"
-        raise RuleError("shape-mismatch", f"the {which} must have rank >= 3, has {rank}")
-    group = ctx.attr("group", 1)
-    if x is not None and w is not None:
-        if len(w) != len(x):
-            raise RuleError("shape-mismatch", f"the weight tensor has rank {len(w)}, the input rank {len(x)}")
-        same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
-    if w is not None:
-        _check_divisible(ctx, w[0], group, "output channels M (weight dim 0)")
-    _check_bias(ctx, w[0] if w is not None else None)
-    if x is None:
-        return [(None, w[0]) + (None,) * (rank - 2)]  # type: ignore[index]
-    # A dilated SAME Conv: the definition's ceil(x / stride); onnxruntime refuses dilations with
-    # SAME padding, and the reference evaluator gives that extent.
-    spatial = _pool_like(ctx, list(w[2:]) if w is not None else None, conv=True)
-    return [(x[0], None if w is None else w[0]) + tuple(spatial)]  # type: ignore[arg-type]
+    """(N, C, spatial...) and weights (M, C / group, kernel...): (N, M, windows...)."""
+    return [conv_output(ctx, 0, 1, bias_index=2)]
 
 
 @rule("ConvTranspose")
@@ -239,12 +37,10 @@ def conv_transpose(ctx: RuleContext) -> list:
     channels = D.mul(w[1], group) if w is not None else None
     if w is not None:
         same_dim(ctx, x[1], w[0], "input channels and weight dim 0")
-    _check_divisible(ctx, x[1], group, "input channels C")
-    _check_bias(ctx, channels)
-    if ctx.has_attr("pads") and (ctx.attr("auto_pad", "NOTSET") or "NOTSET") != "NOTSET":
-        # The definition forbids it; onnxruntime refuses to load such a node.
-        raise RuleError("bad-attribute", "the pads attribute cannot be used simultaneously with auto_pad")
-    k, strides, dilations, pads = _spatial_attrs(ctx, n, list(w[2:]) if w is not None else None)
+    check_divisible(ctx, x[1], group, "input channels C")
+    check_bias(ctx, 2, channels)
+    window = read_window(ctx, n, w[2:] if w is not None else None, conv=True)
+    k, strides, dilations, pads = window.kernel, window.strides, window.dilations, window.pads
     out_pad = list(ctx.attr("output_padding") or [0] * n)
     if len(out_pad) != n or any(p < 0 for p in out_pad):
         raise RuleError("bad-attribute", f"output_padding {out_pad} must have {n} non-negative entries")
@@ -257,7 +53,10 @@ def conv_transpose(ctx: RuleContext) -> list:
         if len(out_shape) != n or any(d <= 0 for d in out_shape):
             raise RuleError("bad-attribute", f"output_shape {list(ctx.attr('output_shape'))} does not fit")
         return [(x[0], channels) + tuple(out_shape)]
-    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
+    auto_pad = window.auto_pad
+    if k is None:
+        ctx.because("the kernel shape is neither an attribute nor known from the weights", 1)
+        return [(x[0], channels) + (None,) * n]
     spatial = []
     for i in range(n):
         eff = D.add(D.mul(dilations[i], D.sub(k[i], 1)), 1)
@@ -301,15 +100,11 @@ def pool(ctx: RuleContext) -> list:
     if ctx.op_type == "MaxPool" and ctx.version >= 8:
         flag(ctx, "storage_order", 0, STRICT)  # onnxruntime refuses another value; no shape depends on it
     x = ctx.shape(0)
-    if x is not None and ctx.attr("kernel_shape") is None and ctx.op_type == "LpPool" and ctx.version < 2:
+    if ctx.attr("kernel_shape") is None and ctx.op_type == "LpPool" and ctx.version < 2:
         # LpPool-1 leaves kernel_shape optional and says nothing of a default.
         ctx.because("LpPool-1 without kernel_shape: the window is not defined")
-        return [x[:2] + (None,) * (len(x) - 2)]
-    spatial = _pool_like(ctx)
-    if x is None or spatial is None:
-        return [None] * ctx.n_outputs
-    out = (x[0], x[1]) + spatial
-    return [out] * ctx.n_outputs  # MaxPool's Indices has the output's shape
+        return [None if x is None else x[:2] + (None,) * (len(x) - 2)]
+    return [pool_output(ctx)] * ctx.n_outputs  # MaxPool's Indices has the output's shape
 
 
 @rule(["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"])

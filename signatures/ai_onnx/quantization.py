@@ -2,7 +2,7 @@
 
 The (de)quantizers keep their input's shape; what varies across versions is the element type
 (``output_dtype``, the zero point's type, the scale's type) and which scale shapes are accepted
-(per-tensor, per-axis, blocked). The convolutions reuse the sliding-window extent of ``nn``.
+(per-tensor, per-axis, blocked). The convolutions are Conv's (``signatures.windows``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from infer.types import TensorType
 
 from ..helpers import norm_axis, same_dim
 from ..registry import example, rule, shape_rule
-from .nn import window_extent
+from ..windows import conv_output
 
 Shape = tuple[Dim, ...]
 
@@ -139,50 +139,16 @@ shape_rule("MatMulInteger", _matmul_forms(1), since=10)
 shape_rule("QLinearMatMul", _matmul_forms(3), since=10)
 
 
-def _conv_integer_like(ctx: RuleContext, w_index: int) -> list:
-    """Conv's output shape with the weights at ``w_index`` (ConvInteger 1, QLinearConv 3)."""
-    x, w = ctx.shape(0), ctx.shape(w_index)
-    if x is None and w is None:
-        return [None]
-    rank = len(x) if x is not None else len(w)  # type: ignore[arg-type]
-    if rank < 3:
-        raise RuleError("shape-mismatch", f"input must have rank >= 3, has {rank}")
-    n = rank - 2
-    group = ctx.attr("group", 1)
-    if x is not None and w is not None:
-        if len(w) != len(x):
-            raise RuleError("shape-mismatch", f"weights of rank {len(w)} for input of rank {len(x)}")
-        same_dim(ctx, x[1], D.mul(w[1], group), "input channels and weight channels * group")
-    m = None if w is None else w[0]
-    if x is None:
-        return [(None, m) + (None,) * n]
-    ks = ctx.attr("kernel_shape")
-    kernel = list(ks) if ks else (list(w[2:]) if w is not None else [None] * n)
-    strides = list(ctx.attr("strides") or [1] * n)
-    dilations = list(ctx.attr("dilations") or [1] * n)
-    pads = list(ctx.attr("pads") or [0] * (2 * n))
-    if len(kernel) != n or len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
-        raise RuleError("bad-attribute", "kernel_shape, strides, dilations or pads do not match the spatial rank")
-    if any(s <= 0 for s in strides) or any(d <= 0 for d in dilations):
-        raise RuleError("bad-attribute", "strides and dilations must be positive")
-    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
-    spatial = []
-    for i in range(n):
-        if kernel[i] is None and auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-            ctx.because("the kernel extent is not known: the weights' rank is unknown", w_index)
-        spatial.append(window_extent(x[i + 2], kernel[i], strides[i], dilations[i], pads[i], pads[i + n], auto_pad,
-                                     False))  # fmt: skip
-    return [(x[0], m) + tuple(spatial)]
-
-
 @rule("ConvInteger", since=10)
 def conv_integer(ctx: RuleContext) -> list:
-    return _conv_integer_like(ctx, 1)
+    """Conv's output shape (``signatures.windows``: the same checks as Conv's)."""
+    return [conv_output(ctx, 0, 1)]
 
 
 @rule("QLinearConv", since=10)
 def qlinear_conv(ctx: RuleContext) -> list:
-    return _conv_integer_like(ctx, 3)
+    """Conv's output shape with the weights at input 3 and the bias at input 8."""
+    return [conv_output(ctx, 0, 3, bias_index=8)]
 
 
 # -- examples -------------------------------------------------------------------------------------
@@ -190,12 +156,12 @@ def qlinear_conv(ctx: RuleContext) -> list:
 example("QuantizeLinear", ["float[N,3]", "float[]"], ["uint8[N,3]"], opset=10)
 example("QuantizeLinear", ["float[N,3]", "float[]", "int8[]"], ["int8[N,3]"], opset=10)
 example("QuantizeLinear", ["float[N,3,H]", "float[3]", "uint8[3]"], ["uint8[N,3,H]"], opset=13)
-example("QuantizeLinear", ["float[N,3,H]", "float[4]", "uint8[4]"], ["uint8[N,3,H]"], opset=13,
+example("QuantizeLinear", ["float[N,3,H]", "float[4]", "uint8[4]"], ["uint8[*]"], opset=13,
         error="shape-mismatch")  # fmt: skip
 example("QuantizeLinear", ["float[N,3]", "float[]", "float8e4m3fn[]"], ["float8e4m3fn[N,3]"], opset=19)
 example("QuantizeLinear", ["float[N,3]", "float[]"], ["int4[N,3]"], attrs={"output_dtype": TensorProto.INT4},
         opset=21)  # fmt: skip
-example("QuantizeLinear", ["float[N,3]", "float[]", "int8[]"], ["int4[N,3]"],
+example("QuantizeLinear", ["float[N,3]", "float[]", "int8[]"], ["int8[*]"],
         attrs={"output_dtype": TensorProto.INT4}, opset=21, error="bad-attribute")  # fmt: skip
 example("QuantizeLinear", ["float[3,N]", "float[3,2]", "int8[3,2]"], ["int8[3,N]"],
         attrs={"block_size": 3, "axis": 1}, opset=21)  # fmt: skip
@@ -211,7 +177,7 @@ example("DequantizeLinear", ["int4[N,6]", "bfloat16[N,2]"], ["bfloat16[N,6]"],
 example("DequantizeLinear", ["int8[N,3]", "float[]"], ["float16[N,3]"],
         attrs={"output_dtype": TensorProto.FLOAT16}, opset=23)  # fmt: skip
 example("DequantizeLinear", ["int8[N,3]", "float[]", "uint8[]"], ["float[N,3]"], opset=13, error="type-mismatch")
-example("DequantizeLinear", ["int8[N,3]", "float[2]", "int8[3]"], ["float[N,3]"], opset=13,
+example("DequantizeLinear", ["int8[N,3]", "float[2]", "int8[3]"], ["float[*]"], opset=13,
         error="shape-mismatch")  # fmt: skip
 example("DynamicQuantizeLinear", ["float[B,S]"], ["uint8[B,S]", "float[]", "uint8[]"])
 example("MatMulInteger", ["uint8[B,S,K]", "int8[K,M]"], ["int32[B,S,M]"])

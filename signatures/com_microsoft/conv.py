@@ -1,20 +1,20 @@
-"""Convolutions and pooling: FusedConv, NhwcConv, QLinearConv, QLinearAveragePool, QLinearGlobalAveragePool.
+"""Convolutions and pooling: FusedConv, NhwcConv, NhwcFusedConv, QLinearConv, the QLinear pools, NhwcMaxPool.
 
-onnxruntime's graph optimizer fuses Conv with its activation into FusedConv; its QOperator
-quantizer emits the QLinear* pooling operators (and QLinearConv, with ``channels_last`` for
-NHWC layouts). Spatial extents follow Conv and AveragePool exactly (``sliding_extent``); an NHWC
-operator is the NCHW one with the channel axis moved last.
+onnxruntime's graph optimizer fuses Conv with its activation into FusedConv (NhwcFusedConv for
+channels-last layouts); its QOperator quantizer emits the QLinear* pooling operators (and
+QLinearConv, with ``channels_last`` for NHWC layouts), its NHWC transformer NhwcMaxPool. Windows
+are read and checked as Conv's and MaxPool's are (``signatures.windows``); an NHWC operator is the
+NCHW one with the channel axis moved last.
 """
 
 from __future__ import annotations
 
-from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..ai_onnx.nn import sliding_extent
-from ..helpers import ONE, flag, same_dim
+from ..helpers import same_dim
 from ..registry import example, rule
+from ..windows import back, conv_output, nchw, pool_output
 from . import FLOAT_DOUBLE, FLOATS, INT, INT8_TYPES, INTS, MS, REQUIRED, STRING, op
 
 Shape = tuple[Dim, ...]
@@ -25,6 +25,8 @@ _CONV_ATTRS = {"auto_pad": (STRING, "NOTSET"), "kernel_shape": (INTS, None), "di
 op("FusedConv", "X:T W:T B?:T Z?:T", "Y:T", {"T": FLOAT_DOUBLE},
    {**_CONV_ATTRS, "activation": (STRING, None), "activation_params": (FLOATS, None)})  # fmt: skip
 op("NhwcConv", "X:T W:T B?:T", "Y:T", {"T": FLOAT_DOUBLE}, _CONV_ATTRS)
+op("NhwcFusedConv", "X:T W:T B?:T Z?:T", "Y:T", {"T": ("tensor(float16)", "tensor(float)")},
+   {**_CONV_ATTRS, "activation": (STRING, None), "activation_params": (FLOATS, None)})  # fmt: skip
 op("QLinearConv", "x:T1 x_scale:tensor(float) x_zero_point:T1 w:T2 w_scale:tensor(float) w_zero_point:T2 "
    "y_scale:tensor(float) y_zero_point:T3 B?:T4", "y:T3",
    {"T1": ("tensor(int8)", "tensor(uint8)"), "T2": ("tensor(int8)", "tensor(uint8)"),
@@ -37,71 +39,26 @@ op("QLinearAveragePool", _Q_UNARY, "Y:T", {"T": INT8_TYPES},
 op("QLinearGlobalAveragePool",
    "X:T x_scale:tensor(float) x_zero_point:T y_scale:tensor(float) y_zero_point:T", "Y:T",
    {"T": INT8_TYPES}, {"channels_last": (INT, 0)})  # fmt: skip
+op("NhwcMaxPool", "x:T", "y:T", {"T": ("tensor(int8)", "tensor(uint8)")},
+   {"auto_pad": (STRING, "NOTSET"), "ceil_mode": (INT, 0), "dilations": (INTS, None),
+    "kernel_shape": (INTS, REQUIRED), "pads": (INTS, None), "strides": (INTS, None)})  # fmt: skip
 
 
-def _nchw(s: Shape, channels_last: bool) -> Shape:
-    return (s[0], s[-1]) + s[1:-1] if channels_last else s
-
-
-def _back(s: Shape, channels_last: bool) -> Shape:
-    return (s[0],) + s[2:] + (s[1],) if channels_last else s
-
-
-def _windows(ctx: RuleContext, x: Shape, kernel: list[Dim], dilated: bool) -> Shape:
-    """Spatial output extents of a sliding window over x's spatial axes (NCHW order)."""
-    n = len(x) - 2
-    strides = list(ctx.attr("strides") or [1] * n)
-    dilations = list(ctx.attr("dilations") or [1] * n) if dilated else [1] * n
-    pads = list(ctx.attr("pads") or [0] * (2 * n))
-    if len(kernel) != n or len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
-        raise RuleError("bad-attribute", "kernel_shape, strides, dilations or pads do not match the spatial rank")
-    if any(s <= 0 for s in strides) or any(d <= 0 for d in dilations):
-        raise RuleError("bad-attribute", "strides and dilations must be positive")
-    auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
-    # Pooling only; onnxruntime rounds up for exactly 1 (2 and -1 floor).
-    ceil_mode = flag(ctx, "ceil_mode", 0, ONE) if not dilated else False
-    out = []
-    for i in range(n):
-        window = (kernel[i], strides[i], dilations[i], pads[i], pads[i + n])
-        e = sliding_extent(ctx, i, x[i + 2], *window, auto_pad, ceil_mode, conv=dilated)
-        if e is None:
-            ctx.because("ceil_mode on a symbolic extent: whether the last window starts in the padding depends on it")
-        out.append(e)
-    return tuple(out)
-
-
-def conv_shape(ctx: RuleContext, x_index: int, w_index: int, channels_last: bool, w_last: bool = False) -> list:
-    """Conv's output with data at ``x_index`` and weights (M, C / group, k...) at ``w_index``.
-
-    ``channels_last``: data and output are (N, spatial..., C); ``w_last``: so are the weights.
-    """
-    x, w = ctx.shape(x_index), ctx.shape(w_index)
-    if w is not None and w_last and w:  # (a scalar is refused below, for its rank)
-        w = _nchw(w, True)
-    if x is None and w is None:
-        return [None]
-    rank = len(x) if x is not None else len(w)  # type: ignore[arg-type]
-    if rank < 3:
-        raise RuleError("shape-mismatch", f"input must have rank >= 3, has {rank}")
-    if w is not None and len(w) != rank:
-        raise RuleError("shape-mismatch", f"weights of rank {len(w)} for input of rank {rank}")
-    m = None if w is None else w[0]
-    if x is None:
-        return [_back((None, m) + (None,) * (rank - 2), channels_last)]
-    x = _nchw(x, channels_last)
-    if w is not None:
-        same_dim(ctx, x[1], D.mul(w[1], ctx.attr("group", 1)), "input channels and weight channels * group")
-    ks = ctx.attr("kernel_shape")
-    kernel = list(ks) if ks else (list(w[2:]) if w is not None else None)
-    if kernel is None:
-        ctx.because("the kernel shape is neither an attribute nor known from the weights", w_index)
-        return [_back((x[0], m) + (None,) * (rank - 2), channels_last)]
-    return [_back((x[0], m) + _windows(ctx, x, kernel, True), channels_last)]
+def _with_addend(ctx: RuleContext, y: Shape | None, z_index: int) -> Shape | None:
+    """A fused Conv's optional Z is added to its output: onnxruntime needs the output's very shape
+    (it refuses a Z that would broadcast)."""
+    z = ctx.shape(z_index) if ctx.has(z_index) else None
+    if z is None or y is None:
+        return y if z is None else z
+    if len(z) != len(y):
+        raise RuleError("shape-mismatch", f"Z has rank {len(z)}, the output rank {len(y)}")
+    return tuple(same_dim(ctx, a, b, f"output and Z extents on axis {i}") for i, (a, b) in enumerate(zip(y, z)))
 
 
 @rule("FusedConv", domain=MS)
 def fused_conv(ctx: RuleContext) -> list:
-    return conv_shape(ctx, 0, 1, False)
+    """Conv, then the sum with Z (when given), then the activation."""
+    return [_with_addend(ctx, conv_output(ctx, 0, 1, bias_index=2), 3)]
 
 
 @rule("NhwcConv", domain=MS)
@@ -110,26 +67,31 @@ def nhwc_conv(ctx: RuleContext) -> list:
     (M, C, kH, kW) to (M, kH, kW, C) (the schema's prose, copied from Conv, says otherwise).
     There is no CPU kernel to check against.
     """
-    return conv_shape(ctx, 0, 1, True, w_last=True)
+    return [conv_output(ctx, 0, 1, bias_index=2, channels_last=True, w_last=True)]
+
+
+@rule("NhwcFusedConv", domain=MS)
+def nhwc_fused_conv(ctx: RuleContext) -> list:
+    """FusedConv on NHWC data and output, the weights in Conv's (M, C / group, kH, kW) layout (as the
+    schema says); Z has the output's layout. There is no CPU kernel to check against."""
+    return [_with_addend(ctx, conv_output(ctx, 0, 1, bias_index=2, channels_last=True), 3)]
 
 
 @rule("QLinearConv", domain=MS)
 def qlinear_conv(ctx: RuleContext) -> list:
     """With channels_last the data and output are NHWC; the weights stay (M, C, kH, kW) (checked)."""
-    return conv_shape(ctx, 0, 3, bool(ctx.attr("channels_last", 0)))
+    return [conv_output(ctx, 0, 3, bias_index=8, channels_last=bool(ctx.attr("channels_last", 0)))]
 
 
 @rule("QLinearAveragePool", domain=MS)
 def qlinear_average_pool(ctx: RuleContext) -> list:
-    x = ctx.shape(0)
-    if x is None:
-        return [None]
-    if len(x) < 3:
-        raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
-    last = bool(ctx.attr("channels_last", 0))
-    nchw = _nchw(x, last)
-    kernel = list(ctx.require("kernel_shape"))
-    return [_back(nchw[:2] + _windows(ctx, nchw, kernel, False), last)]
+    return [pool_output(ctx, channels_last=bool(ctx.attr("channels_last", 0)))]
+
+
+@rule("NhwcMaxPool", domain=MS)
+def nhwc_max_pool(ctx: RuleContext) -> list:
+    """MaxPool on (N, spatial..., C) data."""
+    return [pool_output(ctx, channels_last=True)]
 
 
 @rule("QLinearGlobalAveragePool", domain=MS)
@@ -141,8 +103,7 @@ def qlinear_global_average_pool(ctx: RuleContext) -> list:
     if len(x) < 3:
         raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
     last = bool(ctx.attr("channels_last", 0))
-    nchw = _nchw(x, last)
-    return [_back(nchw[:2] + (1,) * (len(x) - 2), last)]
+    return [back(nchw(x, last)[:2] + (1,) * (len(x) - 2), last)]
 
 
 example("FusedConv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[8]"],
@@ -155,7 +116,7 @@ example("FusedConv", ["float[N,3,H,W]", "float[8,4,3,3]"], ["float[N,8,H - 2,W -
 example("NhwcConv", ["float16[N,H,W,3]", "float16[8,3,5,3]"], ["float16[N,H - 2,W - 4,8]"], domain=MS)
 example("NhwcConv", ["float[N,H,W,4]", "float[8,3,3,2]", "float[8]"], ["float[N,H,W,8]"], domain=MS,
         attrs={"group": 2, "pads": [1, 1, 1, 1]})  # fmt: skip
-example("NhwcConv", ["float[N,H,W,4]", "float[8,4,3,3]"], ["float[N,?,?,8]"], domain=MS, error="shape-mismatch")
+example("NhwcConv", ["float[N,H,W,4]", "float[8,4,3,3]"], ["float[N,H - 3,W - 2,8]"], domain=MS, error="shape-mismatch")
 _QC = ["float[]", "uint8[]"]
 example("QLinearConv", ["uint8[N,3,H,W]", *_QC, "int8[8,3,3,3]", "float[]", "int8[]", *_QC, "int32[8]"],
         ["uint8[N,8,H - 2,W - 2]"], domain=MS)  # fmt: skip
@@ -167,6 +128,14 @@ example("QLinearAveragePool", ["uint8[N,C,H,W]", *_QC, *_QC],
 example("QLinearAveragePool", ["int8[N,H,W,C]", "float[]", "int8[]", "float[]", "int8[]"],
         ["int8[N,H - 1,W - 1,C]"], domain=MS, attrs={"kernel_shape": [2, 2], "channels_last": 1})  # fmt: skip
 example("QLinearAveragePool", ["uint8[N,C,H,W]", *_QC, *_QC], ["uint8[*]"], domain=MS, error="bad-attribute")
+example("NhwcFusedConv", ["float16[N,H,W,3]", "float16[8,3,3,3]", "float16[8]", "float16[N,H - 2,W - 2,8]"],
+        ["float16[N,H - 2,W - 2,8]"], domain=MS, attrs={"activation": "Relu"})  # fmt: skip
+example("NhwcFusedConv", ["float[N,H,W,3]", "float[8,3,3,3]", "", "float[N,H,W,8]"], ["float[N,H - 2,W - 2,8]"],
+        domain=MS, error="shape-mismatch")  # fmt: skip
+example("NhwcMaxPool", ["uint8[N,H,W,C]"], ["uint8[N,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1,C]"], domain=MS,
+        attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
+example("NhwcMaxPool", ["int8[N,H,W,C]"], ["int8[*]"], domain=MS, attrs={"kernel_shape": [3, 3], "pads": [3, 0, 0, 0]},
+        error="bad-attribute")  # fmt: skip
 example("QLinearGlobalAveragePool", ["uint8[N,C,H,W]", *_QC, *_QC], ["uint8[N,C,1,1]"], domain=MS)
 example("QLinearGlobalAveragePool", ["uint8[N,H,W,C]", *_QC, *_QC], ["uint8[N,1,1,C]"], domain=MS,
         attrs={"channels_last": 1})  # fmt: skip

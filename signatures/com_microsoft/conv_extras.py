@@ -1,0 +1,123 @@
+"""ConvTransposeWithDynamicPads and MaxpoolWithMask: a transposed convolution whose pads are an
+input, and a max pooling that skips masked positions.
+
+The window arithmetic is ``signatures.windows``' (the attributes read and refused as onnxruntime
+does); ConvTransposeWithDynamicPads reads its ``[begins..., ends...]`` pads from the Pads input's
+contents. Both run on onnxruntime's CPU kernels (tests/test_contrib_a_runtime.py).
+"""
+
+from __future__ import annotations
+
+from infer import dims as D
+from infer.context import RuleContext, RuleError
+from infer.dims import Dim
+
+from ..helpers import same_dim
+from ..registry import example, rule
+from ..windows import check_bias, check_divisible, pool_output, read_window
+from . import FLOAT_DOUBLE, INT, INTS, MS, STRING, op
+
+op("ConvTransposeWithDynamicPads", "X:T W:T Pads?:tensor(int64) B?:T", "Y:T", {"T": FLOAT_DOUBLE},
+   {"group": (INT, 1), "auto_pad": (STRING, "NOTSET"), "strides": (INTS, None), "dilations": (INTS, None),
+    "output_padding": (INTS, None), "kernel_shape": (INTS, None)})  # fmt: skip
+op("MaxpoolWithMask", "X:T M:tensor(int32)", "Y:T", {"T": ("tensor(float)",)},
+   {"strides": (INTS, None), "storage_order": (INT, 0), "pads": (INTS, None), "kernel_shape": (INTS, None),
+    "auto_pad": (STRING, "NOTSET")})  # fmt: skip
+
+
+@rule("ConvTransposeWithDynamicPads", domain=MS)
+def conv_transpose_with_dynamic_pads(ctx: RuleContext) -> list:
+    """ConvTranspose's ``stride (x - 1) + output_padding + dilation (k - 1) + 1 - pads`` per
+    spatial axis, the pads read from input 2: SAME auto_pad ignores them (``x * stride``), VALID
+    does not (onnxruntime's kernel subtracts them, checked)."""
+    if not ctx.has(2):
+        ctx.error("missing-input", "ConvTransposeWithDynamicPads: onnxruntime's kernel needs the Pads input")
+    x, w = ctx.shape(0), ctx.shape(1)
+    if x is None:
+        return [None]
+    n = len(x) - 2
+    if n < 1:
+        raise RuleError("shape-mismatch", f"X must have rank >= 3, has {len(x)}")
+    if w is not None and len(w) != len(x):
+        raise RuleError("shape-mismatch", f"W has rank {len(w)}, X rank {len(x)}")
+    group = ctx.attr("group", 1)
+    if w is not None:
+        same_dim(ctx, x[1], w[0], "input channels and W's dim 0")
+    check_divisible(ctx, x[1], group, "input channels C")
+    channels = None if w is None else D.mul(w[1], group)
+    check_bias(ctx, 3, channels)
+    window = read_window(ctx, n, None if w is None else w[2:], conv=True)
+    out_pad = list(ctx.attr("output_padding") or [0] * n)
+    if len(out_pad) != n or any(p < 0 for p in out_pad):
+        raise RuleError("bad-attribute", f"output_padding {out_pad} must have {n} non-negative entries")
+    pads = _pads(ctx, n)
+    if window.kernel is None:
+        ctx.because("the kernel shape is neither an attribute nor known from the weights", 1)
+        return [(x[0], channels) + (None,) * n]
+    spatial: list[Dim] = []
+    for i in range(n):
+        eff = D.add(D.mul(window.dilations[i], D.sub(window.kernel[i], 1)), 1)
+        full = D.add(D.add(D.mul(window.strides[i], D.sub(x[i + 2], 1)), out_pad[i]), eff)
+        if window.auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            spatial.append(D.dmin(D.mul(x[i + 2], window.strides[i]), full))
+        elif pads is None:
+            spatial.append(None)
+        else:
+            spatial.append(_positive(ctx, i, D.sub(full, pads[i] + pads[i + n])))
+    return [(x[0], channels) + tuple(spatial)]
+
+
+def _pads(ctx: RuleContext, n: int) -> list[int] | None:
+    s = ctx.shape(2) if ctx.has(2) else None
+    if s is not None and (len(s) != 1 or (isinstance(s[0], int) and s[0] != 2 * n)):
+        raise RuleError("shape-mismatch", f"Pads must be a vector of {2 * n} values (begins, ends), is {list(s)}")
+    values = ctx.known_ints(2) if ctx.has(2) else None
+    if values is None or any(v is None for v in values):
+        ctx.contents_unknown(2, "the pads")
+        return None
+    return values
+
+
+def _positive(ctx: RuleContext, axis: int, out: Dim) -> Dim:
+    """The kernel refuses an extent below 1; a symbolic one is recorded as at least 1."""
+    if isinstance(out, int):
+        if out <= 0:
+            raise RuleError("shape-mismatch", f"the pads leave spatial axis {axis} an extent of {out}")
+        return out
+    ctx.assume_range(out, 1, None, "onnxruntime refuses a transposed convolution extent below 1")
+    return out
+
+
+@rule("MaxpoolWithMask", domain=MS)
+def maxpool_with_mask(ctx: RuleContext) -> list:
+    """MaxPool's output; the mask M has the input's spatial extents (its N and C may be 1)."""
+    out = pool_output(ctx)
+    x, m = ctx.shape(0), ctx.shape(1)
+    if x is not None and m is not None:
+        if len(m) != len(x):
+            raise RuleError("shape-mismatch", f"the mask has rank {len(m)}, X rank {len(x)}")
+        for i in range(2, len(x)):
+            same_dim(ctx, x[i], m[i], f"spatial extent {i} of X and the mask")
+    return [out]
+
+
+example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]={1,0,2,1}", "float[3]"],
+        ["float[N,3,2*H - 2,2*W]"], domain=MS, attrs={"strides": [2, 2]})  # fmt: skip
+example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]"], ["float[N,3,?,?]"],
+        domain=MS)  # fmt: skip
+example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]"], ["float[N,3,2*H,2*W]"],
+        domain=MS, attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"})  # fmt: skip
+example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[2]"], ["float[*]"], domain=MS,
+        error="shape-mismatch")  # fmt: skip
+example("ConvTransposeWithDynamicPads", ["float[1,2,5,6]", "float[2,3,3,3]", "int64[4]={5,5,5,5}"], ["float[*]"],
+        domain=MS, error="shape-mismatch")  # fmt: skip
+example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]"], ["float[N,3,?,?]"], domain=MS,
+        error="missing-input")  # fmt: skip
+example("MaxpoolWithMask", ["float[N,C,H,W]", "int32[N,C,H,W]"], ["float[N,C,H - 1,W - 1]"], domain=MS,
+        attrs={"kernel_shape": [2, 2]})  # fmt: skip
+example("MaxpoolWithMask", ["float[N,C,H,W]", "int32[1,C,H,W]"],
+        ["float[N,C,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"], domain=MS,
+        attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
+example("MaxpoolWithMask", ["float[N,C,H,W]", "int32[N,C,H,W]"], ["float[*]"], domain=MS, error="bad-attribute")
+example("MaxpoolWithMask", ["float[2,3,6,7]", "int32[2,3,6,8]"], ["float[*]"], domain=MS,
+        attrs={"kernel_shape": [2, 2]}, error="shape-mismatch")  # fmt: skip

@@ -1,0 +1,65 @@
+"""Dequantization from layouts other than a plain tensor: DequantizeBFP, DequantizeWithOrder.
+
+DequantizeBFP unpacks block floating point bytes into the tensor whose shape its ``shape`` input
+holds; DequantizeWithOrder reads an int8 matrix in a cuBLASLt order and keeps its logical shape.
+The output types are the ``dtype`` and ``to`` attributes. Neither has a CPU kernel: from the
+schemas and onnxruntime's inference functions, not cross-checked by running.
+"""
+
+from __future__ import annotations
+
+from onnx import TensorProto
+
+from infer.context import RuleContext, RuleError
+from infer.types import TensorType
+
+from ..ai_onnx.attention import check_rank
+from ..helpers import vector_length
+from ..registry import example, rule
+from . import F32, FLOAT_TYPES, INT, MS, REQUIRED, op
+
+op("DequantizeBFP", "x:T1 shape:T2 strides:T2", "y:T3",
+   {"T1": ("tensor(uint8)",), "T2": ("tensor(int64)",), "T3": FLOAT_TYPES},
+   {"dtype": (INT, 1), "block_dim": (INT, -1), "bfp_type": (INT, REQUIRED)})  # fmt: skip
+op("DequantizeWithOrder", "input:Q scale_input:S", "output:F",
+   {"Q": ("tensor(int8)",), "F": ("tensor(float16)", "tensor(float)"), "S": F32},
+   {"to": (INT, REQUIRED), "order_output": (INT, REQUIRED), "order_input": (INT, REQUIRED)})  # fmt: skip
+
+_BFP_OUT = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16)
+
+
+@rule("DequantizeBFP", domain=MS)
+def dequantize_bfp(ctx: RuleContext) -> list:
+    """y has the shape ``shape`` holds, of type ``dtype`` (float by default)."""
+    dtype = ctx.attr("dtype", TensorProto.FLOAT)
+    if dtype not in _BFP_OUT:
+        raise RuleError("bad-attribute", f"DequantizeBFP: dtype {dtype} is not float, float16 or bfloat16")
+    check_rank(ctx, 0, 1, "x")
+    check_rank(ctx, 1, 1, "shape")
+    dims = ctx.known_dims(1)
+    if dims is None:
+        ctx.contents_unknown(1, "the dequantized shape")
+        rank = vector_length(ctx, 1)
+        return [TensorType(dtype, None if rank is None else (None,) * rank)]
+    return [TensorType(dtype, tuple(dims))]
+
+
+@rule("DequantizeWithOrder", domain=MS)
+def dequantize_with_order(ctx: RuleContext) -> list:
+    """The input's shape (an order is a memory layout), of type ``to`` (float or float16)."""
+    to = ctx.require("to")
+    if to not in (TensorProto.FLOAT, TensorProto.FLOAT16):
+        raise RuleError("bad-attribute", f"DequantizeWithOrder: to {to} is not float or float16")
+    return [TensorType(to, ctx.shape(0))]
+
+
+example("DequantizeBFP", ["uint8[N]", "int64[2]={64,128}", "int64[2]"], ["float[64,128]"], domain=MS,
+        attrs={"bfp_type": 1})  # fmt: skip
+example("DequantizeBFP", ["uint8[N]", "int64[3]", "int64[3]"], ["bfloat16[?,?,?]"], domain=MS,
+        attrs={"bfp_type": 1, "dtype": 16})  # fmt: skip
+example("DequantizeBFP", ["uint8[N]", "int64[2]", "int64[2]"], ["float[*]"], domain=MS,
+        attrs={"bfp_type": 1, "dtype": 6}, error="bad-attribute")  # fmt: skip
+example("DequantizeWithOrder", ["int8[B,R,C]", "float[]"], ["float16[B,R,C]"], domain=MS,
+        attrs={"to": 10, "order_input": 1, "order_output": 1})  # fmt: skip
+example("DequantizeWithOrder", ["int8[R,C]", "float[]"], ["float[*]"], domain=MS,
+        attrs={"to": 6, "order_input": 1, "order_output": 1}, error="bad-attribute")  # fmt: skip

@@ -1,0 +1,268 @@
+"""One window reader for every convolution and pooling (signatures/windows.py), against onnxruntime.
+
+Each case of the grids below is one set of window attributes and shapes. For every convolution
+(Conv, ConvInteger, QLinearConv of both domains, FusedConv, NhwcConv, NhwcFusedConv, DeformConv)
+inference must refuse the case exactly when it refuses the Conv, and for every pooling
+(MaxPool, AveragePool, LpPool, QLinearAveragePool, NhwcMaxPool) exactly when it refuses the
+MaxPool. Where onnxruntime's CPU build runs the operator, it must refuse the case exactly when
+inference does, and where it runs it every claim, concrete and symbolic, must hold.
+
+Two readings differ on purpose. A dilated SAME convolution gets the definition's extent
+``ceil(x / stride)`` (onnxruntime refuses it, the reference evaluator computes it), so those
+cases are checked for agreement among the convolutions only. A DeformConv whose window does not
+fit is read as onnxruntime's kernel reads it, as the pools are: the negative quotient truncated
+toward zero (an error only once that is negative), where every other convolution is refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+import infer
+from tests.support.contrib_node import MS, Case, Refused, claims_hold, cpu_kernels, errors, ort_run
+from tests.support.onenode import In, const
+
+F, U8, I8, I32 = np.float32, np.uint8, np.int8, np.int32
+
+
+@dataclass(frozen=True)
+class Window:
+    """A convolution or pooling case in NCHW terms: data (N, C, spatial...), weights (M, C / group, k...)."""
+
+    x: tuple[int, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    w: tuple[int, ...] | None = None  # convolutions only
+    bias: int | None = None  # the bias length, if any
+    why: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.why}: x{list(self.x)} w{list(self.w or ())} b{self.bias} {self.attrs}"
+
+
+def _nhwc(shape: tuple[int, ...]) -> list[int]:
+    return [shape[0], *shape[2:], shape[1]]
+
+
+def _short(case: Window) -> bool:
+    """Some spatial axis is shorter than its (dilated, padded) window needs."""
+    n = len(case.x) - 2
+    k = case.attrs.get("kernel_shape") or list((case.w or ())[2:])
+    if len(k) != n or case.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        return False
+    d = case.attrs.get("dilations", [1] * n)
+    p = case.attrs.get("pads", [0] * 2 * n) if case.attrs.get("auto_pad", "NOTSET") == "NOTSET" else [0] * 2 * n
+    try:
+        return any(case.x[i + 2] + p[i] + p[i + n] < d[i] * (k[i] - 1) + 1 for i in range(n))
+    except (IndexError, TypeError):
+        return False
+
+
+def _out_extents(case: Window) -> list[int]:
+    """The definition's spatial extents (at least 1: an offset tensor needs some shape)."""
+    n = len(case.x) - 2
+    k = case.attrs.get("kernel_shape") or list(case.w[2:])  # type: ignore[index]
+    s, d = case.attrs.get("strides", [1] * n), case.attrs.get("dilations", [1] * n)
+    p = case.attrs.get("pads", [0] * 2 * n)
+    out = []
+    for i in range(n):
+        try:
+            span = case.x[i + 2] + p[i] + p[i + n] - d[i] * (k[i] - 1) - 1
+            out.append(max(0, int(span / s[i]) + 1))  # onnxruntime's DeformConv truncates toward zero
+        except (IndexError, ZeroDivisionError, TypeError):
+            out.append(1)
+    return out
+
+
+CONVS = ["Conv", "ConvInteger", "QLinearConv", "ms.QLinearConv", "FusedConv", "NhwcConv", "NhwcFusedConv", "DeformConv"]
+POOLS = ["MaxPool", "AveragePool", "LpPool", "QLinearAveragePool", "NhwcMaxPool"]
+
+
+def conv_node(op: str, case: Window) -> Case | None:
+    """``case`` as a node of convolution ``op``; ``None`` where the operator cannot express it."""
+    w = np.ones(case.w, F)  # type: ignore[arg-type]
+    bias = None if case.bias is None else np.ones(case.bias, F)
+    attrs = dict(case.attrs)
+    q = [const(0.1, F), const(1, U8)]
+    if op == "Conv":
+        return Case("Conv", [In(case.x), const(w, F), None if bias is None else const(bias, F)], attrs, domain="")
+    if op == "ConvInteger":
+        return None if bias is not None else Case("ConvInteger", [In(case.x, U8), const(w, U8)], attrs, domain="")
+    if op in ("QLinearConv", "ms.QLinearConv"):
+        b = None if bias is None else const(bias, I32)
+        inputs = [In(case.x, U8), *q, const(w, I8), const(0.1, F), const(0, I8), *q, b]
+        return Case("QLinearConv", inputs, attrs, domain="" if op == "QLinearConv" else MS)
+    if op in ("FusedConv", "NhwcFusedConv"):
+        attrs["activation"] = "Relu"
+    if op in ("NhwcConv", "NhwcFusedConv"):
+        if len(case.x) < 3 or len(case.w or ()) < 3:
+            return None
+        x = _nhwc(case.x)
+        weights = np.ones(_nhwc(case.w), F) if op == "NhwcConv" else w  # type: ignore[arg-type]
+        return Case(op, [In(x), const(weights, F), None if bias is None else const(bias, F)], attrs)
+    if op == "FusedConv":
+        return Case(op, [In(case.x), const(w, F), None if bias is None else const(bias, F)], attrs)
+    # DeformConv: onnxruntime's kernel is 2-D, and the operator has no auto_pad.
+    if len(case.x) != 4 or "auto_pad" in attrs:
+        return None
+    k = attrs.get("kernel_shape") or list(case.w[2:])  # type: ignore[index]
+    offset = In([case.x[0], 2 * int(np.prod(k)) if all(isinstance(v, int) and v > 0 for v in k) else 2,
+                 *_out_extents(case)])  # fmt: skip
+    return Case("DeformConv", [In(case.x), const(w, F), offset, None if bias is None else const(bias, F)], attrs,
+                domain="", opset=19)  # fmt: skip
+
+
+def pool_node(op: str, case: Window) -> Case | None:
+    attrs = dict(case.attrs)
+    q = [const(0.1, F), const(1, U8)]
+    if op in ("MaxPool", "AveragePool", "LpPool"):
+        if op == "LpPool" and "ceil_mode" in attrs:
+            return None
+        return Case(op, [In(case.x)], attrs, domain="", opset=19 if op != "LpPool" else 18)
+    if op == "QLinearAveragePool":
+        return None if "dilations" in attrs else Case(op, [In(case.x, U8), *q, *q], attrs)
+    return None if len(case.x) < 3 else Case(op, [In(_nhwc(case.x), U8)], attrs)
+
+
+# -- the grids -----------------------------------------------------------------------------------
+
+
+def conv_cases() -> list[Window]:
+    w1, w2 = (4, 2, 3), (4, 2, 3, 2)
+    out = [
+        Window((1, 2, 5), w=w1, why="fits"),
+        Window((1, 2, 5, 6), w=w2, attrs={"strides": [2, 1]}, why="fits, 2-D"),
+        Window((1, 2, 5, 6), w=w2, attrs={"pads": [1, 0, 1, 1], "dilations": [2, 1]}, why="padded, dilated"),
+        Window((1, 2, 5, 6), w=w2, attrs={"pads": [-1, 0, 0, 0]}, why="a negative pad"),
+        Window((1, 2, 5, 6), w=w2, attrs={"kernel_shape": [0, 2]}, why="a zero kernel"),
+        Window((1, 2, 5, 6), w=w2, attrs={"kernel_shape": [2, 2]}, why="kernel_shape is not the weights'"),
+        Window((1, 2, 5, 6), w=w2, attrs={"kernel_shape": [3, 2]}, why="kernel_shape is the weights'"),
+        Window((1, 2, 2, 6), w=w2, why="a window longer than its input"),
+        Window((1, 2, 2, 6), w=w2, attrs={"pads": [1, 0, 0, 0]}, why="a window the pads make fit"),
+        Window((1, 2, 5, 1), w=w2, why="short along the second axis"),
+        Window((1, 2, 5, 6), w=w2, attrs={"strides": [0, 1]}, why="a zero stride"),
+        Window((1, 2, 5, 6), w=w2, attrs={"strides": [-1, 1]}, why="a negative stride"),
+        Window((1, 2, 5, 6), w=w2, attrs={"dilations": [0, 1]}, why="a zero dilation"),
+        Window((1, 2, 5, 6), w=w2, attrs={"pads": [1, 1]}, why="too few pads"),
+        Window((1, 2, 5, 6), w=w2, attrs={"strides": [1]}, why="too few strides"),
+        Window((1, 4, 5, 6), w=(3, 2, 3, 2), attrs={"group": 2}, why="groups that do not divide M"),
+        Window((1, 4, 5, 6), w=(4, 2, 3, 2), attrs={"group": 2}, why="two groups"),
+        Window((1, 3, 5, 6), w=w2, why="channels that are not the weights' times group"),
+        Window((1, 2, 5, 6), w=w2, bias=5, why="a bias of the wrong length"),
+        Window((1, 2, 5, 6), w=w2, bias=4, why="a bias"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "SAME_UPPER", "strides": [2, 2]}, why="SAME_UPPER"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "SAME_LOWER"}, why="SAME_LOWER"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "VALID", "strides": [2, 1]}, why="VALID"),
+        Window((1, 2, 2, 7), w=w2, attrs={"auto_pad": "VALID"}, why="VALID and too short"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "SAME_UPPER", "dilations": [2, 1]}, why="dilated SAME"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "FOO"}, why="an unknown auto_pad"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]}, why="pads beside SAME"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "VALID", "pads": [0, 0, 0, 0]}, why="pads beside VALID"),
+        Window((1, 2, 7, 7), w=w2, attrs={"auto_pad": "NOTSET", "pads": [1, 0, 0, 1]}, why="pads beside NOTSET"),
+        Window((1, 2, 5, 6), w=w2, attrs={"dilations": [1 << 62, 1]}, why="a dilation past int64"),
+        Window((1, 2, 5), w=(4, 2, 3, 2), why="weights of another rank"),
+        Window((1, 2), w=(4, 2), why="no spatial axis"),
+        Window((1, 2, 5), w=w1, attrs={"pads": [3, 3]}, why="pads wider than the kernel"),
+    ]
+    # Short and long windows over strides, pads and dilations, at sizes around the fit.
+    for x, k, s, p, d in itertools.product([1, 2, 3, 5], [1, 3], [1, 2], [(0, 0), (1, 0)], [1, 2]):
+        out.append(Window((1, 2, x, 4), w=(2, 2, k, 1), attrs={"strides": [s, 1], "pads": [p[0], 0, p[1], 0],
+                          "dilations": [d, 1]}, why="sweep"))  # fmt: skip
+    return out
+
+
+def pool_cases() -> list[Window]:
+    k = {"kernel_shape": [3, 3]}
+    out = [
+        Window((1, 2, 5, 5), attrs=k, why="fits"),
+        Window((1, 2, 6, 6), attrs={**k, "strides": [2, 2], "ceil_mode": 1}, why="ceil_mode"),
+        Window((1, 2, 5, 5), attrs={**k, "pads": [-1, 0, 0, 0]}, why="a negative pad"),
+        Window((1, 2, 5, 5), attrs={"kernel_shape": [0, 3]}, why="a zero kernel"),
+        Window((1, 2, 5, 5), attrs={**k, "strides": [0, 1]}, why="a zero stride"),
+        Window((1, 2, 5, 5), attrs={**k, "dilations": [0, 1]}, why="a zero dilation"),
+        Window((1, 2, 5, 5), attrs={**k, "pads": [1, 1]}, why="too few pads"),
+        Window((1, 2, 5, 5), attrs={"kernel_shape": [3]}, why="too short a kernel_shape"),
+        Window((1, 2, 2, 5), attrs=k, why="short by less than a stride"),
+        Window((1, 2, 1, 5), attrs=k, why="short by two strides"),
+        Window((1, 2, 1, 5), attrs={"kernel_shape": [4, 3], "strides": [2, 1]}, why="short, a stride of 2"),
+        Window((1, 2, 5, 5), attrs={**k, "auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]}, why="pads beside SAME"),
+        Window((1, 2, 5, 5), attrs={**k, "auto_pad": "FOO"}, why="an unknown auto_pad"),
+        Window((1, 2, 5, 5), attrs={**k, "pads": [3, 0, 0, 0]}, why="a pad as wide as the kernel"),
+        Window((1, 2, 5, 5), attrs={**k, "pads": [2, 2, 2, 2]}, why="pads just below the kernel"),
+        Window((1, 2, 5, 5), attrs={**k, "dilations": [1 << 62, 1]}, why="a dilation past int64"),
+        Window((1, 2, 7, 7), attrs={**k, "auto_pad": "SAME_LOWER", "strides": [2, 2]}, why="SAME_LOWER"),
+        Window((1, 2, 6), attrs={"kernel_shape": [3]}, why="1-D"),
+        Window((1, 2, 4, 4, 4), attrs={"kernel_shape": [3, 3, 3]}, why="3-D"),
+    ]
+    return out
+
+
+def _refuses(case: Case) -> bool:
+    return bool(errors(infer.infer_model(case.model()[0])))
+
+
+def _agrees_with_onnxruntime(case: Case, refused: bool, dilated_same: bool, short: bool) -> list[str]:
+    """onnxruntime refuses ``case`` exactly when inference does, and where it runs it every claim
+    holds (a short window's symbolic claim rests on the window fitting, which that run violates:
+    tests/test_flags_runtime.py checks those least extents)."""
+    if (case.domain, case.op) not in cpu_kernels():
+        return []
+    try:
+        observed = ort_run(case)
+    except Refused as e:
+        if "NOT_IMPLEMENTED" in str(e):
+            return []
+        if refused or dilated_same:
+            return []
+        return [f"{case}: onnxruntime refuses it ({e}), inference finds no error"]
+    if refused:
+        return [f"{case}: onnxruntime runs it, inference reports an error"]
+    found = claims_hold(case, observed)
+    return [p for p in found if not (short and "rests on an assumption" in p)]
+
+
+@pytest.mark.parametrize("window", conv_cases(), ids=str)
+def test_convolutions_refuse_what_conv_refuses(window: Window) -> None:
+    reference = conv_node("Conv", window)
+    assert reference is not None
+    conv_refuses = _refuses(reference)
+    dilated_same = window.attrs.get("auto_pad", "NOTSET").startswith("SAME") and window.attrs.get("dilations")
+    problems = []
+    for op in CONVS:
+        case = conv_node(op, window)
+        if case is None:
+            continue
+        refused = _refuses(case)
+        if refused != conv_refuses and not (op == "DeformConv" and _short(window)):
+            problems.append(f"{op}: inference {'refuses' if refused else 'accepts'} it, as it does not the Conv")
+        problems += _agrees_with_onnxruntime(case, refused, bool(dilated_same), _short(window))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("window", pool_cases(), ids=str)
+def test_poolings_refuse_what_maxpool_refuses(window: Window) -> None:
+    reference = pool_node("MaxPool", window)
+    assert reference is not None
+    pool_refuses = _refuses(reference)
+    problems = []
+    for op in POOLS:
+        case = pool_node(op, window)
+        if case is None:
+            continue
+        refused = _refuses(case)
+        if refused != pool_refuses:
+            problems.append(f"{op}: inference {'refuses' if refused else 'accepts'} it, as it does not the MaxPool")
+        problems += _agrees_with_onnxruntime(case, refused, False, _short(window))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_grids_cover_refusals_and_runs() -> None:
+    """Both grids hold cases onnxruntime refuses and cases it runs (no check that cannot fail)."""
+    conv = [_refuses(conv_node("Conv", w)) for w in conv_cases()]  # type: ignore[arg-type]
+    pool = [_refuses(pool_node("MaxPool", w)) for w in pool_cases()]  # type: ignore[arg-type]
+    assert sum(conv) >= 15 and len(conv) - sum(conv) >= 15
+    assert sum(pool) >= 8 and len(pool) - sum(pool) >= 6
