@@ -309,7 +309,8 @@ class DimTable:
         self.var_minimums[sym.name] = hi
 
     def lower_bound(self, d: Dim) -> int | None:
-        """``dims.lower_bound`` sharpened by what the model's validity requires."""
+        """``dims.lower_bound`` sharpened by what the model's validity requires: the one lower
+        bound rules use (``ctx.dims.lower_bound``)."""
         if d is None or isinstance(d, int):
             return d
         best = D.lower_bound(d)
@@ -325,6 +326,14 @@ class DimTable:
             candidates.append(least if isinstance(least, int) else None)
         known = [c for c in candidates if c is not None]
         return max(known) if known else None
+
+    def bounds(self, d: Dim) -> tuple[int | None, int | None]:
+        """(lower, upper) bounds of ``d``, sharpened like ``lower_bound``; ``None`` where unknown."""
+        if d is None or isinstance(d, int):
+            return d, d
+        negated = D.neg(d)  # None when past the expression limit
+        least_negated = self.lower_bound(negated) if negated is not None else None
+        return self.lower_bound(d), None if least_negated is None else -least_negated
 
     def rollback_facts(self, mark: int) -> None:
         """Forget the facts recorded since ``len(self.facts)`` was ``mark`` (a discarded walk)."""

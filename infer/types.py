@@ -144,37 +144,41 @@ def is_tensor(t: Type) -> bool:
 # ---------------------------------------------------------------------------------------------
 # join and refine
 
-DimJoin = Callable[[Dim, Dim], Dim]
+# (axis, a, b) -> the extent two differing dims join to, outside any sequence element.
+DimJoin = Callable[[int, Dim, Dim], Dim]
 
 
-def _join_unknown(a: Dim, b: Dim) -> Dim:
-    return a if D.equal(a, b) else None
+def _no_dim(axis: int, a: Dim, b: Dim) -> Dim:
+    return None
 
 
-def _join_elem(a: int | None, b: int | None) -> int | None:
-    return a if a == b else None
+def join(a: Type, b: Type, dim_join: DimJoin = _no_dim, in_seq: bool = False) -> Type:
+    """Least upper bound: what both types allow (the one join of the lattice; control flow joins
+    branches and iterations with it, sequences their elements).
 
-
-def join_shapes(a: Shape | None, b: Shape | None, join_dim: DimJoin = _join_unknown) -> Shape | None:
-    if a is None or b is None or len(a) != len(b):
-        return None
-    return tuple(x if D.equal(x, y) else join_dim(x, y) for x, y in zip(a, b))
-
-
-def join(a: Type, b: Type, join_dim: DimJoin = _join_unknown) -> Type:
-    """Least upper bound. ``join_dim`` decides differing dims (default: unknown)."""
+    Differing element types give an unknown one, different ranks an unknown rank, differing dims
+    ``dim_join(axis, a, b)`` (default: unknown), save inside a sequence element, where a
+    variable would claim one extent for every element: there they are unknown.
+    """
     if a == b:
         return a
-    if isinstance(a, TensorType) and isinstance(b, TensorType):
-        return TensorType(_join_elem(a.elem, b.elem), join_shapes(a.shape, b.shape, join_dim))
-    if isinstance(a, SparseTensorType) and isinstance(b, SparseTensorType):
-        return SparseTensorType(_join_elem(a.elem, b.elem), join_shapes(a.shape, b.shape, join_dim))
+    if in_seq:
+        dim_join = _no_dim
+    if (isinstance(a, TensorType) and isinstance(b, TensorType)) or (
+        isinstance(a, SparseTensorType) and isinstance(b, SparseTensorType)
+    ):
+        elem = a.elem if a.elem == b.elem else None
+        shape = None
+        if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
+            shape = tuple(x if D.equal(x, y) is True else dim_join(axis, x, y)
+                          for axis, (x, y) in enumerate(zip(a.shape, b.shape)))  # fmt: skip
+        return type(a)(elem, shape)
     if isinstance(a, SequenceType) and isinstance(b, SequenceType):
-        return SequenceType(join(a.elem, b.elem, join_dim))
+        return SequenceType(join(a.elem, b.elem, in_seq=True))
     if isinstance(a, OptionalType) and isinstance(b, OptionalType):
-        return OptionalType(join(a.elem, b.elem, join_dim))
+        return OptionalType(join(a.elem, b.elem, dim_join, in_seq))
     if isinstance(a, MapType) and isinstance(b, MapType):
-        return MapType(_join_elem(a.key, b.key), join(a.value, b.value, join_dim))
+        return MapType(a.key if a.key == b.key else None, join(a.value, b.value, in_seq=True))
     return UNKNOWN
 
 

@@ -21,7 +21,7 @@ from onnx import TensorProto, numpy_helper
 
 from . import dims as D
 from .limits import MAX_INT_MAGNITUDE, MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
-from .types import UNKNOWN, TensorType, Type, tensor
+from .types import UNKNOWN, DimJoin, OptionalType, SequenceType, TensorType, Type, join, tensor
 
 Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer) | SymFloat
 
@@ -350,6 +350,58 @@ def in_domain(v: Value) -> Value:
     else:
         elems = tuple(e if _in_domain(e, kind) else None for e in known.elems)
     return Value(t, Known(known.shape, elems))
+
+
+def is_container(t: Type) -> bool:
+    return isinstance(t, (SequenceType, OptionalType))
+
+
+def items(v: Value | None) -> tuple[Value, ...] | None:
+    """The elements of a sequence (or optional) whose contents are tracked, else ``None``."""
+    if v is None or v.known is None or not is_container(v.type):
+        return None
+    return v.known.elems  # type: ignore[return-value]
+
+
+def is_empty(v: Value) -> bool:
+    it = items(v)
+    return it is not None and len(it) == 0
+
+
+def join_values(a: Value, b: Value, dim_join: DimJoin | None = None, in_seq: bool = False) -> Value:
+    """Least upper bound of two values: types joined (``types.join``), contents kept where both
+    agree."""
+    if isinstance(a.type, SequenceType) and isinstance(b.type, SequenceType):
+        # An empty sequence has no element to describe: the other side's element type stands.
+        if is_empty(a) and not is_empty(b):
+            return Value(b.type)
+        if is_empty(b) and not is_empty(a):
+            return Value(a.type)
+    t = join(a.type, b.type, dim_join, in_seq) if dim_join is not None else join(a.type, b.type, in_seq=in_seq)
+    return Value(t, _join_known(a, b))
+
+
+def _join_known(a: Value, b: Value) -> Known | None:
+    ka, kb = a.known, b.known
+    if ka is None or kb is None or ka.shape != kb.shape:
+        return None
+    if ka == kb:
+        return ka
+    if is_container(a.type) and is_container(b.type):
+        # Same length: element by element (each element is one tensor: differing dims unknown).
+        return Known(ka.shape, tuple(join_values(x, y) for x, y in zip(ka.elems, kb.elems)))
+    if is_container(a.type) or is_container(b.type):
+        return None
+    elems = tuple(x if _same_elem(x, y) else None for x, y in zip(ka.elems, kb.elems))
+    return Known(ka.shape, elems) if any(e is not None for e in elems) else None
+
+
+def _same_elem(x: object, y: object) -> bool:
+    if x is None or y is None:
+        return False
+    if isinstance(x, (bool, float, str, SymFloat)) or isinstance(y, (bool, float, str, SymFloat)):
+        return type(x) is type(y) and x == y
+    return D.equal(x, y) is True  # type: ignore[arg-type]
 
 
 def type_only(v: Value | None) -> Type:

@@ -63,9 +63,12 @@ def _rational(x: Elem) -> tuple[Dim, int, int] | None:
 class FloatArith:
     """Element operations of one float element type of ``bits`` bits of precision."""
 
-    def __init__(self, bits: int, assume: Assume | None):
+    def __init__(self, bits: int, assume: Assume | None,
+                 bounds: Callable[[Dim], tuple[int | None, int | None]] = D.bounds):  # fmt: skip
+        """``bounds`` decides signs and magnitudes (a model's ``DimTable.bounds``)."""
         self.bits = bits
         self.assume = assume
+        self.bounds = bounds
         # onnxruntime runs a 16-bit float operator it has no kernel for in float32, with casts
         # around it that it then merges away: a chain of such operators keeps float32
         # intermediates (100h * 0.1h feeds Pow with 9.9976, not 10.0). Only results that need
@@ -81,7 +84,7 @@ class FloatArith:
 
     def _within(self, num: Dim, bound: int, why: str) -> bool:
         """Assume ``|num| <= bound`` unless bounds prove it; ``False`` when it cannot hold."""
-        lo, hi = D.bounds(num)
+        lo, hi = self.bounds(num)
         if (lo is not None and lo > bound) or (hi is not None and hi < -bound):
             return False
         need_lo = None if lo is not None and lo >= -bound else -bound
@@ -211,7 +214,7 @@ class FloatArith:
             return None
         if a.num == 0:
             return 0
-        lo, hi = D.bounds(a.num)
+        lo, hi = self.bounds(a.num)
         if lo is not None and lo >= 1:
             return 1
         if hi is not None and hi <= -1:
@@ -250,7 +253,7 @@ class FloatArith:
             return None
         if isinstance(diff, int):
             return (diff > 0) - (diff < 0)
-        lo, hi = D.bounds(diff)
+        lo, hi = self.bounds(diff)
         if lo is not None and lo >= 0 and hi is not None and hi <= 0:
             return 0
         if lo is not None and lo >= 0:
@@ -299,7 +302,7 @@ class FloatArith:
         diff = D.sub(D.mul(ra[0], rb[1]), D.mul(rb[0], ra[1]))  # type: ignore[index]
         if s == 0:
             return 0
-        lo, hi = D.bounds(diff)
+        lo, hi = self.bounds(diff)
         if s > 0 and lo is not None and lo >= 1:
             return 1
         if s < 0 and hi is not None and hi <= -1:
@@ -341,7 +344,7 @@ class FloatArith:
         """Toward zero, as a cast to an integer type truncates."""
         if type(x) is not SymFloat or not self._settled(x):
             return None
-        lo, hi = D.bounds(x.num)
+        lo, hi = self.bounds(x.num)
         if lo is not None and lo >= 0:
             return D.floordiv(x.num, x.den)
         if hi is not None and hi <= 0:

@@ -20,6 +20,8 @@ import numpy as np
 from onnx import TensorProto
 
 from infer import dims as D
+from infer.context import RuleContext
+from infer.dimtable import DimTable
 from infer.values import FLOAT_BITS, INT_RANGE, MAX_KNOWN_ELEMENTS, Elem, Known, SymFloat
 
 from .floatops import Assume, FloatArith
@@ -98,15 +100,15 @@ def _fmod_int(a: Any, b: Any) -> Any:
     return a % b
 
 
-def _c_remainder(a: Any, b: Any) -> Any:
+def _c_remainder(a: Any, b: Any, lower_bound: Callable[[Any], int | None] = D.lower_bound) -> Any:
     """``Mod`` with ``fmod=1`` on integers: C's remainder, with the dividend's sign."""
     if isinstance(a, int) and isinstance(b, int):
         if b == 0:
             return None
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
-    lba = D.lower_bound(a) if _is_sym(a) else a
-    lbb = D.lower_bound(b) if _is_sym(b) else b
+    lba = lower_bound(a) if _is_sym(a) else a
+    lbb = lower_bound(b) if _is_sym(b) else b
     if lba is not None and lba >= 0 and lbb is not None and lbb >= 1:
         return D.mod(a, b)  # both positive: C's remainder is Python's
     return None
@@ -187,8 +189,11 @@ def neg(a: Elem) -> Elem:
     return D.neg(a) if _is_sym(a) else -a
 
 
-def _sign_of(a: Any) -> int | None:
-    lo, hi = D.bounds(a)
+Bounds = Callable[[Any], "tuple[int | None, int | None]"]
+
+
+def _sign_of(a: Any, bounds: Bounds = D.bounds) -> int | None:
+    lo, hi = bounds(a)
     if lo is not None and lo >= 1:
         return 1
     if hi is not None and hi <= -1:
@@ -198,31 +203,31 @@ def _sign_of(a: Any) -> int | None:
     return None
 
 
-def absolute(a: Elem) -> Elem:
+def absolute(a: Elem, bounds: Bounds = D.bounds) -> Elem:
     if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     if _is_sym(a):
-        lo, hi = D.bounds(a)
+        lo, hi = bounds(a)
         if lo is not None and lo >= 0:
             return a
         return D.neg(a) if hi is not None and hi <= 0 else None
     return abs(a)
 
 
-def _relu(a: Elem) -> Elem:
+def _relu(a: Elem, bounds: Bounds = D.bounds) -> Elem:
     if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     if _is_sym(a):
-        lo, hi = D.bounds(a)
+        lo, hi = bounds(a)
         return a if lo is not None and lo >= 0 else 0 if hi is not None and hi <= 0 else None
     return max(a, 0)
 
 
-def _sign(a: Elem) -> Elem:
+def _sign(a: Elem, bounds: Bounds = D.bounds) -> Elem:
     if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     if _is_sym(a):
-        return _sign_of(a)
+        return _sign_of(a, bounds)
     return (a > 0) - (a < 0)
 
 
@@ -285,30 +290,38 @@ def _float_cmp(fa: FloatArith, want: Callable[[int], bool], nan: bool) -> Op:
     return op
 
 
-def arith(elem: int | None, assume: Assume | None = None,
-          lower_bound: Callable[[Any], int | None] = D.lower_bound) -> Arith:  # fmt: skip
+def arith(elem: int | None, assume: Assume | None = None, table: DimTable | None = None) -> Arith:
     """The element operations of tensors of element type ``elem``.
 
     ``assume`` records what float results rest on (``RuleContext.assume_range``); without it,
-    symbolic float results that need an assumption are unknown. ``lower_bound`` decides signs
-    for integer ``Div`` (a model's ``DimTable`` knows what its convolutions require).
+    symbolic float results that need an assumption are unknown. Signs are decided by ``table``'s
+    bounds (a model's ``DimTable`` knows what its convolutions require), else by the expressions'.
     """
+    lower_bound = table.lower_bound if table is not None else D.lower_bound
+    bounds = table.bounds if table is not None else D.bounds
     bits = FLOAT_BITS.get(elem)  # type: ignore[arg-type]
     if bits is not None:
-        f = FloatArith(bits, assume)
+        f = FloatArith(bits, assume, bounds)
         ops = {name: _guard(getattr(f, name)) for name in _FLOAT_METHODS}
         compare = {name: _float_cmp(f, want, False) for name, want in _COMPARISONS.items()}
         return Arith(**ops, **compare, abs=_guard(f.absolute), mod=_none, logical_not=_none)
     if elem is not None and elem not in INT_RANGE and elem != TensorProto.BOOL:
         return _UNTRACKED  # float8, strings, ...: contents of such types are not computed on
     g = _int_guard
+    remainder = lift(lambda a, b: _c_remainder(a, b, lower_bound), _c_remainder)
     return Arith(
         add=g(ADD), add_exact=g(ADD), mul_exact=g(MUL), sub=g(SUB), mul=g(MUL), div=g(div_with(lower_bound)),
-        mod=g(MOD), fmod=g(lift(_c_remainder, _c_remainder)), pow=g(lift(_int_pow, _int_pow)), max=g(MAX),
-        min=g(MIN), equal=g(EQUAL), less=g(LESS), greater=g(GREATER), less_equal=g(LESS_EQUAL),
-        greater_equal=g(GREATER_EQUAL), neg=g(neg), abs=g(absolute), relu=g(_relu), sign=g(_sign), floor=g(_same),
-        ceil=g(_same), round=g(_same), sqrt=_none, reciprocal=_none, logical_not=logical_not,
+        mod=g(MOD), fmod=g(remainder), pow=g(lift(_int_pow, _int_pow)), max=g(MAX), min=g(MIN), equal=g(EQUAL),
+        less=g(LESS), greater=g(GREATER), less_equal=g(LESS_EQUAL), greater_equal=g(GREATER_EQUAL), neg=g(neg),
+        abs=g(lambda a: absolute(a, bounds)), relu=g(lambda a: _relu(a, bounds)), sign=g(lambda a: _sign(a, bounds)),
+        floor=g(_same), ceil=g(_same), round=g(_same), sqrt=_none, reciprocal=_none, logical_not=logical_not,
     )  # fmt: skip
+
+
+def ops_of(ctx: RuleContext, i: int = 0) -> Arith:
+    """The element operations of the rule's input ``i``: its element type, float assumptions
+    recorded at its node, signs decided by the model's dimension table."""
+    return arith(ctx.elem(i), ctx.assume_range, ctx.dims)
 
 
 _FLOAT_METHODS = ("add", "add_exact", "mul_exact", "sub", "mul", "div", "fmod", "pow", "max", "min", "neg", "relu",

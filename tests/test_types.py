@@ -22,7 +22,7 @@ def test_join_keeps_what_both_agree_on():
 
 
 def test_join_uses_the_dim_callback():
-    joined = T.join(T.tensor(F, (N,)), T.tensor(F, (M,)), lambda a, b: D.dmax(a, b))
+    joined = T.join(T.tensor(F, (N,)), T.tensor(F, (M,)), lambda axis, a, b: D.dmax(a, b))
     assert joined == T.tensor(F, (D.dmax(N, M),))
 
 

@@ -24,7 +24,7 @@ from onnx import GraphProto, TensorProto
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
-from infer.dimtable import Origin
+from infer.dimtable import DimTable, Origin
 from infer.scopes import GraphPath
 from infer.types import (
     UNKNOWN,
@@ -37,10 +37,10 @@ from infer.types import (
     UnknownType,
     elem_name,
 )
-from infer.values import Known, SymFloat, Value
+from infer.values import Known, SymFloat, Value, is_container, join_values
 
 from ..registry import rule
-from .sequence import element_type, is_container, join_values
+from .sequence import element_type
 
 MAX_ROUNDS = 8  # walks of a body before its loop-carried types are widened (Clause 15.4)
 
@@ -68,12 +68,12 @@ def _known_dim(v: Value | None) -> Dim:
     return ds[0] if ds else None
 
 
-def _at_least(d: Dim, n: int) -> bool:
+def _at_least(d: Dim, n: int, table: DimTable) -> bool:
     if d is None:
         return False
     if isinstance(d, int):
         return d >= n
-    lo = D.lower_bound(d)
+    lo = table.lower_bound(d)
     return lo is not None and lo >= n
 
 
@@ -343,8 +343,8 @@ def loop(ctx: RuleContext) -> list:
     # onnxruntime stops when the body's condition turns false even where the condition input is
     # absent, so the trip count is M only when that condition is provably true throughout.
     always = _known_bool(state[0]) is True
-    exact = always and trips is not None and _at_least(trips, 0)
-    at_least_one = starts and (m is None or _at_least(trips, 1))
+    exact = always and trips is not None and _at_least(trips, 0, ctx.dims)
+    at_least_one = starts and (m is None or _at_least(trips, 1, ctx.dims))
 
     finals = _finals(body, initial[1:], outs[1 : 1 + n_carried], at_least_one)
     scans = []
@@ -511,7 +511,7 @@ def scan_8(ctx: RuleContext) -> list:
     length = _trip(ctx, [v.type.shape[1] for v in rest[n:] if _rank_at_least(v.type, 2)])
     states = [Value(_drop(v.type, (0,))) for v in rest[:n]]
     slices = [Value(_drop(v.type, (0, 1))) for v in rest[n:]]
-    at_least_one = not ctx.has(0) and _at_least(length, 1)
+    at_least_one = not ctx.has(0) and _at_least(length, 1, ctx.dims)
     finals, per_step = _scan(ctx, body, states, slices, n, at_least_one, offset=1)
     if not per_step and not finals:
         return [None] * ctx.n_outputs
@@ -561,7 +561,7 @@ def scan_9(ctx: RuleContext) -> list:
             slices.append(Value(_drop(t, ())))
     trip = _trip(ctx, extents)
     # An empty scanned axis is an error in onnxruntime and in the reference evaluator alike.
-    finals, per_step = _scan(ctx, body, values[:n], slices, n, _at_least(trip, 1))
+    finals, per_step = _scan(ctx, body, values[:n], slices, n, _at_least(trip, 1, ctx.dims))
     if not per_step and not finals:
         return [None] * ctx.n_outputs
     out_axes = list(ctx.attr("scan_output_axes", None) or [0] * len(per_step))

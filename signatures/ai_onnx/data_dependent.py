@@ -17,7 +17,7 @@ import numpy as np
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
-from infer.dimtable import Origin
+from infer.dimtable import DimTable, Origin
 from infer.types import TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
 
@@ -52,7 +52,7 @@ def _known(arr: np.ndarray) -> Known | None:
 # -- NonZero --------------------------------------------------------------------------------------
 
 
-def _is_nonzero(e: Any) -> bool | None:
+def _is_nonzero(e: Any, table: DimTable) -> bool | None:
     """Whether one element counts as non-zero; ``None`` when that is not known."""
     if e is None or isinstance(e, str):
         return None  # strings: onnxruntime has no kernel, the reference tests for non-empty
@@ -60,7 +60,7 @@ def _is_nonzero(e: Any) -> bool | None:
         return e != 0  # NaN is non-zero in every runtime
     if isinstance(e, SymFloat):
         e = e.num  # a non-zero quotient stays non-zero in the float (no underflow at these sizes)
-    lo, hi = D.bounds(e)
+    lo, hi = table.bounds(e)
     return True if (lo is not None and lo > 0) or (hi is not None and hi < 0) else None
 
 
@@ -70,7 +70,7 @@ def nonzero(ctx: RuleContext) -> list:
     k = ctx.known(0)
     # A scalar input: onnxruntime answers with 1 row, the reference evaluator with 0.
     rows: Dim = len(s) if s is not None and s else None
-    flags = [_is_nonzero(e) for e in k.elems] if k is not None else None
+    flags = [_is_nonzero(e, ctx.dims) for e in k.elems] if k is not None else None
     if flags is not None and None not in flags:
         count: Dim = sum(bool(f) for f in flags)
         if rows is None:

@@ -31,12 +31,6 @@ BINARY = [
 ]  # fmt: skip
 
 
-def ops(ctx: RuleContext, i: int = 0) -> V.Arith:
-    """The element operations of input ``i``'s element type, recording float assumptions at
-    this node and deciding integer signs with what the model's other nodes require."""
-    return V.arith(ctx.elem(i), ctx.assume_range, ctx.dims.lower_bound)
-
-
 # Unary ops whose contents we follow (they appear in shape computations, e.g. Floor(H * 0.5)).
 _UNARY_VALUES = {
     "Neg": "neg", "Abs": "abs", "Not": "logical_not", "Floor": "floor", "Ceil": "ceil", "Round": "round",
@@ -47,7 +41,7 @@ _UNARY_VALUES = {
 @rule(list(_UNARY_VALUES))
 def unary_with_values(ctx: RuleContext) -> list:
     k = ctx.known(0)
-    known = V.unary(getattr(ops(ctx), _UNARY_VALUES[ctx.op_type]), k) if k is not None else None
+    known = V.unary(getattr(V.ops_of(ctx), _UNARY_VALUES[ctx.op_type]), k) if k is not None else None
     return [Value(TensorType(None, ctx.shape(0)), known)]
 
 
@@ -63,9 +57,9 @@ def _binary_op(ctx: RuleContext) -> V.Op | None:
     if ctx.op_type in _LOGIC:
         return _LOGIC[ctx.op_type]
     if ctx.op_type == "Mod":
-        return ops(ctx).fmod if flag(ctx, "fmod", 0, STRICT) else ops(ctx).mod  # onnxruntime refuses 2
+        return V.ops_of(ctx).fmod if flag(ctx, "fmod", 0, STRICT) else V.ops_of(ctx).mod  # onnxruntime refuses 2
     name = _BINARY_VALUES.get(ctx.op_type)
-    return None if name is None else getattr(ops(ctx), name)
+    return None if name is None else getattr(V.ops_of(ctx), name)
 
 
 @rule(BINARY, since=7)
@@ -122,7 +116,7 @@ def variadic(ctx: RuleContext) -> list:
     name = {"Sum": "add", "Max": "max", "Min": "min"}.get(ctx.op_type)  # Mean: not followed
     known = None
     if name is not None and all(ctx.known(i) is not None for i in range(ctx.n_inputs)):
-        op = getattr(ops(ctx), name)
+        op = getattr(V.ops_of(ctx), name)
         known = ctx.known(0)
         for i in range(1, ctx.n_inputs):  # rounded at every step, as the runtime accumulates
             known = V.elementwise(op, known, ctx.known(i))
@@ -170,7 +164,7 @@ def _clipped(ctx: RuleContext) -> Known | None:
     k = ctx.known(0)
     if k is None or any(isinstance(e, float) and e != e for e in k.elems):
         return None  # a NaN: which bound wins depends on the kernel's order of comparisons
-    ops = V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound)
+    ops = V.ops_of(ctx)
     for i, attr, op in ((1, "min", ops.max), (2, "max", ops.min)):
         if ctx.version < 11:
             bound = ctx.attr(attr)

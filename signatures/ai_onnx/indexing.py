@@ -112,7 +112,7 @@ def _put(out: np.ndarray, target: tuple, value: Any, red: str | V.Op, seen: set)
 def _reduction_op(ctx: RuleContext, red: str) -> str | V.Op:
     if red == "none":
         return red
-    return getattr(V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound), REDUCTIONS[red])
+    return getattr(V.ops_of(ctx), REDUCTIONS[red])
 
 
 def _scatter_elements_known(ctx: RuleContext, axis: int, red: str) -> Known | None:

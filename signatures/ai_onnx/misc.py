@@ -75,7 +75,7 @@ def cumulative(ctx: RuleContext) -> list:
         a = norm_axis(ctx, axis[0], len(s))
         x = ctx.known(0)
         if x is not None and all(e is not None for e in x.elems):
-            ops = V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound)  # rounded at every step, as it runs
+            ops = V.ops_of(ctx)  # rounded at every step, as it runs
             op, unit = (ops.add, 0) if ctx.op_type == "CumSum" else (ops.mul, 1)
             known = _scan(x, a, op, unit, exclusive, reverse)
     return [Value(TensorType(None, s), known)]

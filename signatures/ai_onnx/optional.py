@@ -14,10 +14,9 @@ from onnx import TensorProto, TypeProto, helper
 
 from infer.context import RuleContext, RuleError
 from infer.types import OptionalType, SequenceType, SparseTensorType, TensorType, UnknownType
-from infer.values import Known, Value
+from infer.values import Known, Value, items
 
 from ..registry import example, rule
-from .sequence import items
 
 _BOOL = TensorType(TensorProto.BOOL, ())
 

@@ -55,7 +55,7 @@ def reduce(ctx: RuleContext) -> list:
     known = None
     if name is not None and k is not None and not any(isinstance(e, float) and e != e for e in k.elems):
         # (NaN: which one a max or min returns depends on the order; left unknown)
-        op = getattr(V.arith(ctx.elem(0), ctx.assume_range, ctx.dims.lower_bound), name)
+        op = getattr(V.ops_of(ctx), name)
         known = V.reduce(k, op, norm, keepdims)
     return [Value(TensorType(None, out), known)]
 

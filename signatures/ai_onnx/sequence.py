@@ -15,7 +15,7 @@ Optionals use the same representation (``signatures/ai_onnx/optional.py``): no e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from onnx import TensorProto
 
@@ -24,7 +24,6 @@ from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import (
     UNKNOWN,
-    MapType,
     OptionalType,
     SequenceType,
     SparseTensorType,
@@ -32,108 +31,21 @@ from infer.types import (
     Type,
     UnknownType,
     elem_name,
+    join,
 )
-from infer.values import Known, SymFloat, Value
+from infer.values import Known, Value, items
 
 from ..helpers import norm_axis, same_dim
 from ..registry import example, rule
 
 MAX_ITEMS = 64  # elements tracked one by one (Clause 15.4: bounded memory)
 
-# (axis, a, b) -> the joined extent, for dims that differ outside any sequence.
-DimJoin = Callable[[int, Dim, Dim], Dim]
-
-
-def _no_dim(axis: int, a: Dim, b: Dim) -> Dim:
-    return None
-
-
-# -- joins ----------------------------------------------------------------------------------------
-
-
-def join_types(a: Type, b: Type, dim_join: DimJoin = _no_dim, in_seq: bool = False) -> Type:
-    """Least upper bound of two types. Differing dims go to ``dim_join``, save inside a sequence
-    element, where they are left out (a variable there would claim one extent for all)."""
-    if a == b:
-        return a
-    if in_seq:
-        dim_join = _no_dim
-    if (isinstance(a, TensorType) and isinstance(b, TensorType)) or (
-        isinstance(a, SparseTensorType) and isinstance(b, SparseTensorType)
-    ):
-        elem = a.elem if a.elem == b.elem else None
-        shape = None
-        if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
-            shape = tuple(
-                x if D.equal(x, y) is True else dim_join(axis, x, y)
-                for axis, (x, y) in enumerate(zip(a.shape, b.shape))
-            )
-        return type(a)(elem, shape)
-    if isinstance(a, SequenceType) and isinstance(b, SequenceType):
-        return SequenceType(join_types(a.elem, b.elem, in_seq=True))
-    if isinstance(a, OptionalType) and isinstance(b, OptionalType):
-        return OptionalType(join_types(a.elem, b.elem, dim_join, in_seq))
-    if isinstance(a, MapType) and isinstance(b, MapType):
-        return MapType(a.key if a.key == b.key else None, join_types(a.value, b.value, in_seq=True))
-    return UNKNOWN
-
-
-def is_container(t: Type) -> bool:
-    return isinstance(t, (SequenceType, OptionalType))
-
-
-def items(v: Value | None) -> tuple[Value, ...] | None:
-    """The elements of a sequence (or optional) whose contents are tracked, else ``None``."""
-    if v is None or v.known is None or not is_container(v.type):
-        return None
-    return v.known.elems  # type: ignore[return-value]
-
-
-def is_empty(v: Value) -> bool:
-    it = items(v)
-    return it is not None and len(it) == 0
-
-
-def join_values(a: Value, b: Value, dim_join: DimJoin = _no_dim, in_seq: bool = False) -> Value:
-    """Least upper bound of two values: types joined, contents kept where both agree."""
-    if isinstance(a.type, SequenceType) and isinstance(b.type, SequenceType):
-        # An empty sequence has no element to describe: the other side's element type stands.
-        if is_empty(a) and not is_empty(b):
-            return Value(b.type)
-        if is_empty(b) and not is_empty(a):
-            return Value(a.type)
-    t = join_types(a.type, b.type, dim_join, in_seq)
-    return Value(t, _join_known(a, b))
-
-
-def _join_known(a: Value, b: Value) -> Known | None:
-    ka, kb = a.known, b.known
-    if ka is None or kb is None or ka.shape != kb.shape:
-        return None
-    if ka == kb:
-        return ka
-    if is_container(a.type) and is_container(b.type):
-        # Same length: element by element (each element is one tensor: differing dims unknown).
-        return Known(ka.shape, tuple(join_values(x, y) for x, y in zip(ka.elems, kb.elems)))
-    if is_container(a.type) or is_container(b.type):
-        return None
-    elems = tuple(x if _same_elem(x, y) else None for x, y in zip(ka.elems, kb.elems))
-    return Known(ka.shape, elems) if any(e is not None for e in elems) else None
-
-
-def _same_elem(x: object, y: object) -> bool:
-    if x is None or y is None:
-        return False
-    if isinstance(x, (bool, float, str, SymFloat)) or isinstance(y, (bool, float, str, SymFloat)):
-        return type(x) is type(y) and x == y
-    return D.equal(x, y) is True  # type: ignore[arg-type]
-
 
 def join_all(ts: Sequence[Type], in_seq: bool = True) -> Type | None:
     """Join of several element types; ``None`` for none (the bottom: nothing to describe)."""
     out: Type | None = None
     for t in ts:
-        out = t if out is None else join_types(out, t, in_seq=in_seq)
+        out = t if out is None else join(out, t, in_seq=in_seq)
     return out
 
 
@@ -253,7 +165,7 @@ def sequence_insert(ctx: RuleContext) -> list:
             return [seq_of([*have[:at], x, *have[at:]])]
     if have is not None and not have:
         return [seq_of([x])]  # into an empty sequence every valid position gives the same
-    elem = join_types(element_type(ctx, 0), x.type, in_seq=True)
+    elem = join(element_type(ctx, 0), x.type, in_seq=True)
     return [Value(SequenceType(elem))]
 
 

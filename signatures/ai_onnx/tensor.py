@@ -17,6 +17,7 @@ from infer import dims as D
 from infer import types as T
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
+from infer.dimtable import DimTable
 from infer.types import TensorType
 from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, SymFloat, Value, known_vector, round_float
 
@@ -65,13 +66,13 @@ def _wrap_int(v: int, to: int) -> int:
     return v - span if v > hi else v
 
 
-def _symbolic_int(i: Dim, to: int, assume: Assume) -> Dim:
+def _symbolic_int(i: Dim, to: int, assume: Assume, table: DimTable) -> Dim:
     """An integer expression cast to integer type ``to``: kept where the type holds it; for the
     32- and 64-bit types, what it needs is assumed (an extent past 2^31 in an int32 wraps)."""
     if i is None or to == TensorProto.INT64:
         return i  # every integer element is an int64 value already
     lo, hi = INT_RANGE[to]
-    blo, bhi = D.bounds(i)
+    blo, bhi = table.bounds(i)
     need_lo = None if blo is not None and blo >= lo else lo
     need_hi = None if bhi is not None and bhi <= hi else hi
     if need_lo is None and need_hi is None:
@@ -82,26 +83,26 @@ def _symbolic_int(i: Dim, to: int, assume: Assume) -> Dim:
     return i
 
 
-def _cast_symbolic(e: Elem, to: int, assume: Assume) -> Elem:
+def _cast_symbolic(e: Elem, to: int, assume: Assume, table: DimTable) -> Elem:
     """A symbolic element (an integer expression or a ``SymFloat``) after ``Cast(to=...)``."""
     bits = FLOAT_BITS.get(to)
     if type(e) is SymFloat:
-        f = FloatArith(e.rounded or 53, assume)
+        f = FloatArith(e.rounded or 53, assume, table.bounds)
         if to == TensorProto.BOOL:
             s = f.sign(e)
             return None if s is None else s != 0
         if to in INT_RANGE:
-            return _symbolic_int(f.trunc_int(e), to, assume)
-        return FloatArith(bits, assume).convert(e) if bits is not None else None
+            return _symbolic_int(f.trunc_int(e), to, assume, table)
+        return FloatArith(bits, assume, table.bounds).convert(e) if bits is not None else None
     if to == TensorProto.BOOL:
-        lo, hi = D.bounds(e)
+        lo, hi = table.bounds(e)
         return True if (lo is not None and lo >= 1) or (hi is not None and hi <= -1) else None
     if to in INT_RANGE:
-        return _symbolic_int(e, to, assume)
-    return FloatArith(bits, assume).from_integer(e) if bits is not None else None
+        return _symbolic_int(e, to, assume, table)
+    return FloatArith(bits, assume, table.bounds).from_integer(e) if bits is not None else None
 
 
-def _cast_elem(e: Elem, to: int, assume: Assume) -> Elem:
+def _cast_elem(e: Elem, to: int, assume: Assume, table: DimTable) -> Elem:
     """One element after ``Cast(to=...)``, or ``None`` where the result is not certain."""
     if e is None or isinstance(e, str):
         if isinstance(e, str) and (to in INT_RANGE or to in _NP_FLOAT):
@@ -114,7 +115,7 @@ def _cast_elem(e: Elem, to: int, assume: Assume) -> Elem:
         else:
             return None
     if not isinstance(e, (bool, int, float)):
-        return _cast_symbolic(e, to, assume)
+        return _cast_symbolic(e, to, assume, table)
     if to == TensorProto.BOOL:
         return bool(e)
     if to in INT_RANGE:
@@ -128,12 +129,12 @@ def _cast_elem(e: Elem, to: int, assume: Assume) -> Elem:
     return None
 
 
-def cast_known(k: Known | None, to: int, assume: Assume) -> Known | None:
+def cast_known(k: Known | None, to: int, assume: Assume, table: DimTable) -> Known | None:
     """Contents after ``Cast``: rounded to the target type, integers wrapped like C casts;
     symbolic elements keep their exact value where ``assume`` records what that rests on."""
     if k is None:
         return None
-    return Known(k.shape, tuple(_cast_elem(e, to, assume) for e in k.elems))
+    return Known(k.shape, tuple(_cast_elem(e, to, assume, table) for e in k.elems))
 
 
 def _to_type(to: object) -> int:
@@ -166,13 +167,13 @@ def _check_cast_target(ctx: RuleContext, to: int) -> None:
 def cast(ctx: RuleContext) -> list:
     to = _to_type(ctx.require("to"))
     _check_cast_target(ctx, to)
-    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to, ctx.assume_range))]
+    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to, ctx.assume_range, ctx.dims))]
 
 
 @rule("CastLike")
 def cast_like(ctx: RuleContext) -> list:
     to = ctx.elem(1)
-    known = cast_known(ctx.known(0), to, ctx.assume_range) if to is not None else None
+    known = cast_known(ctx.known(0), to, ctx.assume_range, ctx.dims) if to is not None else None
     return [Value(TensorType(to, ctx.shape(0)), known)]
 
 
@@ -355,13 +356,13 @@ def _axes(ctx: RuleContext, attr_before: int, input_index: int) -> list[int] | b
     return axes
 
 
-def _is_one(d: Dim) -> bool | None:
+def _is_one(d: Dim, table: DimTable) -> bool | None:
     """Is the extent 1? ``None`` when a variable decides it."""
     if isinstance(d, int):
         return d == 1
     if d is None:
         return None
-    lb = D.lower_bound(d)
+    lb = table.lower_bound(d)
     return False if lb is not None and lb >= 2 else None
 
 
@@ -374,7 +375,7 @@ def squeeze(ctx: RuleContext) -> list:
     if axes == [] or (axes is False and vector_length(ctx, 1) == 0):
         # Axes given but empty: onnxruntime squeezes every extent of 1, as without axes; the
         # reference evaluator squeezes none. They agree only where no extent may be 1.
-        if any(_is_one(d) is not False for d in s):
+        if any(_is_one(d, ctx.dims) is not False for d in s):
             ctx.because("Squeeze with empty axes: onnxruntime removes the extents of 1, the reference evaluator none")
             return [None]
         axes = None
@@ -384,19 +385,19 @@ def squeeze(ctx: RuleContext) -> list:
         n = vector_length(ctx, 1)
         if n is None or n > len(s):
             return [None]
-        maybe = [i for i, d in enumerate(s) if _is_one(d) is not False]
+        maybe = [i for i, d in enumerate(s) if _is_one(d, ctx.dims) is not False]
         if len(maybe) == n:
             return [tuple(d for i, d in enumerate(s) if i not in maybe)]
         return [(None,) * (len(s) - n)]
     if axes is None:
-        if any(_is_one(d) is None for d in s):
+        if any(_is_one(d, ctx.dims) is None for d in s):
             ctx.because("Squeeze without axes removes the dims equal to 1, and a symbolic dim may be 1")
             return [None]
-        out = tuple(d for d in s if not _is_one(d))
+        out = tuple(d for d in s if not _is_one(d, ctx.dims))
     else:
         ax = set(norm_axes(ctx, axes, len(s)))
         for a in ax:
-            if _is_one(s[a]) is False:
+            if _is_one(s[a], ctx.dims) is False:
                 raise RuleError("shape-mismatch", f"cannot squeeze axis {a} of extent {D.to_str(s[a])}")
         out = tuple(d for i, d in enumerate(s) if i not in ax)
     k = ctx.known(0)
@@ -532,23 +533,21 @@ def split(ctx: RuleContext) -> list:
 # -- slicing and gathering ------------------------------------------------------------------------
 
 
-def _nonneg(x: Dim) -> bool | None:
+def _nonneg(x: Dim, table: DimTable) -> bool | None:
     """Is the index ``>= 0`` (counted from the start) or negative (from the end)? ``None``: unknown."""
     if isinstance(x, int):
         return x >= 0
     if x is None:
         return None
-    lb = D.lower_bound(x)
-    if lb is not None and lb >= 0:
+    lo, hi = table.bounds(x)
+    if lo is not None and lo >= 0:
         return True
-    negated = D.neg(x)  # None when past the expression limit
-    nlb = D.lower_bound(negated) if negated is not None else None  # type: ignore[arg-type]
-    if nlb is not None and nlb > 0:
+    if hi is not None and hi < 0:
         return False
     return None
 
 
-def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
+def slice_extent(n: Dim, start: Dim, end: Dim, step: int, table: DimTable) -> Dim:
     """Extent of ``x[start:end:step]`` along an axis of extent ``n`` (ONNX clamping rules)."""
     if n is None or start is None or end is None or step == 0:
         return None
@@ -557,7 +556,7 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
         def clamp(i: Dim) -> Dim:
             if isinstance(i, int) and i >= BIG:
                 return n
-            nonneg = _nonneg(i)
+            nonneg = _nonneg(i, table)
             if nonneg is None:
                 return None
             return D.dmin(i, n) if nonneg else D.dmax(D.add(i, n), 0)
@@ -571,7 +570,7 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
         return None
     if n == 0:
         return 0  # nothing to walk backwards through (the clamping range [0, n - 1] is empty)
-    if not isinstance(n, int) and (D.lower_bound(n) or 0) < 1:
+    if not isinstance(n, int) and (table.lower_bound(n) or 0) < 1:
         return None  # an extent that may be 0, where the clamps below would not apply
 
     def clamp_neg(i: Dim, low: int) -> Dim:
@@ -579,7 +578,7 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int) -> Dim:
             return D.sub(n, 1)
         if isinstance(i, int) and i <= -BIG:
             return low
-        nonneg = _nonneg(i)
+        nonneg = _nonneg(i, table)
         if nonneg is None:
             return None
         return D.dmin(i, D.sub(n, 1)) if nonneg else D.dmax(D.add(i, n), low)
@@ -652,7 +651,7 @@ def _slice(ctx: RuleContext, s: tuple[Dim, ...], starts: list[Dim], ends: list[D
     for a, st, en, sp in zip(norm, starts, ends, steps):
         if sp == 0:
             raise RuleError("bad-attribute", "a slice step is 0")
-        out[a] = None if sp is None else slice_extent(s[a], st, en, sp)  # type: ignore[arg-type]
+        out[a] = None if sp is None else slice_extent(s[a], st, en, sp, ctx.dims)  # type: ignore[arg-type]
     known = None
     k = ctx.known(0)
     if k is not None and all(isinstance(x, int) for x in (*starts, *ends, *steps)):
@@ -699,7 +698,7 @@ def expand(ctx: RuleContext) -> list:
         rank = max(len(s), n)
         padded = (1,) * (rank - len(s)) + s
         # Where the input extent is not 1 it wins (the target must be 1 or equal there).
-        return [tuple(d if _is_one(d) is False else None for d in padded)]
+        return [tuple(d if _is_one(d, ctx.dims) is False else None for d in padded)]
     out = broadcast(ctx, s, target)
     known = None
     if ctx.known(0) is not None and out is not None and all(isinstance(d, int) for d in out):
