@@ -1,8 +1,8 @@
 """Writing inferred types back into a model as ``value_info`` (subgraphs included).
 
-Two styles for symbolic dims (DESIGN.md): ``expressions`` writes ``seq + 5`` as the
-``dim_param``, what compilers read; ``strict`` writes only identifier names (Clause 6.5.2 SHOULD)
-and leaves each name's definition in the dimension table.
+Two styles for symbolic dims (DESIGN.md), written by infer/dimwriter.py: ``expressions`` writes
+``seq + 5`` as the ``dim_param``, what compilers read; ``strict`` writes only identifier names
+(Clause 6.5.2 SHOULD) and leaves each name's definition in the dimension table.
 """
 
 from __future__ import annotations
@@ -10,17 +10,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from onnx import AttributeProto, GraphProto, ModelProto, TypeProto
+from onnx import AttributeProto, GraphProto, ModelProto
 
-from . import dims as D
 from . import types as T
-from .dims import Dim
+from .dimwriter import DimWriter, TypeWriter
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
 
-STYLES = ("expressions", "strict")
-INT64_MAX = (1 << 63) - 1
+STYLES = ("expressions", "strict")  # the dims styles of annotate (infer/dimwriter.py)
 _PATH_STEP = re.compile(r"^(\d+):(.+)$")
 
 
@@ -45,43 +43,6 @@ def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
             return None
         g = found
     return g
-
-
-def dim_writer(engine: Engine, style: str):
-    table = engine.table
-
-    def write(d: Dim) -> int | str | None:
-        if d is None:
-            return None
-        if isinstance(d, int):
-            return d if 0 <= d <= INT64_MAX else None  # dim_value is an int64
-        if d.is_Symbol:
-            return d.name
-        return D.to_str(d) if style == "expressions" else table.name_for(d)
-
-    return write
-
-
-class TypeWriter:
-    """Writes types into ``TypeProto`` fields, serializing each distinct type once.
-
-    Repeated layers give thousands of values the same type (the engine shares the objects), and
-    copying serialized bytes is cheaper than building the proto dim by dim.
-    """
-
-    def __init__(self, write_dim: T.DimWriter):
-        self.write_dim = write_dim
-        self.cache: dict[T.Type, bytes] = {}
-
-    def serialized(self, t: T.Type) -> bytes:
-        data = self.cache.get(t)
-        if data is None:
-            data = self.cache[t] = T.to_proto(t, self.write_dim).SerializeToString()
-        return data
-
-    def __call__(self, t: T.Type, out: TypeProto) -> None:
-        out.Clear()
-        out.MergeFromString(self.serialized(t))
 
 
 # Wire-format tags (onnx.proto): GraphProto.value_info is field 13, ValueInfoProto.name field 1
@@ -128,7 +89,7 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
     """Write every typed value of every graph the engine walked into ``model`` in place."""
     if style not in STYLES:
         raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
-    write_type = TypeWriter(dim_writer(engine, style))
+    write_type = TypeWriter(DimWriter(engine.table, style))
     for path, record in engine.records.items():
         if record.kind != "graph":
             continue
@@ -141,11 +102,11 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
             for inp in g.input:
                 v = record.values.get(inp.name)
                 if v is not None and not isinstance(v.type, T.UnknownType):
-                    write_type(v.type, inp.type)
+                    write_type.write(v.type, inp.type)
         for name, o in outputs.items():
             v = record.values.get(name)
             if v is not None and not isinstance(v.type, T.UnknownType):
-                write_type(v.type, o.type)
+                write_type.write(v.type, o.type)
         # ``producers`` has each name once; a graph output is typed in place above.
         typed = [
             (name, v.type)

@@ -12,8 +12,11 @@ Same arguments and return type as onnx's function (docs/onnx-compat.md):
   the inferred one in element type, rank or a known extent, a node input of unknown type);
 - declared types (``value_info``, graph outputs) are honoured and refined, never dropped;
 - ``value_info`` is added only for values whose type is known; graph outputs are typed in place;
-- dims are written the way onnx's tools read them: ``dim_value`` for integers, ``dim_param``
-  for symbols, one generated identifier per distinct symbolic expression;
+- dims are written the way onnx's tools and onnxruntime's symbolic shape inference read them
+  (infer/dimwriter.py, the ``onnx`` style): ``dim_value`` for integers, declared names as
+  declared, one ``unk__`` name derived from content per other symbolic extent, and a name a
+  value already declares kept where it denotes the same extent, so that the output is a fixed
+  point: inferring it again gives it back unchanged;
 - ``data_prop=False`` reads only constants' contents (initializers, Constant nodes), as onnx does.
 
 An initializer that is also a graph input is read as a constant, as onnx reads it: a caller of
@@ -29,22 +32,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import onnx
-from onnx import GraphProto, ModelProto, TypeProto
+from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 from onnx.checker import ValidationError
 from onnx.shape_inference import InferenceError
 
-from . import dims as D
 from . import types as T
-from .annotate import TypeWriter, resolve_graph
-from .diagnostics import Diagnostic
+from .annotate import resolve_graph
+from .diagnostics import Diagnostic, Location
+from .dimwriter import DimWriter, TypeWriter
 from .engine import Engine, GraphRecord, Options
 from .nodeview import light_nodes
 from .utf8 import weightless_bytes
 from .values import Value
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
-
-INT64_MAX = (1 << 63) - 1
 
 # Diagnostic codes that fail strict mode: onnx's strict mode fails on the same conditions (and,
 # stricter than onnx, on a node whose inputs or outputs do not fit its operator's arity).
@@ -61,6 +62,9 @@ CHECK_TYPE_CODES = frozenset({"type-mismatch", "arity", "missing-input"})
 ALWAYS_CODES = frozenset({"domain-not-imported"})
 # Codes onnx reports as a ``ValidationError`` whatever the mode.
 VALIDATION_CODES = frozenset({"recursion"})
+# Further inferences of the written model at most, for subgraph output declarations to settle
+# (one per level of loops nested in loop bodies).
+SETTLE_PASSES = 4
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,35 @@ def infer_shapes(
     contents are unknown.
     """
     proto = _copy_of(model)
+    engine = _engine(proto, data_prop, initializers_as_constants)
+    validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
+    if validation:
+        raise ValidationError("\n".join(_describe(d) for d in validation))
+    problems = _problems(proto, engine, check_type, strict_mode)
+    declared = _subgraph_outputs(proto)
+    writer = DimWriter(engine.table, "onnx", proto)
+    _write(proto, engine, TypeWriter(writer))
+    if strict_mode:
+        problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
+    if problems:
+        raise InferenceError("\n".join(str(p) for p in problems))
+    # The types just written on subgraph outputs are declarations the next reader sees, and what
+    # some operators give depends on them (after no iteration, a Loop's scan outputs have the
+    # rank its body declares, in onnxruntime): infer again until they settle, so that inferring
+    # the result once more gives it back unchanged.
+    for _ in range(SETTLE_PASSES):
+        written = _subgraph_outputs(proto)
+        if written == declared:
+            break
+        declared = written
+        engine = _engine(proto, data_prop, initializers_as_constants)
+        _write(proto, engine, TypeWriter(DimWriter(engine.table, "onnx", proto)))
+    return proto
+
+
+def _engine(proto: ModelProto, data_prop: bool, initializers_as_constants: bool) -> Engine:
+    """The engine run on ``proto`` (an initializer that is also an input read as a constant if
+    ``initializers_as_constants``)."""
     engine_model = _without_defaulted_inputs(proto) if initializers_as_constants else proto
     try:  # the main graph's nodes are read faster from the weightless copy (see nodeview)
         light = light_nodes(weightless_bytes(engine_model))
@@ -94,17 +127,27 @@ def infer_shapes(
         light = None
     engine = Engine(engine_model, Options(propagate_values=data_prop, custom_schemas=True), light_nodes=light)
     engine.run()
-    validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
-    if validation:
-        raise ValidationError("\n".join(_describe(d) for d in validation))
-    writer = _DimWriter(engine)
-    problems = _problems(proto, engine, check_type, strict_mode)
-    _write(proto, engine, writer)
-    if strict_mode:
-        problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
-    if problems:
-        raise InferenceError("\n".join(str(p) for p in problems))
-    return proto
+    return engine
+
+
+def _subgraph_outputs(model: ModelProto) -> list[bytes]:
+    """The declared types of every subgraph's outputs, serialized (none for a model without)."""
+    out: list[bytes] = []
+    nodes = [*model.graph.node, *(n for f in model.functions for n in f.node)]
+    stack = [g for n in nodes for g in _graph_attributes(n)]
+    while stack:
+        g = stack.pop()
+        out.extend(o.type.SerializeToString() for o in g.output)
+        for n in g.node:
+            stack.extend(_graph_attributes(n))
+    return out
+
+
+def _graph_attributes(node: NodeProto) -> Iterator[GraphProto]:
+    for a in node.attribute:
+        if a.HasField("g"):
+            yield a.g
+        yield from a.graphs
 
 
 def infer_shapes_path(
@@ -185,6 +228,7 @@ def _problems(model: ModelProto, engine: Engine, check_type: bool, strict: bool)
             continue  # a graph output nothing produces: the checker's concern, not inference's
         out.append(_Problem(f"[{d.code}] {d.location}", d.message))
     if strict:
+        out += _branch_clashes(model, engine, skip=_already_reported(out))
         out += _declared_clashes(model, engine)
         out += _untyped_inputs(model)
         out += _initializer_clashes(model.graph)
@@ -201,6 +245,102 @@ def _before_unsupported(diagnostics: list[Diagnostic]) -> Iterator[Diagnostic]:
         if d.code == "unknown-operator":
             return
         yield d
+
+
+def _already_reported(problems: list[_Problem]) -> frozenset[str]:
+    return frozenset(p.where for p in problems)
+
+
+def _branch_clashes(model: ModelProto, engine: Engine, skip: frozenset[str] = frozenset()) -> list[_Problem]:
+    """If nodes whose branches give an output of different kinds or element types.
+
+    onnx's strict mode fails on them (its If inference unites the branches' output types, which
+    must agree in kind and element type, whichever branch runs); validation reports a tensor
+    element type clash as a ``type-mismatch``, which alone fails only with ``check_type``. A
+    branch the engine did not walk (its condition is known) counts with its declared output types.
+    If nodes past the first operator no operator set defines are left alone, as onnx infers
+    nothing there.
+    """
+    stops = _unknown_operator_sites(engine.diagnostics)
+    seen: set[tuple[str, int]] = set()
+    out: list[_Problem] = []
+    for path in list(engine.records):
+        head, sep, attr = path.rpartition("/")
+        index, colon, name = attr.partition(":")
+        if not sep or not colon or name not in ("then_branch", "else_branch") or not index.isdigit():
+            continue
+        if (head, int(index)) in seen:
+            continue
+        seen.add((head, int(index)))
+        parent = engine.records.get(head)
+        if parent is None or _past_unknown_operator(head, int(index), stops) or int(index) >= len(parent.nodes):
+            continue
+        node = parent.nodes[int(index)]
+        where = f"[type-mismatch] {Location(head, int(index), node.name, 'If')}"
+        if node.op_type != "If" or where in skip:  # skipped: check_type reported the node already
+            continue
+        then = _branch_outputs(model, engine, f"{head}/{index}:then_branch")
+        other = _branch_outputs(model, engine, f"{head}/{index}:else_branch")
+        for k, (a, b) in enumerate(zip(then, other)):
+            why = None if a is None or b is None else _union_clash(a, b)
+            if why:
+                out.append(_Problem(where, f"If output {k}: the then branch gives {why}"))
+    return out
+
+
+def _branch_outputs(model: ModelProto, engine: Engine, path: str) -> list[T.Type | None]:
+    """The output types of the branch at ``path``: inferred if the engine walked it, else declared."""
+    record = engine.records.get(path)
+    if record is not None:
+        values = [_lookup(engine, path, name) for name in record.outputs]
+        return [None if v is None else v.type for v in values]
+    g = resolve_graph(model, path)
+    if g is None:
+        return []
+    return [T.from_proto(o.type, lambda t, axis: None) if o.HasField("type") else None for o in g.output]
+
+
+def _union_clash(a: T.Type, b: T.Type) -> str | None:
+    """How two branch outputs differ in kind or element type (``then ..., the else branch ...``)."""
+    if isinstance(a, T.UnknownType) or isinstance(b, T.UnknownType):
+        return None
+    if type(a) is not type(b):
+        return f"{a}, the else branch {b}"
+    if isinstance(a, (T.TensorType, T.SparseTensorType)) and isinstance(b, (T.TensorType, T.SparseTensorType)):
+        if a.elem and b.elem and a.elem != b.elem:
+            return f"{T.elem_name(a.elem)}, the else branch {T.elem_name(b.elem)}"
+        return None
+    if isinstance(a, (T.SequenceType, T.OptionalType)) and isinstance(b, (T.SequenceType, T.OptionalType)):
+        return _union_clash(a.elem, b.elem)
+    if isinstance(a, T.MapType) and isinstance(b, T.MapType):
+        if a.key and b.key and a.key != b.key:
+            return f"map keys {T.elem_name(a.key)}, the else branch {T.elem_name(b.key)}"
+        return _union_clash(a.value, b.value)
+    return None
+
+
+def _unknown_operator_sites(diagnostics: list[Diagnostic]) -> dict[str, int]:
+    """Graph path -> index of the first node in it no operator set defines."""
+    out: dict[str, int] = {}
+    for d in diagnostics:
+        if d.code == "unknown-operator" and d.location.node_index is not None:
+            out.setdefault(str(d.location.graph), d.location.node_index)
+    return out
+
+
+def _past_unknown_operator(graph: str, index: int, stops: dict[str, int]) -> bool:
+    """Is node ``index`` of ``graph`` at or after such a node of its graph or of a graph around it?"""
+    while True:
+        stop = stops.get(graph)
+        if stop is not None and index >= stop:
+            return True
+        head, sep, attr = graph.rpartition("/")
+        if not sep:
+            return False
+        index_text = attr.partition(":")[0].partition("@")[0]
+        if not index_text.isdigit():
+            return False
+        graph, index = head, int(index_text)
 
 
 def _declared_clashes(model: ModelProto, engine: Engine) -> list[_Problem]:
@@ -310,32 +450,6 @@ def _initializer_clashes(g: GraphProto) -> list[_Problem]:
 # -- writing --------------------------------------------------------------------------------------
 
 
-class _DimWriter:
-    """Dims the way onnx's tools read them: integers, and identifiers for symbolic extents."""
-
-    def __init__(self, engine: Engine):
-        self.table = engine.table
-        self.overflows: list[tuple[str, object]] = []
-        self.where = ""
-
-    def __call__(self, d: D.Dim) -> int | str | None:
-        if d is None:
-            return None
-        if isinstance(d, int):
-            if d > INT64_MAX:
-                # The extent is not representable: the model is wrong (strict mode says so).
-                self.overflows.append((self.where, d))
-                return None
-            return d if d >= 0 else None
-        least = D.lower_bound(d)
-        if least is not None and least > INT64_MAX:
-            self.overflows.append((self.where, D.to_str(d)))
-            return None
-        # A symbol is written by its name; an expression by an identifier standing for it (the
-        # same expression gets the same one, so equal extents stay visibly equal).
-        return d.name if d.is_Symbol else self.table.name_for(d)
-
-
 def _writable(t: T.Type) -> bool:
     """Whether ``t`` can be written as a ``TypeProto`` onnx's tools accept: its kind and every
     element type are known."""
@@ -368,38 +482,15 @@ def _lookup(engine: Engine, path: str, name: str) -> Value | None:
         path = path.rsplit("/", 1)[0]
 
 
-class _TypeBytes(TypeWriter):
-    """``annotate``'s writer of each distinct type serialized once, except that a type whose
-    writing met an overflowing extent is written afresh for every value, so that each place is
-    reported."""
-
-    write_dim: _DimWriter
-
-    def serialized(self, t: T.Type) -> bytes:
-        data = self.cache.get(t)
-        if data is None:
-            overflows = len(self.write_dim.overflows)
-            data = T.to_proto(t, self.write_dim).SerializeToString()
-            if len(self.write_dim.overflows) == overflows:
-                self.cache[t] = data
-        return data
-
-    def put(self, t: T.Type, out: TypeProto, where: str) -> None:
-        """Write ``t`` into ``out``; ``where`` names the place, should an extent overflow."""
-        self.write_dim.where = where
-        self(t, out)
-
-
-def _write(model: ModelProto, engine: Engine, write: _DimWriter) -> None:
-    types = _TypeBytes(write)
+def _write(model: ModelProto, engine: Engine, types: TypeWriter) -> None:
+    """Type every value the engine typed, in the graph where it lives (see the module docstring)."""
     for path, record, g in _graphs(model, engine):
         if path != "main":
             # Subgraph inputs may omit their types (Clause 7.1); the node binding them decides.
             for inp in g.input:
                 v = record.values.get(inp.name)
                 if v is not None and _writable(v.type):
-                    write.where = f"{path}, subgraph input `{inp.name}`"
-                    T.to_proto(v.type, write, inp.type)
+                    types.write(v.type, inp.type, f"{path}, subgraph input `{inp.name}`")
         outputs = {o.name for o in g.output}
         entries = {vi.name: vi for vi in g.value_info}
         for o in g.output:
@@ -407,8 +498,7 @@ def _write(model: ModelProto, engine: Engine, write: _DimWriter) -> None:
             if v is None or not _writable(v.type):
                 continue
             untyped = not o.HasField("type")
-            write.where = f"{path}, graph output `{o.name}`"
-            T.to_proto(v.type, write, o.type)
+            types.write(v.type, o.type, f"{path}, graph output `{o.name}`")
             if untyped or o.name in entries:
                 # onnx lists an output the model left untyped in value_info as well.
                 vi = entries.get(o.name) or g.value_info.add(name=o.name)
@@ -423,4 +513,4 @@ def _write(model: ModelProto, engine: Engine, write: _DimWriter) -> None:
             vi = entries.get(name)
             if vi is None:
                 vi = entries[name] = g.value_info.add(name=name)
-            types.put(v.type, vi.type, f"{path}, value `{name}`")
+            types.write(v.type, vi.type, f"{path}, value `{name}`")

@@ -1,0 +1,22 @@
+"""onnx-graphsurgeon's fold-and-clean-up loop on the TorchScript exports (whose shape arithmetic
+is computed at run time), shapes from onnx-infer's drop-in instead of onnx's inference: the
+result is valid and equivalent, with no more passes and no more nodes than with onnx's."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.clients import tools
+from tests.clients.common import TORCHSCRIPT, TORCHSCRIPT_IDS, assert_valid_and_equivalent, load, require
+
+require("onnx_graphsurgeon")
+
+
+@pytest.mark.parametrize("entry", TORCHSCRIPT, ids=TORCHSCRIPT_IDS)
+def test_graphsurgeon_folds_with_the_drop_in(entry) -> None:
+    model = load(entry)
+    ours = tools.graphsurgeon(model, "dropin")
+    theirs = tools.graphsurgeon(model, "onnx")
+    assert_valid_and_equivalent(entry, ours.model, "onnx-graphsurgeon with onnx-infer")
+    assert ours.passes <= theirs.passes
+    assert len(ours.model.graph.node) <= len(theirs.model.graph.node)

@@ -1,0 +1,20 @@
+"""onnxoptimizer's fuse-and-eliminate passes on the TorchScript exports annotated by onnx-infer's
+drop-in: the result is valid and equivalent, with no more nodes than on onnx's annotations."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.clients import tools
+from tests.clients.common import TORCHSCRIPT, TORCHSCRIPT_IDS, assert_valid_and_equivalent, load, require
+
+require("onnxoptimizer")
+
+
+@pytest.mark.parametrize("entry", TORCHSCRIPT, ids=TORCHSCRIPT_IDS)
+def test_onnxoptimizer_on_the_drop_in(entry) -> None:
+    model = load(entry)
+    ours = tools.onnxoptimizer(model, "dropin")
+    theirs = tools.onnxoptimizer(model, "onnx")
+    assert_valid_and_equivalent(entry, ours.model, "onnxoptimizer on onnx-infer's annotations")
+    assert len(ours.model.graph.node) <= len(theirs.model.graph.node)
