@@ -18,8 +18,8 @@ from google.protobuf.message import DecodeError
 from onnx import ModelProto
 
 from .limits import MAX_MODEL_BYTES
-from .nodeview import light_nodes
-from .utf8 import non_utf8_field, weightless_bytes
+from .nodeview import NodeBytes, light_nodes, split_model
+from .utf8 import bad_initializer, non_utf8_field, verify_pieces, walk_non_utf8_field, weightless_bytes
 
 ModelSource = ModelProto | bytes | bytearray | str | os.PathLike
 
@@ -33,12 +33,22 @@ class Loaded:
     model: ModelProto
     directory: Path | None  # where external data would be resolved; None for bytes and protos
     owned: bool  # True when we parsed the bytes ourselves and may annotate in place
-    # The main graph's nodes, parsed light from the copy of the model without its weights that
-    # the UTF-8 check is made on; the engine reads the nodes from them (``nodeview``).
-    light_nodes: list[bytes | None] | None = None
+    # The main graph's nodes as byte ranges of the bytes the model was parsed from, or each
+    # serialized (from the copy without weights the UTF-8 check of a ``ModelProto`` is made on);
+    # the engine's scan reads the nodes from them (``nodeview``), and releases them.
+    light_nodes: NodeBytes | list[bytes | None] | None = None
 
 
 def _parse(data: bytes, what: str) -> tuple[ModelProto, Any]:
+    """The model in ``data``, and the main graph's nodes as ``nodeview`` reads them.
+
+    Memory: the bytes and the parsed model are the two copies held at once (Clause 15.4). The
+    text is checked first, in place (``utf8.verify_pieces``), and the nodes are byte ranges of
+    ``data``; only when the bytes hold what that walk does not read is the model serialized
+    again without its weights for the check (``_check_strings``).
+    """
+    pieces = split_model(data)
+    verified = verify_pieces(data, pieces) if pieces is not None else None
     model = ModelProto()
     try:
         model.ParseFromString(data)
@@ -48,7 +58,13 @@ def _parse(data: bytes, what: str) -> tuple[ModelProto, Any]:
         raise ModelLoadError(f"{what} is not an ONNX model: its messages nest too deeply") from None
     if not model.HasField("graph"):
         raise ModelLoadError(f"{what} is not an ONNX model: it has no graph")
-    return model, _check_strings(model, what)
+    if pieces is None or verified is None:
+        return model, _check_strings(model, what)
+    if not verified or bad_initializer(model):
+        field = walk_non_utf8_field(model)
+        if field is not None:
+            raise ModelLoadError(f"{what} is not an ONNX model: the string {field} is not valid UTF-8")
+    return model, pieces.nodes
 
 
 def _check_strings(model: ModelProto, what: str) -> Any:
@@ -149,7 +165,7 @@ def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
         if not data:
             raise ModelLoadError(f"{path} is empty")
         model, light = _parse(data, str(path))
-        del data  # the model holds it now; the file's bytes need not stay through inference
+        del data  # ``light`` holds the bytes until the scan has read the nodes: then they are released
         return Loaded(model, path.resolve().parent, owned=True, light_nodes=light)
     proto = _from_onnx_ir(source)
     if proto is not None:

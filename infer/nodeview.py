@@ -4,17 +4,20 @@ Every access to a protobuf field builds a new Python object, and the limits scan
 check, the walk and the memo all read a node's names and attributes: a large model pays for
 each read tens of thousands of times. A ``NodeView`` reads them once and is shared by all.
 
-The main graph's views can also be decoded from the model serialized without its weights (which
-the UTF-8 check makes anyway): protobuf splits it into the bytes of each node, and a node's
-bytes are decoded here faster than protobuf hands out its fields, with its attributes already
-serialized, as the memo keys on them.
+The main graph's views can also be decoded from the model's bytes as read (``split_model`` finds
+each node's byte range without copying it) or from the model serialized without its weights
+(``light_nodes``): a node's bytes are decoded here faster than protobuf hands out its fields, with
+its attributes already serialized, as the memo keys on them. Attributes of more than
+``LARGE_ATTRIBUTE`` bytes in all (a long list, a tensor, thousands of attributes) are not
+copied here and their node is not memoized; a long attribute is not walked either: protobuf,
+which holds it anyway, gives its type.
 """
 
 from __future__ import annotations
 
 import functools
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +26,7 @@ from onnx import AttributeProto, NodeProto
 SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 _SUBGRAPH_SET = frozenset(SUBGRAPH_TYPES)
 _ATTRIBUTE_TYPES = frozenset(AttributeProto.AttributeType.values())
+_LIST_TYPES = {AttributeProto.INTS: "ints", AttributeProto.FLOATS: "floats", AttributeProto.STRINGS: "strings"}
 
 
 def has_subgraph(node: NodeProto) -> bool:
@@ -52,10 +56,12 @@ class NodeView:
         overload: str,
         attr_types: tuple[int, ...],
         has_ref: bool,
-        attrs: tuple[bytes, ...],
+        attrs: tuple[bytes, ...] | None,
         shared: dict[Any, Any],
     ):
-        """``shared``: values already made by the views of this read (names, attribute types,
+        """``attrs``: the attributes serialized, ``None`` when they take more than
+        ``LARGE_ATTRIBUTE`` bytes in all (such a node is not memoized: its key would hold them).
+        ``shared``: values already made by the views of this read (names, attribute types,
         memo keys); an equal one is replaced by it, so that it is held once however often used
         (a name an earlier node produced is read again as its consumers' input)."""
         self.source = source
@@ -73,8 +79,9 @@ class NodeView:
         self.has_subgraph: bool = bool(attr_types) and not _SUBGRAPH_SET.isdisjoint(attr_types)
         self.has_ref = has_ref
         # What the engine's memo of rule results keys on besides the opset and the inputs (see
-        # ``Engine._inputs_and_key``); ``None``: never memoized (subgraphs, attribute references).
-        if self.has_subgraph or has_ref:
+        # ``Engine._inputs_and_key``); ``None``: never memoized (subgraphs, attribute references,
+        # large attributes).
+        if self.has_subgraph or has_ref or attrs is None:
             self.memo_base: tuple | None = None
         else:
             presence = _ALL_PRESENT[1] if len(outs) == 1 and outs[0] else _presence(outs)  # the usual case first
@@ -94,6 +101,97 @@ def _presence(outputs: tuple[str, ...]) -> tuple[bool, ...]:
     if len(outputs) < 8 and all(outputs):
         return _ALL_PRESENT[len(outputs)]
     return tuple(bool(o) for o in outputs)
+
+
+# A list attribute of more elements is handed to rules as an ``AttributeList``: its elements stay
+# in protobuf's container (8 or 16 bytes each) instead of becoming Python objects (32 or more).
+LONG_LIST = 4096
+
+
+class AttributeList(Sequence):
+    """The elements of a long list attribute (``ints``, ``floats`` or ``strings``, the last
+    decoded as UTF-8), read from protobuf's container as they are asked for.
+
+    A read-only sequence: its length is known at once, and an element or a slice is made when
+    read; it equals a list or tuple of the same elements.
+    """
+
+    __slots__ = ("_items", "_text")
+
+    def __init__(self, items: Sequence[Any], text: bool):
+        self._items = items
+        self._text = text
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            items = self._items[k]
+            return [x.decode("utf-8", errors="replace") for x in items] if self._text else list(items)
+        x = self._items[k]
+        return x.decode("utf-8", errors="replace") if self._text else x
+
+    def __iter__(self) -> Any:
+        if self._text:
+            return (x.decode("utf-8", errors="replace") for x in self._items)
+        return iter(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (list, tuple, AttributeList)) or len(other) != len(self):
+            return False
+        return all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # like a list
+
+    def __add__(self, other: Any) -> list:
+        return [*self, *other]
+
+    def __radd__(self, other: Any) -> list:
+        return [*other, *self]
+
+    def __repr__(self) -> str:
+        return f"AttributeList(<{len(self)} elements>)"
+
+
+def long_list(a: AttributeProto) -> AttributeList | None:
+    """``a``'s elements as an ``AttributeList`` when it is a list of more than ``LONG_LIST``, else ``None``."""
+    field = _LIST_TYPES.get(a.type)
+    if field is None:
+        return None
+    items = getattr(a, field)
+    return AttributeList(items, a.type == AttributeProto.STRINGS) if len(items) > LONG_LIST else None
+
+
+class Attributes(Mapping):
+    """A node's attributes by name, each made a Python value (``decode``) the first time it is
+    read: an attribute no rule reads (a custom operator's, a long string) never becomes one."""
+
+    __slots__ = ("_decode", "_given", "_values")
+
+    def __init__(self, given: dict[str, AttributeProto], decode: Callable[[AttributeProto], Any]):
+        self._given = given
+        self._decode = decode
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        values = self._values
+        if name in values:
+            return values[name]
+        value = values[name] = self._decode(self._given[name])
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._given
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._given)
+
+    def __len__(self) -> int:
+        return len(self._given)
+
+    def __repr__(self) -> str:
+        return f"Attributes({', '.join(self._given)})"
 
 
 class Views(list):
@@ -134,6 +232,25 @@ class _NameHashes:
         return tuple(out)
 
 
+# A node whose attributes take more bytes in all has them neither copied into its view nor into
+# the memo's keys (it is not memoized); an attribute of more than ``_WALKED_ATTRIBUTE`` bytes has
+# its type read through protobuf rather than from its bytes: a list of millions of numbers is
+# millions of fields to walk in Python.
+LARGE_ATTRIBUTE = 1024
+_WALKED_ATTRIBUTE = 64
+_KINDS_KEPT = 1 << 16  # distinct serialized attributes whose types are remembered in one read
+
+
+def _serialized(a: AttributeProto) -> bytes | None:
+    """``a`` serialized, or ``None`` when it is larger than ``LARGE_ATTRIBUTE`` (a long list is
+    seen so by its length, without serializing it)."""
+    field = _LIST_TYPES.get(a.type)
+    if field is not None and len(getattr(a, field)) > LARGE_ATTRIBUTE // 2:
+        return None
+    data = a.SerializeToString()
+    return data if len(data) <= LARGE_ATTRIBUTE else None
+
+
 def read_nodes(nodes: Sequence[NodeProto]) -> Views:
     """Views of ``nodes`` (a repeated ``NodeProto`` field or a list of them), in order."""
     shared: dict[Any, Any] = {}
@@ -142,12 +259,138 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
     for index, node in enumerate(nodes):
         names.add(node.name)
         attrs = tuple(node.attribute)
+        serialized: tuple[bytes, ...] | None = ()
+        if attrs:
+            each = tuple(_serialized(a) for a in attrs)
+            serialized = None if None in each or sum(map(len, each)) > LARGE_ATTRIBUTE else each  # type: ignore[arg-type]
         out.append(NodeView(
             nodes, index, node.input, node.output, node.op_type, node.domain, node.overload,
-            tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs),
-            tuple(a.SerializeToString() for a in attrs), shared,
+            tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs), serialized, shared,
         ))  # fmt: skip
     return Views(out, names.repeated(nodes))
+
+
+class NodeBytes:
+    """The main graph's nodes as byte ranges of the serialized model they were parsed from (no
+    node is copied), for ``read_light_nodes``, which consumes them: the model's bytes are
+    released once its nodes are read."""
+
+    __slots__ = ("data", "ranges")
+
+    def __init__(self, data: bytes, ranges: array):
+        self.data: bytes | None = data
+        self.ranges = ranges  # start and end of each node, flat
+
+    def __len__(self) -> int:
+        return len(self.ranges) // 2
+
+
+class ModelPieces:
+    """Where a serialized ``ModelProto`` keeps what ``split_model`` looks for: the byte ranges of
+    the main graph's nodes, and runs of the model's fields that hold all its text but the main
+    graph's initializers (top-level fields other than the graph, and the graph's own fields other
+    than its initializers), for the UTF-8 check."""
+
+    __slots__ = ("graph_runs", "model_runs", "nodes")
+
+    def __init__(self, nodes: NodeBytes, model_runs: list[tuple[int, int]], graph_runs: list[tuple[int, int]]):
+        self.nodes = nodes
+        self.model_runs = model_runs
+        self.graph_runs = graph_runs
+
+
+# Tags (field number << 3 | wire type) the split looks for, all length-delimited: ModelProto.graph
+# (7); GraphProto.node (1), initializer (5), sparse_initializer (15).
+_MODEL_GRAPH, _GRAPH_NODE, _GRAPH_INITIALIZER, _GRAPH_SPARSE = 0x3A, 0x0A, 0x2A, 0x7A
+
+
+def split_model(data: bytes) -> ModelPieces | None:
+    """The pieces of the serialized ``ModelProto`` ``data``, found by walking its top-level fields
+    and its graph's (one Python step a field, nothing copied), or ``None`` where the bytes hold
+    what this walk leaves to protobuf (groups, a malformed field)."""
+    try:
+        model_runs: list[tuple[int, int]] = []
+        graphs: list[tuple[int, int]] = []
+        if not _walk(data, 0, len(data), {_MODEL_GRAPH: graphs}, model_runs):
+            return None
+        graph_runs: list[tuple[int, int]] = []
+        ranges = array("q")
+        for start, end in graphs:  # a graph given in several pieces is their merge
+            nodes: list[tuple[int, int]] = []
+            weights: list[tuple[int, int]] = []
+            if not _walk(data, start, end, {_GRAPH_NODE: nodes, _GRAPH_INITIALIZER: weights,
+                                            _GRAPH_SPARSE: weights}, graph_runs, split_at=weights):  # fmt: skip
+                return None
+            for s, e in nodes:
+                ranges.append(s)
+                ranges.append(e)
+    except IndexError:  # truncated: protobuf says what is wrong
+        return None
+    return ModelPieces(NodeBytes(data, ranges), model_runs, graph_runs)
+
+
+def _walk(
+    data: bytes,
+    i: int,
+    n: int,
+    wanted: dict[int, list[tuple[int, int]]],
+    runs: list[tuple[int, int]],
+    split_at: list[tuple[int, int]] | None = None,
+) -> bool:
+    """Walk the fields of one message, ``data[i:n]``: the contents of each field whose tag is in
+    ``wanted`` go to its list; ``runs`` gets the stretches of the other fields (those of
+    ``split_at``'s list excepted, so ``wanted`` fields not in it stay inside the runs). False
+    for a wire type this walk does not read (groups) or a field past the end."""
+    run = i
+    skipped = wanted if split_at is None else {tag for tag, found in wanted.items() if found is split_at}
+    while i < n:
+        field_start = i
+        tag = data[i]
+        i += 1
+        if tag > 0x7F:
+            tag, i = _varint_from(data, i, tag)
+        wire = tag & 7
+        if wire == 2:
+            length = data[i]
+            i += 1
+            if length > 0x7F:
+                length, i = _varint_from(data, i, length)
+            end = i + length
+        elif wire == 0:
+            while data[i] > 0x7F:
+                i += 1
+            end = i + 1
+        elif wire == 5:
+            end = i + 4
+        elif wire == 1:
+            end = i + 8
+        else:
+            return False
+        if end > n:
+            return False
+        found = wanted.get(tag) if wire == 2 else None
+        if found is not None:
+            found.append((i, end))
+            if tag in skipped:
+                if run < field_start:
+                    runs.append((run, field_start))
+                run = end
+        i = end
+    if run < n:
+        runs.append((run, n))
+    return True
+
+
+def _varint_from(data: bytes, i: int, first: int) -> tuple[int, int]:
+    """The varint whose first byte ``first`` (> 0x7F) was read, and the index after it."""
+    result, shift = first & 0x7F, 7
+    while True:
+        b = data[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, i
+        shift += 7
 
 
 def light_nodes(weightless: bytes) -> list[bytes | None] | None:
@@ -167,33 +410,42 @@ def light_nodes(weightless: bytes) -> list[bytes | None] | None:
 _INPUT, _OUTPUT, _NAME, _OP_TYPE, _ATTRIBUTE, _DOMAIN, _OVERLOAD = 0x0A, 0x12, 0x1A, 0x22, 0x2A, 0x3A, 0x42
 
 
-def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None]) -> Views | None:
-    """Views of the main graph's ``nodes``, decoded from their serialized bytes (see
-    ``light_nodes``), which are dropped from ``serialized`` as they are read (so that the bytes
-    and the views are not all held at once); ``None`` when those are not the same nodes or hold
-    what this decoder leaves to protobuf (a field of another wire type, a field number past 15).
+def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] | NodeBytes) -> Views | None:
+    """Views of the main graph's ``nodes``, decoded from their serialized bytes (``light_nodes``
+    or ``split_model``), which are dropped as they are read (so that the bytes and the views are
+    not all held at once); ``None`` when those are not the same nodes or hold what this decoder
+    leaves to protobuf (a field of another wire type, a field number past 15).
 
     Decoding the bytes of a node here costs less than reading its fields through protobuf, which
     builds a Python object for every repeated field it hands out.
     """
     if len(serialized) != len(nodes):
         return None
+    in_place = isinstance(serialized, NodeBytes)
+    if in_place:
+        data, ranges = serialized.data, serialized.ranges  # type: ignore[union-attr]
+        serialized.data = None  # type: ignore[union-attr]
+        if data is None:
+            return None  # read before
     shared: dict[Any, Any] = {}
     kinds: dict[bytes, tuple[int, bool] | None] = {}  # serialized attribute -> (type, has a reference)
     out = []
     names = _NameHashes()
     add_hash = names.hashes.append  # per named node: no method call
     try:
-        for index in range(len(serialized)):
-            b = serialized[index]
-            if b is None:
-                return None  # read before
-            serialized[index] = None
+        for index in range(len(nodes)):
+            if in_place:
+                b, i, n = data, ranges[2 * index], ranges[2 * index + 1]
+            else:
+                b = serialized[index]
+                if b is None:
+                    return None  # read before
+                serialized[index] = None
+                i, n = 0, len(b)
             ins: list[str] = []
             outs: list[str] = []
-            attrs: list[bytes] = []
+            spans: list[tuple[int, int]] = []  # each attribute's bytes
             op_type = domain = overload = ""
-            i, n = 0, len(b)
             while i < n:
                 tag = b[i]
                 if tag & 7 != 2 or tag > 0x7F:
@@ -201,15 +453,7 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None])
                 length = b[i + 1]
                 i += 2
                 if length > 0x7F:  # a varint of more bytes
-                    length &= 0x7F
-                    shift = 7
-                    while True:
-                        c = b[i]
-                        i += 1
-                        length |= (c & 0x7F) << shift
-                        if c < 0x80:
-                            break
-                        shift += 7
+                    length, i = _varint_from(b, i, length)
                 end = i + length
                 if end > n:
                     return None
@@ -220,7 +464,7 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None])
                 elif tag == _OP_TYPE:
                     op_type = b[i:end].decode()
                 elif tag == _ATTRIBUTE:
-                    attrs.append(b[i:end])
+                    spans.append((i, end))
                 elif tag == _DOMAIN:
                     domain = b[i:end].decode()
                 elif tag == _OVERLOAD:
@@ -230,19 +474,31 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None])
                 i = end
             types: tuple[int, ...] = ()
             has_ref = False
-            if attrs:
-                found = []
-                for a in attrs:
-                    kind = kinds.get(a)
+            attrs: tuple[bytes, ...] | None = ()
+            if spans:
+                # The attributes are kept (for the memo's key) only when small in all.
+                keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
+                found, kept = [], []
+                for k, (s, e) in enumerate(spans):
+                    a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
+                    kind = kinds.get(a) if a is not None else None
                     if kind is None:
-                        kind = kinds[a] = _attribute_kind(a)
-                        if kind is None:
-                            return None
+                        if a is not None and e - s <= _WALKED_ATTRIBUTE:
+                            kind = _attribute_kind(a)
+                            if kind is None:
+                                return None
+                        else:  # protobuf holds it parsed: its type is a field read
+                            proto = nodes[index].attribute[k]
+                            kind = (proto.type, bool(proto.ref_attr_name))
+                        if a is not None and len(kinds) < _KINDS_KEPT:
+                            kinds[a] = kind
+                    if keep:
+                        kept.append(a)
                     found.append(kind[0])
                     has_ref = has_ref or kind[1]
                 types = tuple(found)
-            out.append(NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, tuple(attrs),
-                                shared))  # fmt: skip
+                attrs = tuple(kept) if keep else None  # type: ignore[arg-type]
+            out.append(NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared))
     except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
         return None
     return Views(out, names.repeated(nodes))

@@ -1,25 +1,39 @@
 """Is every string field of a model valid UTF-8? (Names are text; protobuf hands back ``bytes``.)
 
-ONNX's messages are proto2, whose parser accepts any bytes in a string field. The check
-serializes the model without its weights and parses that as a copy of its message types whose
-string fields protobuf validates (edition 2023, ``utf8_validation = VERIFY``): that runs at C
-speed. Only when that parse fails, or the copy cannot be built (an older protobuf), are the
-fields walked in Python, which names the field at fault.
+ONNX's messages are proto2, whose parser accepts any bytes in a string field. The check parses
+the model's text as a copy of its message types whose string fields protobuf validates (edition
+2023, ``utf8_validation = VERIFY``): that runs at C speed. The copy leaves out the fields that
+hold numbers and bytes (tensor data, attribute values), which protobuf then keeps as they are
+instead of building a list of them: a list of small integers would take 8 bytes an element.
+The text is either the model's bytes as read, in pieces without its main graph's initializers
+(``verify_pieces``), or the model serialized without them (``weightless_bytes``). Only when that
+parse fails, or the copy cannot be built (an older protobuf), are the fields walked in Python,
+which names the field at fault.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from onnx import ModelProto
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .nodeview import ModelPieces
+
+# Fields holding no text, left out of the verifying copy (onnx.proto's field numbers).
+_NO_TEXT = {
+    "TensorProto": {1, 4, 5, 6, 7, 9, 10, 11},  # dims, float/int32/string/int64_data, raw_data, double/uint64_data
+    "AttributeProto": {2, 3, 4, 7, 8, 9},  # f, i, s, floats, ints, strings
+}
+
 
 @functools.cache
-def _verifying_model_class() -> Any:
-    """ModelProto with UTF-8 validation on every string field, or ``None`` if protobuf cannot."""
+def _verifying_classes() -> tuple[Any, Any] | None:
+    """ModelProto and GraphProto with UTF-8 validation on every string field and without the
+    fields that hold no text (``_NO_TEXT``), or ``None`` if protobuf cannot build them."""
     try:
         from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -41,6 +55,11 @@ def _verifying_model_class() -> Any:
         while stack:
             msg = stack.pop()
             stack.extend(msg.nested_type)
+            numbers = _NO_TEXT.get(msg.name, ())
+            kept = [f for f in msg.field if f.number not in numbers]
+            if len(kept) < len(msg.field):
+                del msg.field[:]
+                msg.field.extend(kept)
             for f in msg.field:
                 if f.type_name.startswith(old):
                     f.type_name = new + f.type_name[len(old) :]
@@ -53,9 +72,48 @@ def _verifying_model_class() -> Any:
                     f.options.features.repeated_field_encoding = fs.PACKED if packed else fs.EXPANDED
         pool = descriptor_pool.DescriptorPool()
         pool.Add(fdp)
-        return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{fdp.package}.ModelProto"))
+        model, graph = (message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{fdp.package}.{name}"))
+                        for name in ("ModelProto", "GraphProto"))  # fmt: skip
+        return model, graph
     except Exception:  # any protobuf without editions: the Python walk does the job
         return None
+
+
+def _verifying_model_class() -> Any:
+    """ModelProto with UTF-8 validation on every string field, or ``None`` if protobuf cannot."""
+    classes = _verifying_classes()
+    return None if classes is None else classes[0]
+
+
+def verify_pieces(data: bytes, pieces: ModelPieces) -> bool | None:
+    """Is every string of the serialized model ``data`` outside its main graph's initializers
+    valid UTF-8? Each run of fields ``pieces`` found is parsed in place (nothing is copied but
+    what protobuf keeps of it while parsing, and that is dropped at once). ``None``: this
+    protobuf cannot tell (``non_utf8_field`` walks the parsed model instead). The initializers'
+    own strings are checked on the parsed model (``bad_initializer``)."""
+    classes = _verifying_classes()
+    if classes is None:
+        return None
+    model, graph = classes
+    view = memoryview(data)
+    try:
+        for start, end in pieces.model_runs:
+            model.FromString(view[start:end])
+        for start, end in pieces.graph_runs:
+            graph.FromString(view[start:end])
+    except Exception:  # a string that is not UTF-8 (or bytes protobuf refuses): the walk says which
+        return False
+    finally:
+        view.release()
+    return True
+
+
+def bad_initializer(model: ModelProto) -> bool:
+    """Does a string of the main graph's initializers fail to be UTF-8?"""
+    graph = model.graph
+    return any(_bad_tensor(t) for t in graph.initializer) or any(
+        walk_non_utf8_field(t) for t in graph.sparse_initializer
+    )
 
 
 def weightless_bytes(model: ModelProto) -> bytes:
@@ -74,10 +132,7 @@ def non_utf8_field(model: ModelProto, weightless: bytes | None = None) -> str | 
             # The weights are left out: they hold no text, and serializing them would take time
             # and as much memory again as the model. Initializers' own strings are walked.
             verifying.FromString(weightless_bytes(model) if weightless is None else weightless)
-            graph = model.graph
-            if not any(_bad_tensor(t) for t in graph.initializer) and not any(
-                walk_non_utf8_field(t) for t in graph.sparse_initializer
-            ):
+            if not bad_initializer(model):
                 return None
         except Exception:
             pass  # some string is not UTF-8 (or protobuf objects): the walk says which

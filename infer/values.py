@@ -249,6 +249,10 @@ def known_from_array(arr: np.ndarray) -> Known | None:
     return Known(shape, tuple(_py(x) for x in flat))
 
 
+# TensorProto's fields of elements other than raw_data: protobuf gives their lengths at once.
+_DATA_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
 def tensor_element_count(t: TensorProto) -> int:
     n = 1
     for d in t.dims:
@@ -271,11 +275,16 @@ def value_from_tensor(t: TensorProto, read_contents: bool = True) -> Value:
         or tensor_element_count(t) > (MAX_KNOWN_FLOAT_ELEMENTS if t.data_type in _FLOATS else MAX_KNOWN_ELEMENTS)
     ):
         return Value(typ)
+    count = tensor_element_count(t)
+    if any(len(getattr(t, f)) > 2 * count for f in _DATA_FIELDS):
+        # More elements stored than the dims hold (complex ones take two): malformed, and not
+        # worth reading element by element to find out.
+        return Value(typ)
     try:
         arr = numpy_helper.to_array(t)
     except Exception:  # malformed contents: the type still stands, the contents are unknown
         return Value(typ)
-    if arr.size != tensor_element_count(t):
+    if arr.size != count:
         return Value(typ)
     return Value(typ, known_from_array(arr))
 

@@ -16,6 +16,7 @@ from typing import Any
 import onnx
 from onnx import AttributeProto, defs, helper
 
+from infer.nodeview import long_list
 from infer.types import (
     UNKNOWN,
     MapType,
@@ -100,7 +101,12 @@ def _formal(p: defs.OpSchema.FormalParameter) -> Formal:
 
 
 def attribute_value(a: AttributeProto) -> Any:
-    """The Python value of an attribute; strings decoded as UTF-8 (lists of them too)."""
+    """The Python value of an attribute; strings decoded as UTF-8 (lists of them too). A list of
+    more than ``LONG_LIST`` elements is a read-only sequence over protobuf's own (Clause 15.4:
+    no Python object per element of a list no rule may read)."""
+    long = long_list(a)
+    if long is not None:
+        return long
     v = helper.get_attribute_value(a)
     if isinstance(v, bytes):
         return v.decode("utf-8", errors="replace")

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value, value_from_tensor
+from infer.values import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS, Known, SymFloat, Value, value_from_tensor
 
 from .. import valueops as V
 from ..helpers import require_single, vector_length
@@ -40,7 +40,11 @@ def constant(ctx: RuleContext) -> list:
         return [TensorType(v.values.data_type or None, tuple(int(d) for d in v.dims))]
     elem, is_list = _SCALAR_ATTRS[name]
     if is_list:
-        return [Value(TensorType(elem, (len(v),)), Known((len(v),), tuple(v)))]
+        # Contents are kept as a ``value`` tensor's are: up to the limit of its element type. A
+        # longer list (an ``AttributeList``) is not read at all, only its length.
+        n = len(v)
+        limit = MAX_KNOWN_FLOAT_ELEMENTS if elem == TensorProto.FLOAT else MAX_KNOWN_ELEMENTS
+        return [Value(TensorType(elem, (n,)), Known((n,), tuple(v)) if n <= limit else None)]
     return [Value(TensorType(elem, ()), Known((), (v,)))]
 
 
@@ -180,7 +184,7 @@ example("Constant", [], ["float[]={0.5}"], attrs={"value_float": 0.5})
 example("Range", ["int32[]={10}", "int32[]={1}", "int32[]={-3}"], ["int32[3]={10,7,4}"])
 example("Range", ["float[]={0.0}", "float[]={1.0}", "float[]={0.5}"], ["float[2]={0.0,0.5}"], opset=27)
 example("Range", ["float[]", "float[]={1.0}", "float[]={0.5}"], ["float[?]"])
-example("Range", ["float[]={0.0}", "float[]={1.0}", "float[]={0.0}"], ["float[?]"], error="bad-attribute")
+example("Range", ["float[]={0.0}", "float[]={1.0}", "float[]={0.0}"], ["float[*]"], error="bad-attribute")
 example("Range", ["int64[]={S}", "int64[]={0}", "int64[]={-2}"], ["int64[floor((S + 1)/2)]"])
 example("Range", ["int64[2]={0,1}", "int64[]={4}", "int64[]={1}"], ["int64[*]"], error="shape-mismatch")
 example("Range", ["int64[1]={0}", "int64[1]={4}", "int64[]={1}"], ["int64[4]={0,1,2,3}"])
