@@ -62,6 +62,7 @@ __all__ = [
     "product",
     "content",
     "divide_exact",
+    "exact_quotients",
     "total",
     "free_names",
     "to_str",
@@ -277,6 +278,10 @@ def lower_bound(e: Expr) -> int | None:
     if isinstance(e, FloorDiv) and e.args[1].is_Integer:
         lb = lower_bound(e.args[0])
         return None if lb is None else lb // int(e.args[1])
+    if isinstance(e, FloorDiv):
+        # A symbolic divisor is positive; a non-negative dividend gives a non-negative quotient.
+        lb = lower_bound(e.args[0])
+        return 0 if lb is not None and lb >= 0 and (lower_bound(e.args[1]) or 0) >= 1 else None
     if isinstance(e, DimMod) and e.args[1].is_Integer and e.args[1] > 0:
         return 0
     if isinstance(e, DimMax):
@@ -382,9 +387,9 @@ EXTREMUM_COMPARED = 16
 
 def _dominates(t: Expr, s: Expr, is_max: bool) -> bool:
     """``t >= s`` (``is_max``) or ``t <= s``, provably: then ``s`` adds nothing to the extremum.
-    Only arguments over related variables are compared (``M`` and ``M + N``): a cheap filter."""
-    ft, fs = t.free_symbols, s.free_symbols
-    if not (fs <= ft or ft <= fs):
+    Only arguments that share a variable are compared (``M`` and ``M + N``, ``min(M, N)`` and
+    ``M + u``): a cheap filter, since a difference over unrelated variables is rarely bounded."""
+    if not (t.free_symbols & s.free_symbols):
         return False
     d = _difference(t, s) if is_max else _difference(s, t)
     if isinstance(d, int):
@@ -739,6 +744,53 @@ def divide_exact(d: Dim, k: int) -> Dim:
     if isinstance(d, int):
         return d // k
     return normalize(sympy.Add(*(term / k for term in sympy.Add.make_args(d))))
+
+
+def quotient_parts(d: Dim, k: Dim) -> tuple[Expr, Expr] | None:
+    """``(a, b)`` such that ``k`` divides ``d`` exactly when ``b`` divides ``a``: the one
+    ``floor(a/b)`` that ``floordiv(d, k)`` holds as a term, where ``d - k*floordiv(d, k)`` is
+    provably ``a - b*floor(a/b)``; ``None`` otherwise."""
+    q = floordiv(d, k)
+    if q is None or isinstance(q, int) or (isinstance(d, int) and isinstance(k, int)):
+        return None
+    floors = [t for t in sympy.Add.make_args(q) if isinstance(t, FloorDiv)]
+    if len(floors) != 1 or (q - floors[0]).has(FloorDiv):
+        return None
+    f = floors[0]
+    a, b = f.args
+    if sympy.expand(_wrap(d) - _wrap(k) * q - (a - b * f)) != 0:
+        return None
+    return a, b
+
+
+def _integral(e: Expr) -> bool:
+    """No fraction left in ``e``: every number an integer, every power a positive one."""
+    return all(r.is_Integer for r in e.atoms(sympy.Rational)) and not any(
+        p.args[1].is_negative is not False for p in e.atoms(sympy.Pow)
+    )
+
+
+def exact_quotients(d: Dim, divisible: Iterable[tuple[Expr, Expr]]) -> Dim:
+    """``d`` where each ``(a, b)`` of ``divisible`` has ``b`` dividing ``a``: ``floor(a/b)`` is
+    ``a/b`` and ``mod(a, b)`` is 0, so ``2*floor(c/2)`` is ``c`` where ``c`` is even. Kept as it is
+    where a fraction would be left (``floor(c/2)`` stays)."""
+    if d is None or isinstance(d, int) or not d.has(FloorDiv, DimMod):
+        return d
+    subs: dict[Expr, Expr] = {}
+    for a, b in divisible:
+        subs[FloorDiv(a, b, evaluate=False)] = a / b
+        subs[DimMod(a, b, evaluate=False)] = sympy.Integer(0)
+    if not subs:
+        return d
+    r = d.xreplace(subs)
+    if r == d:
+        return d
+    if not _integral(r):
+        r = sympy.expand(r)
+        if not _integral(r):
+            return d
+    r = normalize(r)
+    return r if isinstance(r, int) or expression_size(r) <= expression_size(d) else d
 
 
 def product(ds: Iterable[Dim]) -> Dim:

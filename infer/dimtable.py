@@ -113,7 +113,9 @@ class Assumption:
 
     def __str__(self) -> str:
         e = D.to_str(self.expr)
-        if self.lower is not None and self.upper is not None:
+        if self.lower is not None and self.lower == self.upper:
+            text = f"{e} == {self.lower}"
+        elif self.lower is not None and self.upper is not None:
             text = f"{self.lower} <= {e} <= {self.upper}"
         elif self.lower is not None:
             text = f"{e} >= {self.lower}"
@@ -137,6 +139,8 @@ class DimTable:
     minimums: dict[Dim, int] = field(default_factory=dict)  # extents a valid run needs this large
     ranges: dict[Dim, tuple[int | None, int | None]] = field(default_factory=dict)  # assumed, not required
     var_minimums: dict[str, int] = field(default_factory=dict)  # least values the minimums imply
+    # (a, b) where a valid run has b dividing a (a Reshape's element count by its other extents)
+    divisible: dict[tuple[Dim, Dim], None] = field(default_factory=dict)
     # What each minimum or maximum rests on, for ``assumptions`` (the first reason given wins).
     _bound_reasons: dict[tuple[Dim, str], tuple[str, Site | None]] = field(default_factory=dict)
     # Bumped whenever ``minimums`` changes: rule results computed under other minimums (which
@@ -148,12 +152,15 @@ class DimTable:
 
     # -- variables ------------------------------------------------------------------------------
 
-    def declared(self, name: str, where: str = "", value: str | None = None) -> Dim:
+    def declared(self, name: str, where: str = "", value: str | None = None, positive: bool = True) -> Dim:
         """The dim a ``dim_param`` names; a bound name gives its integer.
 
         A name that is no identifier but spells an expression over the model's other declared
         names (``past_sequence + sequence``, as exporters write on attention masks) stands for
-        that expression; any other name is one variable.
+        that expression; any other name is one variable: positive when the model's inputs declare
+        it (``positive``; docs/architecture.md), else from 0, like a fresh one (a name on an
+        intermediate value or an output, such as a tool's ``unk__3``, may stand for an empty
+        extent). The first declaration of a name decides.
         """
         if name in self.bindings:
             return self.bindings[name]
@@ -165,7 +172,7 @@ class DimTable:
             self.note("equality", f"'{name}' {where} stands for {D.to_str(spelled)}".replace("  ", " "), (spelled,))
             return spelled
         origin = Origin("declared", f"declared as '{name}' {where}".rstrip(), value=value)
-        var = Variable(name, D.symbol(name), origin)
+        var = Variable(name, D.symbol(name) if positive else D.fresh_symbol(name), origin)
         self.variables[name] = var
         return var.symbol
 
@@ -260,6 +267,22 @@ class DimTable:
         self.minimums_epoch += 1
         self._bound_reasons.setdefault((d, "min"), (why, site))
         self.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
+
+    def require_multiple(self, d: Dim, k: Dim, site: Site | None = None, why: str = "") -> None:
+        """Record that a model which runs has ``d`` a multiple of ``k`` (Reshape divides its
+        element count exactly): listed as the assumption ``mod(d, k) == 0``, and used by
+        ``exact`` (``k*floor(d/k)`` is ``d``)."""
+        parts = D.quotient_parts(d, k)
+        remainder = D.mod(d, k)
+        if parts is None or remainder is None or isinstance(remainder, int) or parts in self.divisible:
+            return
+        self.divisible[parts] = None
+        self.minimums_epoch += 1  # rule results computed without it must not be reused
+        self.assume_range(remainder, 0, 0, site, why)
+
+    def exact(self, d: Dim) -> Dim:
+        """``d`` with the quotients the model's validity makes exact (``require_multiple``)."""
+        return D.exact_quotients(d, self.divisible) if self.divisible else d
 
     def assume_range(self, d: Dim, lower: int | None, upper: int | None, site: Site | None = None,
                      why: str = "") -> None:  # fmt: skip

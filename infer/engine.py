@@ -18,6 +18,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -199,10 +200,15 @@ class Engine:
             if kind == "dim_value":
                 return int(d.dim_value) if d.dim_value >= 0 else None
             if kind == "dim_param" and d.dim_param:
-                return self.table.declared(d.dim_param, f"on `{value}`", value)
+                return self.table.declared(d.dim_param, f"on `{value}`", value, value in self._input_names)
             return None
 
         return T.from_proto(tp, read_dim)
+
+    @cached_property
+    def _input_names(self) -> frozenset[str]:
+        """The main graph's inputs: the names they declare are positive variables."""
+        return frozenset(i.name for i in self.model.graph.input)
 
     def recorded_value(self, graph: str, name: str) -> Value | None:
         rec = self.records.get(graph)

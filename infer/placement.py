@@ -26,6 +26,7 @@ from .diagnostics import Location
 from .dims import Dim
 from .dimtable import DimTable, Origin, Site
 from .scopes import ContentNote, Frame
+from .validate import admits, type_string
 from .values import Known, Value, in_domain, without_overflow
 
 
@@ -192,14 +193,24 @@ def schema_types(sig: Signature | None, inputs: Sequence[Value | None], n: int) 
     """Output types as far as the type constraints decide them (shape unknown)."""
     if sig is None:
         return [T.UNKNOWN] * n
+    # A type variable is bound by any input whose type its constraint admits (``Add(x: float[N],
+    # y: unknown)`` is float). An input of a type the constraint does not admit is a
+    # type-mismatch (validation reports it) and binds nothing, so the schema's own type stands;
+    # one whose element type is unknown binds only where nothing else does.
     bound: dict[str, T.Type] = {}
+    partial: dict[str, T.Type] = {}
     for i, v in enumerate(inputs):
         formal = sig.input_formal(i)
-        if v is None or formal is None or formal.type_str not in sig.constraints:
+        if v is None or formal is None or formal.type_str not in sig.constraints or formal.type_str in bound:
             continue
         if formal.option == "variadic" and not formal.homogeneous:
             continue  # each position of a heterogeneous variadic has a type of its own
-        if formal.type_str not in bound and not isinstance(v.type, T.UnknownType):
+        if isinstance(v.type, T.UnknownType):
+            continue
+        spelled = type_string(v.type)
+        if spelled is None:
+            partial.setdefault(formal.type_str, strip_shape(v.type))
+        elif admits(sig.constraints[formal.type_str], spelled):
             bound[formal.type_str] = strip_shape(v.type)
     out = []
     for k in range(n):
@@ -212,7 +223,7 @@ def schema_types(sig: Signature | None, inputs: Sequence[Value | None], n: int) 
             out.append(bound[ts])
         elif ts in sig.constraints:
             allowed = sig.constraints[ts]
-            out.append(parse_type_str(allowed[0]) if len(allowed) == 1 else T.UNKNOWN)
+            out.append(parse_type_str(allowed[0]) if len(allowed) == 1 else partial.get(ts, T.UNKNOWN))
         else:
             out.append(parse_type_str(ts))
     return out

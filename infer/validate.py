@@ -243,6 +243,16 @@ def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
             engine.report(
                 "arity", f"{prefix}: variadic input `{last.name}` needs at least {last.min_arity} values", loc
             )
+        # A variadic position is not optional: an empty name there leaves a value the operator
+        # reads unsupplied (onnxruntime refuses such a Concat, and crashes on such an Einsum).
+        for i in range(len(sig.inputs) - 1, n_in):
+            if not node.input[i]:
+                engine.report(
+                    "missing-input",
+                    f"{prefix}: input {i}, a value of variadic input `{last.name}`, has an empty name",
+                    loc,
+                    "only inputs the operator marks optional may be left empty (Clause 7.3.3)",
+                )
     _check_attributes(engine, ctx, loc, prefix)
     _check_types(engine, ctx, loc, prefix)
 
@@ -340,7 +350,7 @@ def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) 
         if ts is None:
             continue
         allowed = sig.constraints.get(formal.type_str, (formal.type_str,))
-        if ts not in _admitted(allowed):
+        if not admits(allowed, ts):
             engine.report(
                 "type-mismatch",
                 f"{prefix}: input {i} (`{formal.name}`) is {ts}, which {formal.type_str} does not admit "
@@ -365,6 +375,12 @@ def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) 
 @functools.lru_cache(maxsize=4096)
 def _admitted(allowed: tuple[str, ...]) -> frozenset[str]:
     return frozenset(normalize_type_str(a) for a in allowed)
+
+
+def admits(allowed: tuple[str, ...], spelled: str) -> bool:
+    """Does a type constraint of these ``allowed`` types admit the type spelled ``spelled``
+    (as ``type_string`` spells it)?"""
+    return spelled in _admitted(allowed)
 
 
 _ELEM_BYTES = {

@@ -113,3 +113,32 @@ def test_reshape_with_a_copied_zero_entry():
     verdict = check(result, runs)
     assert not verdict.wrong, verdict.wrong
     assert result.shape_of("y")[1] == 8
+
+
+EMPTY_SLICE_RESHAPE = """
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[n,1,n] x) => (float[] y) {
+  starts = Constant <value = int64[2] {-1, 0}> ()
+  ends = Constant <value = int64[2] {0, -1}> ()
+  axes = Constant <value = int64[2] {0, -1}> ()
+  s = Slice (x, starts, ends, axes)
+  shape = Shape (s)
+  two = Constant <value_int = 2> ()
+  last = Gather (shape, two)
+  zero = Constant <value = int64[1] {0}> ()
+  last1 = Unsqueeze (last, zero)
+  target = Concat <axis = 0> (zero, last1)
+  y = Reshape (s, target)
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_reshape_of_no_elements_by_an_entry_that_may_be_zero(n):
+    """From the oracle (seed 1046226): Reshape(s[0, 1, n - 1], [0, n - 1]). At n = 1 the entry
+    n - 1 is 0 and copies extent 1, so y is [0, 1]: the element count, 0, fixes no entry."""
+    model = onnx.parser.parse_model(EMPTY_SLICE_RESHAPE)
+    result = infer.infer_model(model)
+    x = np.zeros((n, 1, n), np.float32)
+    verdict = check(result, [({"n": n}, run(expose_all(model), {"x": x}))])
+    assert not verdict.wrong, verdict.wrong

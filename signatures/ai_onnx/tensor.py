@@ -249,19 +249,29 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
             # A symbolic entry that may be 0 (copy the input's extent) or -1 (inferred) at run
             # time: open, like an unknown entry.
             out.append(None)
-    total = elements(data)
+    # Extents an earlier Reshape divided exactly count exactly: 2*floor(c/2) elements are c.
+    total = ctx.dims.exact(elements(data))
+    out = [ctx.dims.exact(d) for d in out]
     open_ = [j for j, d in enumerate(out) if d is None]
     if len(open_) == 1 and total is not None:
         # Whatever the one open entry is (-1, a copied 0 or an extent), the element count fixes it.
         j = open_[0]
         rest = D.product(d for k, d in enumerate(out) if k != j)
-        if rest is not None and rest != 0:
+        # An entry that is not -1 fixes nothing when the others hold no elements: [0, v] holds 0
+        # elements whatever v is (a -1 there is refused at run time, so it may be divided out).
+        divides = infer_at == j or (ctx.dims.lower_bound(rest) or 0) >= 1
+        if rest is not None and rest != 0 and not divides:
+            ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
+        elif rest is not None and rest != 0:
             if _never_divides(total, rest):
                 raise RuleError(
                     "shape-mismatch",
                     f"{D.to_str(total)} elements cannot be reshaped with the other dims giving {D.to_str(rest)}",
                 )
             out[j] = D.floordiv(total, rest)
+            # A run divides exactly (onnxruntime refuses 5 elements as [2, -1]): recorded, so
+            # that a later 2*floor(c/2) is c.
+            ctx.dims.require_multiple(total, rest, ctx.site, f"{ctx.op_type} divides the element count exactly")
             if D.is_symbolic(out[j]) and (ctx.dims.lower_bound(total) or 0) >= 1:
                 # A run divides a non-empty element count exactly: the quotient is at least 1.
                 ctx.dims.require_at_least(out[j], 1, ctx.site, f"{ctx.op_type} divides the element count exactly")
@@ -547,11 +557,26 @@ def _nonneg(x: Dim, table: DimTable) -> bool | None:
     return None
 
 
-def slice_extent(n: Dim, start: Dim, end: Dim, step: int, table: DimTable) -> Dim:
-    """Extent of ``x[start:end:step]`` along an axis of extent ``n`` (ONNX clamping rules)."""
-    if n is None or start is None or end is None or step == 0:
+def _forward(step: Dim, table: DimTable) -> bool | None:
+    """Is the slice step positive (``True``) or negative (``False``)? ``None`` when it may be 0
+    (refused at run time) or of either sign."""
+    if step is None or step == 0:
         return None
-    if step > 0:
+    if isinstance(step, int):
+        return step > 0
+    lo, hi = table.bounds(step)
+    if lo is not None and lo >= 1:
+        return True
+    return False if hi is not None and hi <= -1 else None
+
+
+def slice_extent(n: Dim, start: Dim, end: Dim, step: Dim, table: DimTable) -> Dim:
+    """Extent of ``x[start:end:step]`` along an axis of extent ``n`` (ONNX clamping rules); a
+    symbolic step counts where its sign is known (one read from a Shape is at least 1)."""
+    forward = _forward(step, table)
+    if n is None or start is None or end is None or forward is None:
+        return None
+    if forward:
 
         def clamp(i: Dim) -> Dim:
             if isinstance(i, int) and i >= BIG:
@@ -584,7 +609,7 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: int, table: DimTable) -> Di
         return D.dmin(i, D.sub(n, 1)) if nonneg else D.dmax(D.add(i, n), low)
 
     s, e = clamp_neg(start, 0), clamp_neg(end, -1)
-    return D.dmax(D.ceildiv(D.sub(s, e), -step), 0)
+    return D.dmax(D.ceildiv(D.sub(s, e), D.neg(step)), 0)
 
 
 @rule("Slice", since=10)
@@ -603,13 +628,12 @@ def slice_(ctx: RuleContext) -> list:
     if not unknown:
         starts, ends, axes, steps = (vectors[i] for i in (1, 2, 3, 4))
         # An unknown or symbolic axis is not malformed, only unknown: which axis it slices is not
-        # known. An unknown step leaves its own axis unknown (in _slice); a symbolic one is unknown.
+        # known. An unknown step leaves its own axis unknown, a symbolic one counts where its
+        # sign is known (in _slice).
         if axes is not None and any(not isinstance(a, int) for a in axes):
             unknown = [3]
-        elif all(p is None or isinstance(p, int) for p in steps or []):
-            return [_slice(ctx, s, starts, ends, axes, steps)]  # type: ignore[arg-type]
         else:
-            unknown = [4]
+            return [_slice(ctx, s, starts, ends, axes, steps)]  # type: ignore[arg-type]
     ctx.contents_unknown(unknown[0], "the sliced axes" if unknown[0] == 3 else "a slice bound")
     # Which axes are sliced is still known when the axes are, or when they default to the first k.
     if ctx.has(3):
@@ -652,6 +676,8 @@ def _slice(ctx: RuleContext, s: tuple[Dim, ...], starts: list[Dim], ends: list[D
         if sp == 0:
             raise RuleError("bad-attribute", "a slice step is 0")
         out[a] = None if sp is None else slice_extent(s[a], st, en, sp, ctx.dims)  # type: ignore[arg-type]
+        if sp is not None and _forward(sp, ctx.dims) is None:
+            ctx.because(f"the slice step {D.to_str(sp)} may be 0 or of either sign", 4)
     known = None
     k = ctx.known(0)
     if k is not None and all(isinstance(x, int) for x in (*starts, *ends, *steps)):
@@ -987,8 +1013,12 @@ def gather_nd(ctx: RuleContext) -> list:
     if data is None or idx is None:
         return [None]
     b = ctx.attr("batch_dims", 0)
+    if b < 0:
+        raise RuleError("bad-attribute", f"batch_dims {b} is negative")
     if not idx:
         raise RuleError("shape-mismatch", "indices must have rank >= 1")
+    if b > len(data):
+        raise RuleError("shape-mismatch", f"batch_dims {b} exceeds the rank {len(data)} of the input")
     last = idx[-1]
     if not isinstance(last, int):
         ctx.because("the last dim of the indices (how many axes each index addresses) is not known")
@@ -997,7 +1027,27 @@ def gather_nd(ctx: RuleContext) -> list:
         raise RuleError(
             "shape-mismatch", f"indices address {last} axes after {b} batch dims of a rank-{len(data)} input"
         )
-    return [tuple(idx[:-1]) + tuple(data[b + last :])]
+    out = tuple(idx[:-1]) + tuple(data[b + last :])
+    if all((ctx.dims.lower_bound(d) or 0) >= 1 for d in out):
+        _check_gather_batches(data[:b], idx[:-1])
+    return [out]
+
+
+def _check_gather_batches(batch: tuple[Dim, ...], slices: tuple[Dim, ...]) -> None:
+    """GatherND's batches, where the output is not empty (onnxruntime checks them only then): it
+    runs the node when the count of index tuples (every axis of the indices but the last) is a
+    multiple of the count of batches (the input's first batch_dims axes), which is not 0. (The
+    definition asks the batch axes to be equal; onnxruntime gathers, say, 2 batches of indices
+    from 1 of the input, and the output has the indices' axes.)"""
+    batches, count = D.product(batch), D.product(slices)
+    if batches == 0:
+        raise RuleError("shape-mismatch", "the batch axes of the input are empty, but indices are gathered")
+    if count is not None and batches is not None and isinstance(r := D.mod(count, batches), int) and r != 0:
+        raise RuleError(
+            "shape-mismatch",
+            f"the indices hold {D.to_str(count)} index tuples, not a multiple of the input's "
+            f"{D.to_str(batches)} batches (its first {len(batch)} axes)",
+        )
 
 
 example("Identity", ["int64[2]={B,S}"], ["int64[2]={B,S}"])
@@ -1008,12 +1058,12 @@ example("Shape", ["float[B,S,64]"], ["int64[2]={S,64}"], attrs={"start": 1}, ops
 example("Shape", ["float[*]"], ["int64[?]"])
 example("Size", ["float[B,S,64]"], ["int64[]={64*B*S}"])
 example("Reshape", ["float[B,S,768]", "int64[4]={0,0,12,64}"], ["float[B,S,12,64]"])
-example("Reshape", ["float[B,S,32]", "int64[4]={B,S,-1,17}"], ["?"], error="shape-mismatch")
+example("Reshape", ["float[B,S,32]", "int64[4]={B,S,-1,17}"], ["float[*]"], error="shape-mismatch")
 example("Reshape", ["float[B,S,32]", "int64[3]={B,-1,16}"], ["float[B,2*S,16]"])
 example("Reshape", ["float[B,S,32]", "int64[3]={-1,S,17}"], ["float[floor(32*B/17),S,17]"])
 example("Reshape", ["float[B,S,768]", "int64[3]={B,-1,64}"], ["float[B,12*S,64]"])
 example("Reshape", ["float[B,S,768]", "int64[2]"], ["float[?,?]"])
-example("Reshape", ["float[2,3]", "int64[1]={7}"], ["float[7]"], error="shape-mismatch")
+example("Reshape", ["float[2,3]", "int64[1]={7}"], ["float[*]"], error="shape-mismatch")
 example("Flatten", ["float[N,C,H,W]"], ["float[N,C*H*W]"])
 example("Flatten", ["float[N,C,H,W]"], ["float[N*C*H,W]"], attrs={"axis": -1})
 example("Transpose", ["float[B,S,H,D]"], ["float[B,H,S,D]"], attrs={"perm": [0, 2, 1, 3]})
@@ -1027,7 +1077,7 @@ example("Unsqueeze", ["float[N,3]", "int64[2]={0,-1}"], ["float[1,N,3,1]"])
 example("Concat", ["int64[1]={B}", "int64[1]={-1}", "int64[2]={12,64}"], ["int64[4]={B,-1,12,64}"],
         attrs={"axis": 0})  # fmt: skip
 example("Concat", ["float[N,S,4]", "float[N,T,4]"], ["float[N,S + T,4]"], attrs={"axis": 1})
-example("Concat", ["float[N,3]", "float[N,4]"], ["float[N,?]"], attrs={"axis": 0}, error="shape-mismatch")
+example("Concat", ["float[N,3]", "float[N,4]"], ["float[2*N,3]"], attrs={"axis": 0}, error="shape-mismatch")
 example("Split", ["float[N,6]", "int64[2]={2,4}"], ["float[N,2]", "float[N,4]"], attrs={"axis": 1})
 example("Split", ["float[N,3*D]"], ["float[N,D]", "float[N,D]", "float[N,D]"], attrs={"axis": 1}, opset=13)
 example("Split", ["int64[4]={B,2,S,8}", "int64[4]={1,1,1,1}"], ["int64[1]={B}", "int64[1]={2}", "int64[1]={S}",
@@ -1043,8 +1093,8 @@ example("Slice", ["int64[4]={B,S,12,64}", "int64[1]={0}", "int64[1]={2}"], ["int
 example("Gather", ["int64[3]={B,S,768}", "int64[]={1}"], ["int64[]={S}"])
 example("Gather", ["float[V,64]", "int64[B,S]"], ["float[B,S,64]"])
 example("Gather", ["int64[3]={B,S,768}", "int64[]={-3}"], ["int64[]={B}"])
-example("Gather", ["int64[3]={B,S,768}", "int64[]={3}"], ["?"], error="shape-mismatch")
-example("Gather", ["float[N,4]", "int64[2]={0,-5}"], ["?"], attrs={"axis": 1}, error="shape-mismatch")
+example("Gather", ["int64[3]={B,S,768}", "int64[]={3}"], ["int64[*]"], error="shape-mismatch")
+example("Gather", ["float[N,4]", "int64[2]={0,-5}"], ["float[*]"], attrs={"axis": 1}, error="shape-mismatch")
 example("Gather", ["float[N,C,H]", "int64[K]"], ["float[N,K,H]"], attrs={"axis": 1})
 example("GatherND", ["float[N,4,5]", "int64[M,2]"], ["float[M,5]"])
 example("Expand", ["float[1,S,1]", "int64[3]={B,1,4}"], ["float[B,S,4]"])
@@ -1062,8 +1112,8 @@ example("Cast", ["int64[2]={300,-1}"], ["uint8[2]={44,255}"], attrs={"to": Tenso
 example("Cast", ["double[1]={0.1}"], ["float[1]={0.10000000149011612}"], attrs={"to": TensorProto.FLOAT})
 example("Cast", ["int64[N]"], ["float[N]"], attrs={"to": "FLOAT"}, opset=1)
 example("Cast", ["int64[1]={S}"], ["float16[1]"], attrs={"to": TensorProto.FLOAT16}, opset=19)
-example("Cast", ["float[2]"], ["?"], attrs={"to": 99}, error="bad-attribute")
-example("Cast", ["float[2]"], ["?"], attrs={"to": TensorProto.FLOAT8E4M3FN}, opset=13, error="bad-attribute")
+example("Cast", ["float[2]"], ["unknown"], attrs={"to": 99}, error="bad-attribute")
+example("Cast", ["float[2]"], ["unknown"], attrs={"to": TensorProto.FLOAT8E4M3FN}, opset=13, error="bad-attribute")
 example("Cast", ["float[2]"], ["float8e4m3fn[2]"], attrs={"to": TensorProto.FLOAT8E4M3FN}, opset=19)
 example("Reshape", ["float[B,S,768]", "int64[3]"], ["float[?,?,?]"])
 example("Reshape", ["float[B,S,768]", "int64[1]"], ["float[768*B*S]"])
@@ -1095,7 +1145,7 @@ example("Split", ["float[S,4]"], ["float[floor((S + 1)/2),4]", "float[S - floor(
 example("Split", ["float[5,4]"], ["float[2,4]", "float[2,4]", "float[1,4]"], attrs={"num_outputs": 3}, opset=18)
 example("Split", ["float[2]"], ["float[1]", "float[1]", "float[0]"], attrs={"num_outputs": 3}, opset=18)
 example("Split", ["float[5]"], ["float[2]", "float[2]", "float[1]", "float[0]"], attrs={"num_outputs": 4}, opset=18)
-example("Split", ["float[6,4]", "int64[2]={2,3}"], ["float[2,4]", "float[3,4]"], opset=13, error="shape-mismatch")
+example("Split", ["float[6,4]", "int64[2]={2,3}"], ["float[*]", "float[*]"], opset=13, error="shape-mismatch")
 example("Slice", ["float[N,10]"], ["float[N,8]"], attrs={"starts": [1], "ends": [-1], "axes": [1]}, opset=1)
 example("Slice", ["float[N,10,M]", "int64[2]", "int64[2]"], ["float[?,?,M]"], opset=13)
 example("Slice", ["float[N,10,M]", "int64[1]", "int64[1]", "int64[1]={-1}"], ["float[N,10,?]"])
@@ -1121,7 +1171,7 @@ example("Pad", ["float[N,3,H,W]", "int64[4]={1,2,1,2}", "", "int64[2]={2,-1}"], 
         attrs={"mode": "reflect"}, opset=18)  # fmt: skip
 example("Pad", ["float[N,3,H,W]", "int64[4]", "", "int64[2]={2,3}"], ["float[N,3,?,?]"], opset=19)
 example("Pad", ["float[N,3]", "int64[4]={0,-1,0,-1}"], ["float[N,1]"], attrs={"mode": "constant"}, opset=11)
-example("Pad", ["float[N,3]", "int64[4]={0,-2,0,-2}"], ["float[N,?]"], opset=13, error="shape-mismatch")
+example("Pad", ["float[N,3]", "int64[4]={0,-2,0,-2}"], ["float[*]"], opset=13, error="shape-mismatch")
 example("Resize", ["float[N,3,10,10]", "float[4]={1.0,1.0,0.7,0.5}"], ["float[N,3,?,5]"], opset=10)
 example("Resize", ["float[N,3,H,W]", "", "float[2]={2.0,0.5}"], ["float[N,3,2*H,floor(W/2)]"], attrs={"axes": [2, 3]},
         opset=18)  # fmt: skip
@@ -1152,4 +1202,6 @@ example("Identity", ["float[N,3]"], ["float[N,3]"], opset=1)
 example("Size", ["float[*]"], ["int64[]"], opset=1)
 example("Trilu", ["float[B,N,M]", "int64[]={1}"], ["float[B,N,M]"], attrs={"upper": 0})
 example("Reshape", ["float[2,3]", "int64[2]={0,3}"], ["float[2,3]"], attrs={"allowzero": 2}, opset=14)
-example("Reshape", ["float[2,3]", "int64[2]={0,-1}"], ["?"], attrs={"allowzero": 2}, opset=14, error="bad-attribute")
+example(
+    "Reshape", ["float[2,3]", "int64[2]={0,-1}"], ["float[*]"], attrs={"allowzero": 2}, opset=14, error="bad-attribute"
+)

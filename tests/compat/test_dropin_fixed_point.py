@@ -123,12 +123,6 @@ g (bool[N] mask) => (z) {
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the engine reads every declared dim_param as a positive variable, also an unk__ name on "
-    "an intermediate value (onnx's or the drop-in's) whose extent may be 0: min(count, 1) becomes 1",
-)
 def test_fixed_point_where_an_unknown_extent_may_be_zero() -> None:
     once = infer_shapes(onnx.parser.parse_model(MAY_BE_ZERO), data_prop=True)
     assert infer_shapes(once, data_prop=True).SerializeToString() == once.SerializeToString()
