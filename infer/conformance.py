@@ -52,7 +52,7 @@ def status(domain: str, op_type: str, since: int) -> tuple[str, str]:
     """(status, detail) of one operator version."""
     entry = lookup(domain, op_type, since)
     if entry is not None and entry.supported:
-        return SUPPORTED, entry.pattern or f"{entry.module}"
+        return SUPPORTED, f"{entry.module}: {entry.pattern}" if entry.pattern else entry.module
     if entry is not None:
         return UNSUPPORTED, entry.reason or ""
     if has_function_body(domain, op_type, since):

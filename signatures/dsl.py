@@ -1,57 +1,46 @@
-"""A one-line language for operators that are pure shape algebra.
+"""A one-line language for operators whose output shapes rearrange their inputs' dims.
 
     "A[*a, n, k], B[*b, k, m] -> Y[*broadcast(a, b), n, m]"
 
-Inputs, left of ``->``, are matched in order against the node's inputs:
+Inputs, left of ``->``, are matched in order against the node's inputs (inputs past the last
+one written are not read):
 
-- ``name`` binds one dim; a name used twice requires equal extents (a contradiction is reported,
-  an unprovable equality is recorded as an assumption);
-- ``*name`` binds the remaining dims (at most one per input);
-- an integer requires that extent; ``_`` matches any one dim;
-- ``B?[...]`` marks an optional input; ``_`` alone skips an input entirely.
+- ``name`` binds one dim; a name written again requires an equal extent (a contradiction is a
+  ``shape-mismatch``, an equality that cannot be proved is recorded as an assumption);
+- ``*name`` binds the remaining dims, at most one per input and each name in one input only;
+- ``_`` in place of a whole input skips it.
 
-Outputs, right of ``->``, are shapes built from the bound names:
+Outputs, right of ``->``, one per output of the node:
 
-- ``*name`` splices a bound list, ``*broadcast(a, b, ...)`` broadcasts bound lists (Clause 6.6);
-- any other item is an integer expression over bound dims and integer attributes of the node
-  (a name not bound by an input is read as an attribute): ``+ - * // %``, ``max``, ``min``,
-  ``ceil_div``; ``Y`` without brackets means its shape is not known.
+- ``*name`` splices a bound list; ``*broadcast(a, b, ...)`` broadcasts bound lists (Clause 6.6);
+- any other item is a dim over names bound to one dim, read as ``infer.dimparse`` reads dims
+  (``n``, ``n + m``); ``Y[]`` is a scalar.
 
 Several forms are tried in order (a list of strings, or ``|`` between them); the first whose
-input ranks fit wins. Element types are not written: they come from the schema.
+input ranks fit wins. When none fits, the node is a ``shape-mismatch`` if the ranks it reads are
+known, and its outputs are unknown either way. Element types are not written: they come from the
+schema. A pattern that breaks these rules is a ``ValueError`` when it is compiled (at import).
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
+from infer.context import RuleContext
+from infer.dimparse import compile_dim, names_in
 from infer.dims import Dim
 
-from .helpers import broadcast
+from .helpers import broadcast, same_dim
 
-Env = dict[str, Any]
-_NO_MATCH = object()
+Env = dict[str, Dim]
+Lists = dict[str, tuple[Dim, ...]]
+Item = Callable[[RuleContext, Env, Lists], list[Dim]]
 
-
-@dataclass(frozen=True)
-class _InPattern:
-    optional: bool
-    skip: bool
-    items: tuple[str, ...] | None  # None: any shape (no brackets)
-
-
-@dataclass(frozen=True)
-class _OutPattern:
-    build: Callable[[RuleContext, Env], tuple[Dim, ...] | None]
-
-
-_TENSOR_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)?\s*(\?)?\s*(?:\[(.*)\])?\s*$", re.S)
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_TENSOR_RE = re.compile(rf"^({_NAME})\s*\[(.*)\]$", re.S)
+_BROADCAST_RE = re.compile(rf"^broadcast\(\s*({_NAME}(?:\s*,\s*{_NAME})*)\s*\)$")
 
 
 def _split_top(s: str, sep: str = ",") -> list[str]:
@@ -72,235 +61,142 @@ def _split_top(s: str, sep: str = ",") -> list[str]:
     return [p.strip() for p in out]
 
 
-def _parse_tensor(src: str) -> tuple[str, bool, list[str] | None]:
-    m = _TENSOR_RE.match(src)
+def _items(src: str, where: str) -> list[str]:
+    """The items between a tensor's brackets (none for a scalar)."""
+    m = _TENSOR_RE.match(src.strip())
     if not m:
-        raise ValueError(f"bad tensor pattern {src!r}")
-    name, opt, body = m.groups()
-    items = None if body is None else _split_top(body)
-    return name or "_", bool(opt), items
+        raise ValueError(f"bad {where} {src!r}: write NAME[items]")
+    return _split_top(m.group(2))
 
 
-# -- output expressions -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Input:
+    index: int
+    items: tuple[str, ...]  # names, and at most one ``*name``
 
-_BINOPS: dict[type, Callable[[Dim, Dim], Dim]] = {
-    ast.Add: D.add,
-    ast.Sub: D.sub,
-    ast.Mult: D.mul,
-    ast.FloorDiv: D.floordiv,
-    ast.Mod: D.mod,
-}
-_CALLS: dict[str, Callable[..., Dim]] = {
-    "max": D.dmax,
-    "min": D.dmin,
-    "ceil_div": D.ceildiv,
-}
+    def fits(self, rank: int) -> bool:
+        fixed = sum(1 for it in self.items if not it.startswith("*"))
+        return rank >= fixed if len(self.items) > fixed else rank == fixed
 
-
-def _lookup(ctx: RuleContext, env: Env, name: str) -> Any:
-    if name in env:
-        return env[name]
-    v = ctx.attr(name)
-    if v is None:
-        raise RuleError("bad-attribute", f"{ctx.op_type} needs attribute '{name}'")
-    return v
+    def bind(self, ctx: RuleContext, env: Env, lists: Lists, shape: tuple[Dim, ...]) -> None:
+        rest = len(shape) - sum(1 for it in self.items if not it.startswith("*"))
+        pos = 0
+        for it in self.items:
+            if it.startswith("*"):
+                lists[it[1:]] = tuple(shape[pos : pos + rest])
+                pos += rest
+                continue
+            d = shape[pos]
+            pos += 1
+            env[it] = d if it not in env else same_dim(ctx, env[it], d, f"dimension '{it}'")
 
 
-def _compile_expr(node: ast.AST) -> Callable[[RuleContext, Env], Dim]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        value = node.value
-        return lambda ctx, env: value
-    if isinstance(node, ast.Name):
-        name = node.id
-        return lambda ctx, env: _lookup(ctx, env, name)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _compile_expr(node.operand)
-        return lambda ctx, env: D.neg(inner(ctx, env))
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        op = _BINOPS[type(node.op)]
-        left, right = _compile_expr(node.left), _compile_expr(node.right)
-        return lambda ctx, env: op(left(ctx, env), right(ctx, env))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CALLS:
-        fn = _CALLS[node.func.id]
-        args = [_compile_expr(a) for a in node.args]
-        return lambda ctx, env: fn(*(a(ctx, env) for a in args))
-    raise ValueError(f"unsupported expression {ast.dump(node)}")
+def _compile_input(index: int, src: str, dims: set[str], stars: set[str]) -> _Input:
+    items = _items(src, "input")
+    starred = [it for it in items if it.startswith("*")]
+    if len(starred) > 1:
+        raise ValueError(f"input {src!r} has more than one *name")
+    for it in items:
+        name = it[1:].strip() if it.startswith("*") else it
+        if not re.fullmatch(_NAME, name) or name == "_":
+            raise ValueError(f"input {src!r}: {it!r} is no name (only names and one *name bind dims)")
+        if it.startswith("*"):
+            if name in stars or name in dims:
+                raise ValueError(f"input {src!r}: *{name} is bound twice")
+            stars.add(name)
+        elif name in stars:
+            raise ValueError(f"input {src!r}: {name} is bound to a list and to a dim")
+        else:
+            dims.add(name)
+    return _Input(index, tuple("*" + it[1:].strip() if it.startswith("*") else it for it in items))
 
 
-def _compile_item(src: str) -> Callable[[RuleContext, Env], list[Dim]]:
+def _compile_item(src: str, dims: set[str], stars: set[str]) -> Item:
     if src.startswith("*"):
         body = src[1:].strip()
-        call = re.fullmatch(r"broadcast\((.*)\)", body)
+        call = _BROADCAST_RE.match(body)
+        names = [n.strip() for n in call.group(1).split(",")] if call else [body]
+        for n in names:
+            if n not in stars:
+                raise ValueError(f"output item {src!r}: *{n} is not bound by an input")
         if call:
-            names = [n.strip() for n in call.group(1).split(",")]
-
-            def splice_broadcast(ctx: RuleContext, env: Env) -> list[Dim]:
-                out = broadcast(ctx, *(env[n] for n in names))
-                if out is None:
-                    raise _UnknownRank
-                return list(out)
-
-            return splice_broadcast
-        return lambda ctx, env: list(env[body])
-    expr = _compile_expr(ast.parse(src, mode="eval").body)
-    return lambda ctx, env: [expr(ctx, env)]
+            return lambda ctx, env, lists: _broadcast(ctx, [lists[n] for n in names])
+        return lambda ctx, env, lists: list(lists[body])
+    names = names_in(src)
+    if names is None:
+        raise ValueError(f"output item {src!r} is no dim expression")
+    unbound = names - dims
+    if unbound:
+        raise ValueError(f"output item {src!r} names {', '.join(sorted(unbound))}, bound to no dim of an input")
+    expr = compile_dim(src)
+    return lambda ctx, env, lists: [expr(env.__getitem__)]
 
 
-class _UnknownRank(Exception):
-    pass
-
-
-def _compile_output(src: str) -> _OutPattern:
-    _, _, items = _parse_tensor(src)
-    if items is None:
-        return _OutPattern(lambda ctx, env: None)
-    parts = [_compile_item(i) for i in items]
-
-    def build(ctx: RuleContext, env: Env) -> tuple[Dim, ...] | None:
-        out: list[Dim] = []
-        try:
-            for p in parts:
-                out.extend(p(ctx, env))
-        except _UnknownRank:
-            return None
-        return tuple(out)
-
-    return _OutPattern(build)
-
-
-# -- matching -----------------------------------------------------------------------------------
-
-
-def _unify(ctx: RuleContext, env: Env, name: str, d: Dim) -> None:
-    if name == "_":
-        return
-    if name not in env:
-        env[name] = d
-        return
-    prev = env[name]
-    eq = D.equal(prev, d)
-    if eq is True:
-        return
-    if eq is False:
-        ctx.error(
-            "shape-mismatch",
-            f"{ctx.op_type} with inputs {ctx.input_types_str()}: dimension '{name}' is "
-            f"{D.to_str(prev)} in one place and {D.to_str(d)} in another",
-        )
-        return
-    if prev is None or (isinstance(d, int) and not isinstance(prev, int)):
-        if prev is not None:
-            ctx.assume(f"{D.to_str(prev)} == {D.to_str(d)} ({ctx.op_type} dimension '{name}')", (prev, d))
-        env[name] = d
-    elif d is not None:
-        ctx.assume(f"{D.to_str(prev)} == {D.to_str(d)} ({ctx.op_type} dimension '{name}')", (prev, d))
-
-
-def _match_input(ctx: RuleContext, env: Env, pat: _InPattern, shape: tuple[Dim, ...]) -> bool:
-    items = pat.items
-    assert items is not None
-    stars = [i for i, it in enumerate(items) if it.startswith("*")]
-    if len(stars) > 1:
-        raise ValueError("at most one *name per input")
-    fixed = len(items) - len(stars)
-    if (stars and len(shape) < fixed) or (not stars and len(shape) != fixed):
-        return False
-    pos = 0
-    for it in items:
-        if it.startswith("*"):
-            n = len(shape) - fixed
-            seg = list(shape[pos : pos + n])
-            name = it[1:].strip()
-            if name in env:
-                prev = env[name]
-                if len(prev) != len(seg):
-                    return False
-                merged = {}
-                for j, d in enumerate(seg):
-                    merged[str(j)] = prev[j]
-                    _unify(ctx, merged, str(j), d)
-                env[name] = [merged[str(j)] for j in range(len(seg))]
-            else:
-                env[name] = seg
-            pos += n
-            continue
-        d = shape[pos]
-        pos += 1
-        if re.fullmatch(r"-?\d+", it):
-            want = int(it)
-            if D.equal(d, want) is False:
-                ctx.error(
-                    "shape-mismatch",
-                    f"{ctx.op_type} with inputs {ctx.input_types_str()}: expected extent {want}, got {D.to_str(d)}",
-                )
-            continue
-        _unify(ctx, env, it, d)
-    return True
+def _broadcast(ctx: RuleContext, shapes: list[tuple[Dim, ...]]) -> list[Dim]:
+    out = broadcast(ctx, *shapes)
+    assert out is not None  # bound lists have known lengths
+    return list(out)
 
 
 @dataclass(frozen=True)
 class _Form:
-    inputs: tuple[_InPattern, ...]
-    outputs: tuple[_OutPattern, ...]
+    inputs: tuple[_Input, ...]
+    outputs: tuple[tuple[Item, ...], ...]
 
-    def apply(self, ctx: RuleContext) -> Any:
-        # First check ranks without side effects, so a form that does not fit reports nothing.
-        for i, pat in enumerate(self.inputs):
-            if pat.skip or pat.items is None:
-                continue
-            if not ctx.has(i):
-                if pat.optional:
-                    continue
-                return _NO_MATCH
-            shape = ctx.shape(i)
-            if shape is None or not _rank_fits(pat.items, len(shape)):
-                return _NO_MATCH
+    def fits(self, ctx: RuleContext) -> bool:
+        for pat in self.inputs:
+            shape = ctx.shape(pat.index)
+            if shape is None or not pat.fits(len(shape)):
+                return False
+        return True
+
+    def apply(self, ctx: RuleContext) -> list[tuple[Dim, ...]]:
         env: Env = {}
-        for i, pat in enumerate(self.inputs):
-            if pat.skip or pat.items is None or not ctx.has(i):
-                continue
-            if not _match_input(ctx, env, pat, ctx.shape(i)):  # type: ignore[arg-type]
-                return _NO_MATCH
-        return [o.build(ctx, env) for o in self.outputs]
-
-
-def _rank_fits(items: tuple[str, ...], rank: int) -> bool:
-    stars = sum(1 for it in items if it.startswith("*"))
-    fixed = len(items) - stars
-    return rank >= fixed if stars else rank == fixed
+        lists: Lists = {}
+        for pat in self.inputs:
+            pat.bind(ctx, env, lists, ctx.shape(pat.index))  # type: ignore[arg-type]
+        return [tuple(d for item in items for d in item(ctx, env, lists)) for items in self.outputs]
 
 
 def _compile_form(src: str) -> _Form:
     lhs, arrow, rhs = src.partition("->")
     if not arrow:
         raise ValueError(f"pattern needs '->': {src!r}")
-    ins = []
-    for part in _split_top(lhs):
-        name, opt, items = _parse_tensor(part)
-        ins.append(_InPattern(opt, name == "_" and items is None, None if items is None else tuple(items)))
-    outs = tuple(_compile_output(p) for p in _split_top(rhs))
-    return _Form(tuple(ins), outs)
+    dims: set[str] = set()
+    stars: set[str] = set()
+    ins = tuple(_compile_input(i, part, dims, stars) for i, part in enumerate(_split_top(lhs)) if part.strip() != "_")
+    outs = tuple(tuple(_compile_item(it, dims, stars) for it in _items(part, "output")) for part in _split_top(rhs))
+    if not outs:
+        raise ValueError(f"pattern has no output: {src!r}")
+    return _Form(ins, outs)
 
 
-def compile_pattern(src: str | Sequence[str]) -> Callable[[RuleContext], list[Any]]:
+def compile_pattern(src: str | Sequence[str]) -> Callable[[RuleContext], list[tuple[Dim, ...] | None]]:
     """Compile a pattern (or several forms) into a rule function."""
     sources = _split_top(src, "|") if isinstance(src, str) else list(src)
     forms = [_compile_form(s) for s in sources]
+    read = sorted({pat.index for form in forms for pat in form.inputs})
+    n_out = {len(form.outputs) for form in forms}
 
-    def dsl_rule(ctx: RuleContext) -> list[Any]:
+    def dsl_rule(ctx: RuleContext) -> list[tuple[Dim, ...] | None]:
         for form in forms:
-            out = form.apply(ctx)
-            if out is not _NO_MATCH:
-                return out
-        if all(ctx.rank(i) is not None for i in range(ctx.n_inputs) if ctx.has(i)):
+            if form.fits(ctx):
+                return form.apply(ctx)
+        unknown = [i for i in read if ctx.has(i) and ctx.rank(i) is None]
+        if unknown:
+            ctx.because("an input's rank is unknown", *unknown)
+        elif all(ctx.has(i) for i in read):
+            ranks = ", ".join(str(ctx.rank(i)) for i in read)
             ctx.error(
                 "shape-mismatch",
-                f"{ctx.op_type} with inputs {ctx.input_types_str()}: no form of the operator "
-                f"takes inputs of these ranks",
+                f"{ctx.op_type} with inputs {ctx.input_types_str()}: no form of the operator takes inputs of "
+                f"ranks {ranks}",
             )
         else:
-            ctx.because("an input has unknown rank")
+            ctx.because("an input the operator reads is absent")
         return [None] * ctx.n_outputs
 
+    if len(n_out) > 1:
+        raise ValueError(f"the forms of {sources!r} give different numbers of outputs")
     dsl_rule.__doc__ = " | ".join(sources)
     return dsl_rule

@@ -9,13 +9,17 @@ Registering, in a family module::
     @rule("Reshape", since=5)
     def reshape(ctx): ...
 
-    shape_rule(["Relu", "Abs"], "X[*s] -> Y[*s]")
-    unsupported("ImageDecoder", since=20, reason="the extents depend on the encoded image")
+    shape_rule(["Sin", "Cos"], "X[*s] -> Y[*s]")
+    unsupported("Snpe", domain="com.microsoft", reason="its outputs are those of an opaque payload")
+
+Every entry records the module that declared it (``Entry.module``), which the conformance
+statement shows.
 """
 
 from __future__ import annotations
 
 import bisect
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +37,7 @@ class Entry:
     rule: RuleFn | None = None
     reason: str | None = None  # set for unsupported entries
     pattern: str | None = None  # the DSL source, for documentation
-    module: str = ""
+    module: str = ""  # the module that declared the entry
 
     @property
     def supported(self) -> bool:
@@ -84,20 +88,28 @@ def rule(ops: str | Iterable[str], since: int = 1, domain: str = "") -> Callable
     return wrap
 
 
+def _caller_module() -> str:
+    """The module calling the registering function (two frames up)."""
+    return str(sys._getframe(2).f_globals.get("__name__", ""))
+
+
 def shape_rule(ops: str | Iterable[str], pattern: str | Sequence[str], since: int = 1, domain: str = "") -> None:
     """Register a DSL pattern (see ``signatures.dsl``) for one or more operators."""
     from .dsl import compile_pattern
 
+    module = _caller_module()
     fn = compile_pattern(pattern)
+    fn.__module__ = module
     source = pattern if isinstance(pattern, str) else " | ".join(pattern)
     for op in _names(ops):
-        REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module="dsl"))
+        REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module=module))
 
 
 def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "") -> None:
     """Declare that outputs stay unknown (beyond their schema types), and why."""
+    module = _caller_module()
     for op in _names(ops):
-        REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module="unsupported"))
+        REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
 
 
 def lookup(domain: str, op_type: str, version: int) -> Entry | None:
@@ -136,10 +148,7 @@ def example(
     error: str | None = None,
 ) -> None:
     """Declare an invocation test of ``op_type``'s rule (run by tests/test_rule_examples.py)."""
-    import inspect
-
-    frame = inspect.currentframe()
-    module = frame.f_back.f_globals.get("__name__", "") if frame and frame.f_back else ""
+    module = _caller_module()
     EXAMPLES.append(
         Example(op_type, tuple(inputs), tuple(outputs), tuple((attrs or {}).items()), opset, domain, error, module)
     )

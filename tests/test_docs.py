@@ -222,3 +222,36 @@ def test_infer_model_accepts_an_onnx_ir_model():
     result = infer.infer_model(model)
     assert str(result.type_of("last_hidden_state")) == "float[batch,sequence,32]"
     assert result.summary().values == 305 and len(result.model.graph.value_info) > 200
+
+
+def _python_block(page: str, heading: str) -> str:
+    return page.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_adding_an_operator_blocks_run(monkeypatch):
+    """The page's DSL block, run into a rule table of its own, registers what the library
+    registers, and the examples on the page hold against it; the examples of its last block hold
+    against the library's rules (each checked as tests/test_rule_examples.py checks them)."""
+    from signatures import registry
+    from tests.test_rule_examples import check_example
+
+    page = (DOCS / "adding-an-operator.md").read_text(encoding="utf-8")
+    table, examples = registry.Registry(), []
+    with monkeypatch.context() as patch:
+        patch.setattr(registry, "REGISTRY", table)
+        patch.setattr(registry, "EXAMPLES", examples)
+        exec(compile(_python_block(page, "## Dims rearranged"), "adding-an-operator.md", "exec"), {})
+        assert table.entries() and examples
+        for ex in examples:
+            check_example(ex)
+    for entry in table.entries():
+        ours = registry.lookup(entry.domain, entry.op_type, entry.since)
+        assert ours is not None and ours.pattern == entry.pattern, f"the page's {entry.op_type} is not the library's"
+    tests: list = []
+    with monkeypatch.context() as patch:
+        patch.setattr(registry, "EXAMPLES", tests)
+        exec(compile(_python_block(page, "## Its tests, beside it"), "adding-an-operator.md", "exec"),
+             {"example": registry.example})  # fmt: skip
+    assert tests
+    for ex in tests:
+        check_example(ex)

@@ -644,12 +644,12 @@ def _examples() -> None:
     example("If", ["bool[]={true}"], ["float[2,6]"], attrs=branches)
     example("If", ["bool[]={false}"], ["float[2,3]"], attrs=branches)
     example("If", ["bool[]"], ["float[*]"], attrs={"then_branch": filled(2, 6), "else_branch": filled(12)})
-    example("If", ["bool[]"], ["float[2,6]", "float[2,6]"], attrs=branches, error="arity")
+    example("If", ["bool[]"], ["float[2,?]", "unknown"], attrs=branches, error="arity")
     shape = numpy_helper.from_array(np.asarray([2, 3], np.int64), "shape")
     ints = _g(
         [n("ConstantOfShape", ["shape"], ["t"], value=helper.make_tensor("v", i64, [1], [0]))], [], ["t"], [shape]
     )
-    example("If", ["bool[]"], ["float[2,3]"], attrs={"then_branch": filled(2, 3), "else_branch": ints},
+    example("If", ["bool[]"], ["?[2,3]"], attrs={"then_branch": filled(2, 3), "else_branch": ints},
             error="type-mismatch")  # fmt: skip
 
     # x -> x + x, and the running sum as a scan output; cond passed through.
@@ -672,8 +672,8 @@ def _examples() -> None:
     example("Loop", ["int64[]={2}", "", "float[N,3]"], ["float[?,3]"], attrs={"body": grow})
     recast = _g([n("Cast", ["x_in"], ["x_out"], to=TensorProto.INT64), n("Identity", ["c_in"], ["c_out"])],
                 [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)], ["c_out", "x_out"])  # fmt: skip
-    example("Loop", ["int64[]={2}", "", "float[N,3]"], ["float[N,3]"], attrs={"body": recast}, error="type-mismatch")
-    example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["float[N,3]"], attrs={"body": grow},
+    example("Loop", ["int64[]={2}", "", "float[N,3]"], ["int64[N,3]"], attrs={"body": recast}, error="type-mismatch")
+    example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["unknown"], attrs={"body": grow},
             error="arity")  # fmt: skip
 
     step = _g([n("Add", ["s_in", "x_i"], ["s_out"]), n("Add", ["x_i", "x_i"], ["y"])],
@@ -683,9 +683,9 @@ def _examples() -> None:
                 attrs={"body": step, "num_scan_inputs": 1}, opset=v)  # fmt: skip
     example("Scan", ["float[K]", "float[K,L]"], ["float[K]", "float[K,L]"],
             attrs={"body": step, "num_scan_inputs": 1, "scan_input_axes": [1], "scan_output_axes": [-1]})  # fmt: skip
-    example("Scan", ["float[2]", "float[L,3]"], ["float[2]", "float[L,3]"],
+    example("Scan", ["float[2]", "float[L,3]"], ["float[3]", "float[L,3]"],
             attrs={"body": step, "num_scan_inputs": 1}, error="shape-mismatch")  # fmt: skip
-    example("Scan", ["float[2]", "float[L,2]", "float[M,2]"], ["float[2]", "float[L,2]"],
+    example("Scan", ["float[2]", "float[L,2]", "float[M,2]"], ["unknown", "unknown"],
             attrs={"body": step, "num_scan_inputs": 1}, error="arity")  # fmt: skip
     example("Scan", ["int64[B]", "float[B,2]", "float[B,L,2]"], ["float[B,2]", "float[B,L,2]"],
             attrs={"body": step, "num_scan_inputs": 1}, opset=8)  # fmt: skip

@@ -408,7 +408,7 @@ example("MaxUnpool", ["float[*]", "int64[N,C,H,W]"], ["float[N,C,2*H,2*W]"],
         attrs={"kernel_shape": [2, 2], "strides": [2, 2]})  # fmt: skip
 example("MaxUnpool", ["float[1,1,2,2]", "int64[]"], ["float[*]"], attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
         opset=11, error="shape-mismatch")  # fmt: skip
-example("MaxUnpool", ["float[1,1,2,2]", "int64[1,1,2,3]"], ["float[*]"],
+example("MaxUnpool", ["float[1,1,2,2]", "int64[1,1,2,3]"], ["float[1,1,4,4]"],
         attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, error="shape-mismatch")  # fmt: skip
 example("DeformConv", ["float[N,4,H,W]", "float[8,4,3,3]", "float[N,18,H - 2,W - 2]"], ["float[N,8,H - 2,W - 2]"],
         opset=19)  # fmt: skip
@@ -432,4 +432,4 @@ example("ImageDecoder", ["uint8[L]"], ["uint8[?,?,?]"])
 example("ImageDecoder", ["uint8[L]"], ["uint8[?,?,1]"], attrs={"pixel_format": "Grayscale"})
 example("BitCast", ["float[N,3]"], ["int32[N,3]"], attrs={"to": TensorProto.INT32})
 example("BitCast", ["bool[]"], ["uint8[]"], attrs={"to": TensorProto.UINT8})
-example("BitCast", ["float[N]"], ["int64[N]"], attrs={"to": TensorProto.INT64}, error="bad-attribute")
+example("BitCast", ["float[N]"], ["unknown"], attrs={"to": TensorProto.INT64}, error="bad-attribute")

@@ -75,8 +75,8 @@ example("SoftmaxCrossEntropyLoss", ["float[N,5,D]", "int64[?,D]", "float[5]"], [
         opset=13)  # fmt: skip
 example("SoftmaxCrossEntropyLoss", ["float[*]", "int64[N,D]", "float[7]"], ["float[N,D]", "float[N,7,D]"],
         attrs={"reduction": "none"}, opset=13)  # fmt: skip
-example("SoftmaxCrossEntropyLoss", ["float[N,C,D]", "int64[N]"], ["float[]"], opset=13, error="shape-mismatch")
-example("SoftmaxCrossEntropyLoss", ["float[N,C]", "int64[N]"], ["float[]"], attrs={"reduction": "max"}, opset=13,
+example("SoftmaxCrossEntropyLoss", ["float[N,C,D]", "int64[N]"], ["float[*]"], opset=13, error="shape-mismatch")
+example("SoftmaxCrossEntropyLoss", ["float[N,C]", "int64[N]"], ["float[*]"], attrs={"reduction": "max"}, opset=13,
         error="bad-attribute")  # fmt: skip
 example("NegativeLogLikelihoodLoss", ["float[N,C]", "int64[N]"], ["float[]"], opset=12)
 example("NegativeLogLikelihoodLoss", ["float16[N,C,D]", "int64[N,D]", "float16[C]"], ["float16[N,D]"],
@@ -84,6 +84,6 @@ example("NegativeLogLikelihoodLoss", ["float16[N,C,D]", "int64[N,D]", "float16[C
 example("NegativeLogLikelihoodLoss", ["double[2,3,4]", "int32[2,?]"], ["double[2,4]"], attrs={"reduction": "none"},
         opset=22)  # fmt: skip
 example("NegativeLogLikelihoodLoss", ["float[2,3,4]", "int64[2,5]"], ["float[]"], opset=22, error="shape-mismatch")
-example("SoftmaxCrossEntropyLoss", ["float[*]", "int64[]"], ["float[]"], opset=13, error="shape-mismatch")
+example("SoftmaxCrossEntropyLoss", ["float[*]", "int64[]"], ["float[*]"], opset=13, error="shape-mismatch")
 example("NegativeLogLikelihoodLoss", ["float[2,3]", "int64[2]", "float[4]"], ["float[]"], opset=22,
         error="shape-mismatch")  # fmt: skip

@@ -10,6 +10,7 @@ from infer.values import Value
 from .. import valueops as V
 from ..helpers import ONE, flag, norm_axes, norm_axis
 from ..registry import example, rule
+from .data_dependent import shared_unknown
 
 # The opset from which each reduction takes its axes as an input instead of an attribute.
 AXES_INPUT_SINCE = {
@@ -102,6 +103,9 @@ def topk(ctx: RuleContext) -> list:
     axis = norm_axis(ctx, ctx.attr("axis", -1), len(x))
     if isinstance(k, int) and isinstance(x[axis], int) and k > x[axis]:
         raise RuleError("shape-mismatch", f"K={k} exceeds the extent {x[axis]} of axis {axis}")
+    if k is None:
+        # One K for both outputs: the values and their indices have one extent, whatever it is.
+        k = shared_unknown(ctx, "k", "TopK's K is not known", 1)
     out = x[:axis] + (k,) + x[axis + 1 :]
     return [out, out]
 
@@ -130,7 +134,7 @@ example("ArgMax", ["float[B,S,V]"], ["int64[B,V]"], attrs={"axis": -2, "keepdims
 example("TopK", ["float[B,V]"], ["float[B,3]", "int64[B,3]"], attrs={"k": 3}, opset=1)
 example("TopK", ["float[B,V]", "int64[1]"], ["float[B,?]", "int64[B,?]"], opset=11)
 example("TopK", ["float[B,V]", "int64[1]={K}"], ["float[K,V]", "int64[K,V]"], attrs={"axis": 0}, opset=24)
-example("TopK", ["float[B,4]", "int64[1]={5}"], ["float[B,5]", "int64[B,5]"], error="shape-mismatch")
+example("TopK", ["float[B,4]", "int64[1]={5}"], ["float[*]", "int64[*]"], error="shape-mismatch")
 # keepdims and noop_with_empty_axes other than 0 and 1 read as onnxruntime reads them: as 0.
 example("ReduceMean", ["float[B,S,64]", "int64[1]={-1}"], ["float[B,S]"], attrs={"keepdims": 2}, opset=18)
 example("ReduceSum", ["float[B,S,64]", "int64[0]={}"], ["float[]"], attrs={"keepdims": -1, "noop_with_empty_axes": 2})

@@ -212,13 +212,13 @@ example("STFT", ["float[B,L,1]", "int64[]"], ["float[B,?,floor(L/2) + 1,2]"])
 example(
     "STFT", ["float[B,L,1]", "int64[]={2}", "float[W]", "int64[]"], ["float[B,floor((L - W)/2) + 1,floor(W/2) + 1,2]"]
 )
-example("STFT", ["float[B,L,1]", "int64[]={4}", "float[16]", "int64[]={15}"], ["float[B,?,?,2]"],
+example("STFT", ["float[B,L,1]", "int64[]={4}", "float[16]", "int64[]={15}"], ["float[B,floor((L + 1)/4) - 3,8,2]"],
         error="shape-mismatch")  # fmt: skip
 example("HannWindow", ["int64[]={4}"], ["float[4]"])
 example("HannWindow", ["int64[]={S}"], ["double[S]"], attrs={"output_datatype": TensorProto.DOUBLE})
 example("HammingWindow", ["int32[]"], ["int64[?]"], attrs={"output_datatype": TensorProto.INT64})
 example("BlackmanWindow", ["int64[]={5}"], ["float[5]"], attrs={"periodic": 0})
-example("HannWindow", ["int64[]={-1}"], ["float[?]"], error="shape-mismatch")
+example("HannWindow", ["int64[]={-1}"], ["unknown"], error="shape-mismatch")
 example("MelWeightMatrix", ["int64[]={8}", "int64[]={N}", "int64[]={16000}", "float[]={0.0}", "float[]={8000.0}"],
         ["float[floor(N/2) + 1,8]"])  # fmt: skip
 example("MelWeightMatrix", ["int32[]", "int32[]={64}", "int32[]", "float[]", "float[]"], ["float16[33,?]"],

@@ -134,9 +134,9 @@ def zip_map(ctx: RuleContext) -> list:
 
 example("CategoryMapper", ["string[N,3]"], ["int64[N,3]"], {"cats_strings": ["a"], "cats_int64s": [1]}, domain=ML)
 example("CategoryMapper", ["int64[N]"], ["string[N]"], {"cats_strings": ["a"], "cats_int64s": [1]}, domain=ML)
-example("CategoryMapper", ["int64[N]"], ["string[N]"], {"cats_strings": ["a"], "cats_int64s": [1, 2]}, domain=ML,
+example("CategoryMapper", ["int64[N]"], ["unknown"], {"cats_strings": ["a"], "cats_int64s": [1, 2]}, domain=ML,
         error="bad-attribute")  # fmt: skip
-example("CategoryMapper", ["int64[N]"], ["string[N]"], {"cats_int64s": [1, 2]}, domain=ML, error="bad-attribute")
+example("CategoryMapper", ["int64[N]"], ["unknown"], {"cats_int64s": [1, 2]}, domain=ML, error="bad-attribute")
 example("LabelEncoder", ["string[N]"], ["int64[N]"], {"classes_strings": ["a", "b"]}, opset=1, domain=ML)
 example("LabelEncoder", ["int64[N,2]"], ["string[N,2]"], {"classes_strings": ["a", "b"]}, opset=1, domain=ML)
 example(
@@ -155,10 +155,10 @@ _I64 = {"keys_strings": ["a"], "values_int64s": [1],
         "default_tensor": TensorProto(data_type=TensorProto.INT64, dims=[1], int64_data=[-1])}  # fmt: skip
 example("LabelEncoder", ["string[N]"], ["int64[N]"], _I64, opset=4, domain=ML)
 _I32 = {**_I64, "default_tensor": TensorProto(data_type=TensorProto.INT32, dims=[1], int32_data=[-1])}
-example("LabelEncoder", ["string[N]"], ["int64[N]"], _I32, opset=4, domain=ML, error="bad-attribute")
+example("LabelEncoder", ["string[N]"], ["unknown"], _I32, opset=4, domain=ML, error="bad-attribute")
 _PAIR = {**_I64, "default_tensor": TensorProto(data_type=TensorProto.INT64, dims=[1, 2], int64_data=[-1, -2])}
-example("LabelEncoder", ["string[N]"], ["int64[N]"], _PAIR, opset=4, domain=ML, error="bad-attribute")
-example("LabelEncoder", ["string[N]"], ["int64[N]"], {"keys_strings": ["a", "b"], "values_int64s": [1]}, opset=4,
+example("LabelEncoder", ["string[N]"], ["unknown"], _PAIR, opset=4, domain=ML, error="bad-attribute")
+example("LabelEncoder", ["string[N]"], ["unknown"], {"keys_strings": ["a", "b"], "values_int64s": [1]}, opset=4,
         domain=ML, error="bad-attribute")  # fmt: skip
 _TWO = {"keys_strings": ["a"], "values_strings": ["b"], "values_int64s": [1]}
-example("LabelEncoder", ["string[N]"], ["string[N]"], _TWO, opset=2, domain=ML, error="bad-attribute")
+example("LabelEncoder", ["string[N]"], ["unknown"], _TWO, opset=2, domain=ML, error="bad-attribute")

@@ -67,7 +67,7 @@ example("LinearClassifier", ["int64[N,4]"], ["string[N]", "float[N,2]"], _LC_BIN
 _LC_NOINT = {"coefficients": [0.1] * 8, "classlabels_ints": [4, 5]}
 example("LinearClassifier", ["float[N,4]"], ["int64[N]", "float[N,2]"], _LC_NOINT, domain=ML)
 example("LinearClassifier", ["float[N,C]"], ["int64[N]", "float[N,?]"], _LC_NOINT, domain=ML)
-example("LinearClassifier", ["float[N,2,4]"], ["int64[?]", "float[?,?]"], _LC, domain=ML, error="shape-mismatch")
+example("LinearClassifier", ["float[N,2,4]"], ["unknown", "float[*]"], _LC, domain=ML, error="shape-mismatch")
 example("LinearRegressor", ["float[N,4]"], ["float[N,1]"], {"coefficients": [0.1] * 4}, domain=ML)
 example("LinearRegressor", ["int32[N,4]"], ["float[N,2]"], {"coefficients": [0.1] * 8, "targets": 2}, domain=ML)
 example("LinearRegressor", ["float[4]"], ["float[*]"], {"coefficients": [0.1] * 4}, domain=ML)

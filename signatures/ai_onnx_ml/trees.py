@@ -111,7 +111,7 @@ example(
 example(
     "TreeEnsembleClassifier",
     ["float[N,2,3]"],
-    ["int64[?]", "float[?,3]"],
+    ["unknown", "float[*]"],
     {**_TEC, "classlabels_int64s": [0, 1, 2]},
     domain=ML,
     error="shape-mismatch",
@@ -140,9 +140,9 @@ example(
     opset=5,
     domain=ML,
 )
-example("TreeEnsemble", ["float[F]"], ["float[1,2]"], _TE, opset=5, domain=ML, error="shape-mismatch")
-example("TreeEnsemble", ["double[N,F]"], ["double[N,2]"], {**_TE, "nodes_truenodeids": [0, 0]}, opset=5, domain=ML,
+example("TreeEnsemble", ["float[F]"], ["float[*]"], _TE, opset=5, domain=ML, error="shape-mismatch")
+example("TreeEnsemble", ["double[N,F]"], ["double[*]"], {**_TE, "nodes_truenodeids": [0, 0]}, opset=5, domain=ML,
         error="bad-attribute")  # fmt: skip
-example("TreeEnsemble", ["double[N,F]"], ["double[N,2]"], {**_TE, "leaf_targetids": [0]}, opset=5, domain=ML,
+example("TreeEnsemble", ["double[N,F]"], ["double[*]"], {**_TE, "leaf_targetids": [0]}, opset=5, domain=ML,
         error="bad-attribute")  # fmt: skip
-example("TreeEnsemble", ["float[N,F]"], ["float[N,2]"], _TE, opset=5, domain=ML, error="bad-attribute")
+example("TreeEnsemble", ["float[N,F]"], ["float[*]"], _TE, opset=5, domain=ML, error="bad-attribute")

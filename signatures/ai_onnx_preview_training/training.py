@@ -108,7 +108,7 @@ example(
     domain=TRAINING,
     error="shape-mismatch",
 )
-example("Adagrad", ["float[]", _T, "float[2]", "float[2]"], ["float[2]"], domain=TRAINING, error="arity")
+example("Adagrad", ["float[]", _T, "float[2]", "float[2]"], ["unknown"], domain=TRAINING, error="arity")
 example(
     "Gradient",
     ["float[N,3]", "double[4]", "int64[N]"],
@@ -116,4 +116,4 @@ example(
     {"xs": ["x", "w"], "zs": ["z"], "y": "loss"},
     domain=TRAINING,
 )
-example("Gradient", ["float[N]"], ["float[N]"] * 2, {"xs": ["x", "w"], "y": "loss"}, domain=TRAINING, error="arity")
+example("Gradient", ["float[N]"], ["unknown"] * 2, {"xs": ["x", "w"], "y": "loss"}, domain=TRAINING, error="arity")

@@ -315,7 +315,7 @@ example("GroupQueryAttention", ["float[B,S,64]", "float[B,S,48]", "float[B,S,48]
 example("GroupQueryAttention", ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
         ["float[*]"], domain=MS, attrs={"num_heads": 4}, error="bad-attribute")  # fmt: skip
 example("GroupQueryAttention", ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
-        ["float[*]", "float[*]"], domain=MS, attrs=_GQA, error="arity")  # fmt: skip
+        ["float[B,S,64]", "float[B,2,S,16]"], domain=MS, attrs=_GQA, error="arity")  # fmt: skip
 example("RotaryEmbedding", ["float[B,S,32]", "int64[B,S]", "float[64,8]", "float[64,8]"], ["float[B,S,32]"],
         domain=MS, attrs={"num_heads": 2})  # fmt: skip
 example("RotaryEmbedding", ["float16[B,N,S,16]", "int64[1]", "float16[64,8]", "float16[64,8]"],

@@ -249,4 +249,4 @@ example("DynamicSparseAttention", ["float16[B,S,16]", "", "", "", "", "", "", "i
         attrs={**_DSA, "output_bf16": 1})  # fmt: skip
 example("DynamicSparseAttention", ["float[B,S,8]", "float[B,S,4]", "float[B,S,4]", "", "", "", "", "int32[R,K]",
                                    "int32[R]", "int32[B]", "int32[]"],
-        ["float[*]"], domain=MS, attrs={**_DSA, "attention_mode": "dense"}, error="bad-attribute")  # fmt: skip
+        ["unknown"], domain=MS, attrs={**_DSA, "attention_mode": "dense"}, error="bad-attribute")  # fmt: skip

@@ -57,9 +57,9 @@ example("DequantizeBFP", ["uint8[N]", "int64[2]={64,128}", "int64[2]"], ["float[
         attrs={"bfp_type": 1})  # fmt: skip
 example("DequantizeBFP", ["uint8[N]", "int64[3]", "int64[3]"], ["bfloat16[?,?,?]"], domain=MS,
         attrs={"bfp_type": 1, "dtype": 16})  # fmt: skip
-example("DequantizeBFP", ["uint8[N]", "int64[2]", "int64[2]"], ["float[*]"], domain=MS,
+example("DequantizeBFP", ["uint8[N]", "int64[2]", "int64[2]"], ["unknown"], domain=MS,
         attrs={"bfp_type": 1, "dtype": 6}, error="bad-attribute")  # fmt: skip
 example("DequantizeWithOrder", ["int8[B,R,C]", "float[]"], ["float16[B,R,C]"], domain=MS,
         attrs={"to": 10, "order_input": 1, "order_output": 1})  # fmt: skip
-example("DequantizeWithOrder", ["int8[R,C]", "float[]"], ["float[*]"], domain=MS,
+example("DequantizeWithOrder", ["int8[R,C]", "float[]"], ["unknown"], domain=MS,
         attrs={"to": 6, "order_input": 1, "order_output": 1}, error="bad-attribute")  # fmt: skip

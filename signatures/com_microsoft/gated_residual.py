@@ -85,18 +85,20 @@ example("GatedAdd", ["bfloat16[B,S,C]", "bfloat16[B,S,C]", "bfloat16[B,S,K]", "b
         domain=MS)  # fmt: skip
 example("GatedAdd", ["float[2,3,8]", "float[2,3,8]", "float[2,3,4]"], ["float[*]"], domain=MS, error="shape-mismatch")
 example("GatedAdd", ["float[2,3,8]", "float[2,3,8]", "float[2,3]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("GatedAdd", ["float[2,3,8]", "float[2,1,8]", "float[2,3,1]"], ["float[*]"], domain=MS, error="shape-mismatch")
+example("GatedAdd", ["float[2,3,8]", "float[2,1,8]", "float[2,3,1]"], ["float[2,3,8]"], domain=MS,
+        error="shape-mismatch")  # fmt: skip
 example("GatedRMSNorm", ["float[B,T,32]", "float[8]", "float[B,T,32]"], ["float[B,T,32]"], domain=MS)
 example("GatedRMSNorm", ["float16[B,T,D]", "float16[8]", "float16[B,T,D]"], ["float16[B,T,D]"], domain=MS,
         attrs={"activation": "sigmoid"})  # fmt: skip
 example("GatedRMSNorm", ["float[B,T,8]", "float[3]", "float[B,T,8]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("GatedRMSNorm", ["float[2,3,8]", "float[8]", "float[1,3,8]"], ["float[*]"], domain=MS, error="shape-mismatch")
+example("GatedRMSNorm", ["float[2,3,8]", "float[8]", "float[1,3,8]"], ["float[2,3,8]"], domain=MS,
+        error="shape-mismatch")  # fmt: skip
 example("GatedRMSNorm", ["float[B,T,8]", "float[8]", "float[B,T,8]"], ["float[*]"], domain=MS,
         attrs={"activation": "relu"}, error="bad-attribute")  # fmt: skip
 example("EngramGate", ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[4,8]", "float[4,8]", "float[4,8]"],
         ["float[B,S,4,8]", "float[B,S,4,8]"], domain=MS)  # fmt: skip
 example("EngramGate", ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[4,8]", "float[4,8]"],
-        ["float[*]", "float[*]"], domain=MS, error="missing-input")  # fmt: skip
+        ["float[B,S,4,8]", "float[B,S,4,8]"], domain=MS, error="missing-input")  # fmt: skip
 example("EngramGate", ["float[S,4,8]", "float[S,4,8]", "float[S,8]", "float[4,8]", "float[4,8]"], ["float[*]"],
         domain=MS, error="shape-mismatch")  # fmt: skip
 example("EngramGate", ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[8]", "float[4,8]"], ["float[*]"],

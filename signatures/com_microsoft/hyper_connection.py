@@ -158,15 +158,16 @@ example("HyperConnectionPreMix", ["float[B,S,32]", "float[B,S,4,1]"], ["float[B,
         attrs={"num_branches": 4})  # fmt: skip
 example("HyperConnectionPreMix", ["float[B,S,W]", "float[B,S,4]"], ["float[B,S,W // 4]"], domain=MS,
         attrs={"num_branches": 4})  # fmt: skip
-example("HyperConnectionPreMix", ["float[2,3,4,8]", "float[1,3,4]"], ["float[*]"], domain=MS, error="shape-mismatch")
+example("HyperConnectionPreMix", ["float[2,3,4,8]", "float[1,3,4]"], ["float[2,3,8]"], domain=MS,
+        error="shape-mismatch")  # fmt: skip
 example("HyperConnectionPreMix", ["float[2,3,4,8]", "float[2,3,4,2]"], ["float[*]"], domain=MS, error="shape-mismatch")
 example("HyperConnectionPostMix", ["float[B,S,C,H]", "float[B,S,H]", "float[B,S,C,H]", "float[B,S,C,C]"],
         ["float[B,S,C,H]"], domain=MS)  # fmt: skip
 example("HyperConnectionPostMix", ["float[B,S,32]", "float[B,S,8]", "float[B,S,4]"], ["float[B,S,32]"], domain=MS,
         attrs={"num_branches": 4})  # fmt: skip
-example("HyperConnectionPostMix", ["float[2,3,4,8]", "float[2,3,8]", "float[2,3,4]", "float[2,3,4,3]"], ["float[*]"],
-        domain=MS, error="shape-mismatch")  # fmt: skip
-example("HyperConnectionPostMix", ["float[2,3,4,8]", "float[1,3,8]", "float[2,3,4]"], ["float[*]"], domain=MS,
+example("HyperConnectionPostMix", ["float[2,3,4,8]", "float[2,3,8]", "float[2,3,4]", "float[2,3,4,3]"],
+        ["float[2,3,4,8]"], domain=MS, error="shape-mismatch")  # fmt: skip
+example("HyperConnectionPostMix", ["float[2,3,4,8]", "float[1,3,8]", "float[2,3,4]"], ["float[2,3,4,8]"], domain=MS,
         error="shape-mismatch")  # fmt: skip
 example("HyperConnectionLowRankMix", ["float[B,S,32]", "float[32]", "float[32,R]", "float[R,32]", "float[32,4]"],
         ["float[B,S,8]", "float[B,S,4]", "float[B,S,32]"], domain=MS, attrs={"num_branches": 4})  # fmt: skip

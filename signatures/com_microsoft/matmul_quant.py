@@ -245,10 +245,10 @@ example("MatMulFpQ4", ["float[B,S,40]", "uint8[300]", "int64[2]={40,8}"], ["floa
 example("MatMulBlockQuantizedFp4Weight", ["float16[B,S,32]", "uint8[8,16]", "uint8[8,2]", "float[]"],
         ["float16[B,S,8]"], domain=MS)  # fmt: skip
 example("MatMulBlockQuantizedFp4Weight", ["bfloat16[B,S,30]", "uint8[8,16]", "uint8[8,2]", "float[]"],
-        ["bfloat16[*]"], domain=MS, error="shape-mismatch")  # fmt: skip
+        ["bfloat16[B,S,8]"], domain=MS, error="shape-mismatch")  # fmt: skip
 example("MatMulBlockQuantizedFp8Weight", ["bfloat16[T,K]", "float8e4m3fn[N,K]", "float[N,1]"], ["bfloat16[T,N]"],
         domain=MS)  # fmt: skip
-example("MatMulBlockQuantizedFp8Weight", ["float16[T,32]", "float8e4m3fn[8,30]", "float[8,1]"], ["float16[*]"],
+example("MatMulBlockQuantizedFp8Weight", ["float16[T,32]", "float8e4m3fn[8,30]", "float[8,1]"], ["float16[T,8]"],
         domain=MS, error="shape-mismatch")  # fmt: skip
 example("MatMulNBitsMlp", ["float[B,S,32]", "float[B,S,32]", "float[32]", "uint8[8,1,16]", "float[8,1]", "",
                            "uint8[8,1,16]", "float[8,1]"],
@@ -262,22 +262,22 @@ example("MatMulNBitsQLoRA", ["float[B,S,32]", "uint8[8,1,16]", "float[8,1]", "ui
         ["float[B,S,8]"], domain=MS, attrs={"K": 32, "N": 8})  # fmt: skip
 example("MatMulNBitsQLoRA", ["float[B,S,30]", "uint8[8,1,16]", "float[8,1]", "uint8[4,1,32]", "float[4,1]",
                              "uint8[8,1,32]", "float[8,1]"],
-        ["float[*]"], domain=MS, attrs={"K": 32, "N": 8}, error="shape-mismatch")  # fmt: skip
+        ["float[B,S,8]"], domain=MS, attrs={"K": 32, "N": 8}, error="shape-mismatch")  # fmt: skip
 example("MatMulPacked", ["float16[B,S,32]", "uint8[8,20]"], ["float16[B,S,8]"], domain=MS,
         attrs={"K": 32, "N": 8, "packed_type": 2})  # fmt: skip
 example("GatherPacked", ["uint8[V,18]", "int64[B,S]"], ["bfloat16[B,S,32]"], domain=MS,
         attrs={"K": 32, "packed_type": 2})  # fmt: skip
 example("GatherPacked", ["uint8[V,R]", "int32[N]"], ["float[N,64]"], domain=MS,
         attrs={"K": 64, "packed_type": 20, "output_dtype": 1})  # fmt: skip
-example("GatherPacked", ["uint8[V,64]", "int64[B,S]"], ["float[*]"], domain=MS,
+example("GatherPacked", ["uint8[V,64]", "int64[B,S]"], ["float[B,S,32]"], domain=MS,
         attrs={"K": 32, "packed_type": 0, "output_dtype": 1}, error="shape-mismatch")  # fmt: skip
-example("GatherPacked", ["uint8[V,64]", "int64[B,S]"], ["float[*]"], domain=MS,
+example("GatherPacked", ["uint8[V,64]", "int64[B,S]"], ["unknown"], domain=MS,
         attrs={"K": 32, "packed_type": 1, "output_dtype": 6}, error="bad-attribute")  # fmt: skip
 example("GemmFloat8", ["float8e4m3fn[M,K]", "float8e4m3fn[N,K]", "", "float[]", "float[]", "float[]"],
         ["float[M,N]"], domain=MS, attrs={"transB": 1})  # fmt: skip
 example("GemmFloat8", ["float[K,M]", "float[N,K]"], ["float16[M,N]"], domain=MS,
         attrs={"transA": 1, "transB": 1, "dtype": 10})  # fmt: skip
-example("GemmFloat8", ["float[M,K]", "float[K,N]"], ["float[*]"], domain=MS, attrs={"dtype": 6},
+example("GemmFloat8", ["float[M,K]", "float[K,N]"], ["unknown"], domain=MS, attrs={"dtype": 6},
         error="bad-attribute")  # fmt: skip
 example("MulInteger", ["uint8[N,C]", "", "uint8[C]"], ["int32[N,C]"], domain=MS)
 example("MulInteger", ["int8[N,3]", "int8[]", "int8[4]", "int8[]"], ["int32[N,?]"], domain=MS, error="shape-mismatch")

@@ -110,7 +110,7 @@ example("MoE", ["float[5,4]", "float[6,3]", "float[3,6,4]", "", "float[3,4,6]"],
         error="shape-mismatch")  # fmt: skip
 example("MoE", _MOE, ["float[*]"], domain=MS, attrs={"k": 4}, error="bad-attribute")
 example("MoEGroupRouter", ["float[B,S,8]", "float[8]"], ["float[B*S,8]"], domain=MS, attrs={"top_k": 2})
-example("MoEGroupRouter", ["float[T,8]", "float[8]"], ["float[*]", "float[*]"], domain=MS, attrs={"top_k": 2},
+example("MoEGroupRouter", ["float[T,8]", "float[8]"], ["float[T,8]", "float[T,8]"], domain=MS, attrs={"top_k": 2},
         error="arity")  # fmt: skip
 example("MoEGroupRouter", ["float[T,100]", "float[E]", "float[E,100]"], ["float[*]"], domain=MS, attrs={"top_k": 2},
         error="shape-mismatch")  # fmt: skip

@@ -43,5 +43,5 @@ for _name, _why in NO_SHAPE_SEMANTICS.items():
         unsupported(_name, _why, domain=MS)
 
 example("Snpe", ["float[1,3,224,224]"], ["float[*]"], domain=MS, attrs={"DLC": "payload"}, error="unsupported")
-example("EPContext", ["float[N,3]", "int64[N]"], ["float[*]", "float[*]"], domain=MS,
+example("EPContext", ["float[N,3]", "int64[N]"], ["unknown", "unknown"], domain=MS,
         attrs={"ep_cache_context": "context.bin", "source": "QNN"}, error="unsupported")  # fmt: skip

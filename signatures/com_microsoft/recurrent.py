@@ -405,7 +405,7 @@ example("CausalConvWithState", ["float[B,C,L]", "float[C,1,4]"], ["float[*]", "f
         error="bad-attribute")  # fmt: skip
 example("CausalConvWithState", ["float[B,3,L]", "float[3,2,4]"], ["float[*]", "float[*]"], domain=MS,
         error="shape-mismatch")  # fmt: skip
-example("CausalConvWithState", ["float[B,3,L]", "float[3,1,4]", "", "float[B,3,2]"], ["float[*]", "float[*]"],
+example("CausalConvWithState", ["float[B,3,L]", "float[3,1,4]", "", "float[B,3,2]"], ["float[B,3,L]", "float[B,3,3]"],
         domain=MS, error="shape-mismatch")  # fmt: skip
 example("CausalConvWithState", ["float[B,3,L]", "float[3,1,4]"], ["float[*]", "float[*]"], domain=MS,
         attrs={"state_window": 9}, error="bad-attribute")  # fmt: skip
@@ -420,18 +420,18 @@ example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "
         ["float[B,T,32]", "float[B,4,8,8]"], domain=MS, attrs={**_LA, "update_rule": "linear"})  # fmt: skip
 example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[B,T,32]", "float[2,B,4,8,8]"],
         domain=MS, attrs={**_LA, "update_rule": "linear", "state_window": 2})  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[*]", "float[*]"], domain=MS,
-        attrs=_LA, error="missing-input")  # fmt: skip
-example("LinearAttention", ["float[B,T,48]", "float[B,T,32]", "float[B,T,32]"], ["float[*]", "float[*]"], domain=MS,
+example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[B,T,32]", "float[B,4,8,8]"],
+        domain=MS, attrs=_LA, error="missing-input")  # fmt: skip
+example("LinearAttention", ["float[B,T,48]", "float[B,T,32]", "float[B,T,32]"], ["float[*]", "unknown"], domain=MS,
         attrs={"q_num_heads": 6, "kv_num_heads": 4, "update_rule": "linear"}, error="bad-attribute")  # fmt: skip
 example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]", "float[B,T,3]"],
-        ["float[*]", "float[*]"], domain=MS, attrs=_LA, error="shape-mismatch")  # fmt: skip
+        ["float[*]", "unknown"], domain=MS, attrs=_LA, error="shape-mismatch")  # fmt: skip
 example("LinearAttentionGate", ["float[B,T,H]", "float[H]", "float[H]", "float[B,T,H]"],
         ["float[B,T,H]", "float[B,T,H]"], domain=MS)  # fmt: skip
 example("LinearAttentionGate", ["float16[N,8]", "float[8]", "float[8]"], ["float16[N,8]"], domain=MS)
 example("LinearAttentionGate", ["float[B,T,8]", "float[4]", "float[8]"], ["float[B,T,8]"], domain=MS,
         error="shape-mismatch")  # fmt: skip
-example("LinearAttentionGate", ["float[B,T,8]", "float[8]", "float[8]"], ["float[*]", "float[*]"], domain=MS,
+example("LinearAttentionGate", ["float[B,T,8]", "float[8]", "float[8]"], ["float[B,T,8]", "float[B,T,8]"], domain=MS,
         error="missing-input")  # fmt: skip
 example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,4,3]", "int32[B1]", "float[N,4]", "float[N,4]"],
         ["float[N,4,3]", "float[B1 - 1,4,3,4]"], domain=MS)  # fmt: skip
@@ -446,7 +446,7 @@ example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32
 example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32[3]"],
         ["float[N,2,3]", "float[2,2,3,4]", "float[2,0]"], domain=MS, attrs={"update_rule": "linear"})  # fmt: skip
 example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32[3]", "float[N,2]"],
-        ["float[*]", "float[*]"], domain=MS, attrs={"update_rule": "linear"}, error="arity")  # fmt: skip
+        ["float[N,2,3]", "float[2,2,3,4]"], domain=MS, attrs={"update_rule": "linear"}, error="arity")  # fmt: skip
 example("GatedDeltaNet", ["float[N,4,4]", "float[N,4,4]", "float[N,2,3]", "int32[3]", "float[N,2]", "float[N,2]"],
         ["float[*]", "float[*]"], domain=MS, error="shape-mismatch")  # fmt: skip
 example("GatedDeltaNet", ["float[B,S,2,4]", "float[B,S,2,4]", "float[B,S,2,3]", "int32[3]", "float[B,S,2]",
@@ -464,7 +464,7 @@ example("DynamicQuantizeLSTM", ["float[S,B,3]", "int8[1,3,20]", "int8[1,5,20]", 
         ["float[S,1,B,5]", "float[1,B,5]", "float[1,B,5]"], domain=MS, attrs={"hidden_size": 5})  # fmt: skip
 example("DynamicQuantizeLSTM", ["float[S,B,3]", "uint8[1,3,20]", "uint8[1,5,20]", "", "", "", "", "", "float[1]",
                                 "uint8[1]", "float[1]", "uint8[1]"],
-        ["float[*]"], domain=MS, attrs={"hidden_size": 6}, error="shape-mismatch")  # fmt: skip
+        ["float[S,1,B,6]"], domain=MS, attrs={"hidden_size": 6}, error="shape-mismatch")  # fmt: skip
 example("ConvStateReplay", ["float16[S]", "float16[C]", "float16[D]", "int64[8]"], ["float16[D]"], domain=MS)
 example("ConvStateReplay", ["float[S]", "float[C]", "float[D,2]", "int64[8]"], ["float[*]"], domain=MS,
         error="shape-mismatch")  # fmt: skip

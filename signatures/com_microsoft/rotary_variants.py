@@ -75,4 +75,4 @@ example("GemmaRotaryEmbedding", ["float[B,S,D]", "float16[B,N,S,D]", "float16[B,
         ["float16[B,N,S,D]", "float16[B,N,S,D]"], domain=MS)  # fmt: skip
 example("GemmaRotaryEmbedding", ["float[B,S,4]", "float16[B,N,S,8]", "float16[B,N,S,8]", "float16[B,N,S,8]",
                                  "float16[B,N,S,8]"],
-        ["float16[*]", "float16[*]"], domain=MS, error="shape-mismatch")  # fmt: skip
+        ["float16[B,N,S,8]", "float16[B,N,S,8]"], domain=MS, error="shape-mismatch")  # fmt: skip
