@@ -35,3 +35,13 @@ def test_the_scaling_probe_reports_time_and_memory():
     row = json.loads(run.stdout.strip().splitlines()[-1])
     assert row["nodes"] == 294 and row["seconds"] > 0 and row["seconds_again"] > 0 and row["python_peak_bytes"] > 0
     assert row["model_bytes_without_weights"] > 0
+
+
+def test_the_corpus_benchmark_times_each_way_of_inferring_a_model():
+    from benchmarks.corpus import CORPUS, time_corpus_model, time_one_node
+
+    row = time_corpus_model(CORPUS / "resnet_dynamo.onnx", repeat=1)
+    assert row["model"] == "resnet_dynamo" and row["nodes"] == 23
+    assert all(row[k] > 0 for k in ("onnx", "drop-in", "infer_model", "infer_model again"))
+    one = time_one_node(repeat=3)
+    assert set(one) == {"onnx", "drop-in", "infer_model"} and all(t > 0 for t in one.values())
