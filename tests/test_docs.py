@@ -81,6 +81,17 @@ def test_clause_map_cites_code_that_exists():
     assert not missing, f"the clause map cites what does not exist: {missing}"
 
 
+def test_architecture_names_modules_that_exist():
+    """Every ``infer/…`` and ``signatures/…`` path docs/architecture.md names is in the tree, and
+    every module of ``infer/`` is described there."""
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\b((?:infer|signatures)/[\w/]*\w(?:\.py)?/?)", page))
+    assert len(named) > 30
+    assert not [p for p in sorted(named) if not (ROOT / p).exists()], "docs/architecture.md names what is not there"
+    modules = {f"infer/{p.name}" for p in (ROOT / "infer").glob("*.py")}
+    assert not sorted(modules - named), "modules docs/architecture.md does not describe"
+
+
 # -- links and commands ------------------------------------------------------------------------
 
 
