@@ -539,14 +539,9 @@ def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
-    result, shift = 0, 0
-    while True:
-        b = data[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, i
-        shift += 7
+    """The varint at ``data[i]``, and the index after it."""
+    b = data[i]
+    return (b, i + 1) if b < 0x80 else _varint_from(data, i + 1, b)
 
 
 @functools.cache
