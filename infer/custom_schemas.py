@@ -15,20 +15,24 @@ returns ``None`` there: ``infer_node_outputs`` carries no propagated shape data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 import onnx.shape_inference
 from onnx import NodeProto, OperatorSetIdProto, TensorProto, TypeProto, defs, helper, numpy_helper
 
-from . import dims as D
 from . import types as T
+from .context import RuleContext, RuleError
 from .dims import Dim
+from .dimwriter import INT64_MAX, write_text
 from .values import Known
 
-INT64_MAX = (1 << 63) - 1
+if TYPE_CHECKING:  # pragma: no cover
+    from .scopes import Frame
+
 MAX_MESSAGE = 500  # characters of a user function's error message kept in a diagnostic
 
 # Where onnx's own schemas say nothing of their definition: a schema built in Python has no
@@ -182,7 +186,8 @@ class DimNames:
     """Writes dims into ``TypeProto``s for a user function and reads its answer back.
 
     An integer extent is a ``dim_value``; a symbolic one a ``dim_param`` naming it (a variable by
-    its name, an expression by its text). A ``dim_param`` the function returns is read back as
+    its name, an expression by its text: ``dimwriter.write_text``, made unique where two extents
+    print alike, since the name is read back). A ``dim_param`` the function returns is read back as
     the extent written under that name; a name it made up is an unknown extent, not a variable:
     it could be any name the model also uses for another extent.
     """
@@ -191,13 +196,14 @@ class DimNames:
     _by_dim: dict[Dim, str] = field(default_factory=dict)
 
     def write(self, d: Dim) -> int | str | None:
-        if d is None:
-            return None
-        if isinstance(d, int) and 0 <= d <= INT64_MAX:
-            return d
+        # An integer past int64's range is a name here, where ``write_text`` writes it unknown:
+        # the name is read back as the extent, which no ``dim_value`` can hold.
+        base = str(d) if isinstance(d, int) and not 0 <= d <= INT64_MAX else write_text(d)
+        if not isinstance(base, str):
+            return base  # a dim_value, or nothing
         name = self._by_dim.get(d)
         if name is None:
-            name = base = d.name if getattr(d, "is_Symbol", False) else D.to_str(d)
+            name = base
             k = 1
             while name in self._by_name:  # two extents printed alike stay apart
                 k += 1
@@ -222,6 +228,30 @@ class DimNames:
     def from_proto(self, tp: TypeProto | None) -> T.Type:
         """A ``TypeProto`` the function set, as a type (``UNKNOWN`` for ``None`` or no kind)."""
         return T.UNKNOWN if tp is None else T.from_proto(tp, self.read)
+
+
+def infer_outputs(ctx: RuleContext, schema: defs.OpSchema, frame: Frame, outer_names: Iterable[str],
+                  ir_version: int) -> list[T.Type] | None:  # fmt: skip
+    """Outputs of ``ctx``'s node as the inference function registered with ``schema`` gives them:
+    a rule the dispatcher's ``custom-schema`` answer runs. ``outer_names``: what the node's graph
+    attributes read from enclosing graphs (looked up in ``frame``'s scope)."""
+    names = DimNames()
+    types = [None if v is None else names.to_proto(v.type) for v in ctx.inputs]
+    data = [tensor_from_known(v.known, v.type.elem) if v is not None and isinstance(v.type, T.TensorType) else None
+            for v in ctx.inputs]  # fmt: skip
+    outer: dict[str, TypeProto] = {}
+    for name in outer_names:
+        v = frame.scope.lookup(name)
+        tp = None if v is None else names.to_proto(v.type)
+        if tp is not None:
+            outer[name] = tp
+    out = run_inference(schema, ctx.node, types, data, frame.opsets, ir_version, outer)
+    if out.error is not None:
+        raise RuleError("custom-inference", out.error)
+    types = [names.from_proto(tp) for tp in out.outputs]
+    if any(not isinstance(t, T.TensorType) or t.shape is None or None in t.shape for t in types):
+        ctx.because("the inference function registered for it leaves this unknown")
+    return types
 
 
 # Element types whose contents numpy holds exactly as ``Known`` keeps them.

@@ -15,7 +15,9 @@ one of three styles:
   without having made it itself; and a ``dim_param`` a value already holds is kept where it
   denotes the same extent. Run on its own output, the drop-in thus writes it again unchanged.
 
-``write_text`` is the style without a dimension table, for types the engine hands to onnx.
+``write_text`` is the style without a dimension table, for types the walk hands to onnx (a
+schema's function body built for its inputs, ``infer.dispatch``; a registered inference function,
+``infer.custom_schemas``) or reads back (declarations merged, ``infer.graphs``).
 """
 
 from __future__ import annotations

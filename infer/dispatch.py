@@ -14,15 +14,18 @@ In order of precedence:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from onnx import FunctionProto, defs
+from onnx import FunctionProto, NodeProto, defs
 
 from signatures.registry import lookup
-from signatures.schema import STANDARD_DOMAINS, Signature
+from signatures.schema import STANDARD_DOMAINS, Signature, function_body
 
 from . import custom_schemas
+from . import types as T
+from .dimwriter import write_text
+from .values import Value
 
 FUNCTION, RULE, SCHEMA_BODY, CUSTOM_SCHEMA, NONE = "function", "rule", "schema-body", "custom-schema", "none"
 
@@ -92,6 +95,13 @@ class Dispatcher:
             return How(NONE, None, "unknown-function", reason)
         reason = f"no signature or rule for {op_type} of domain '{domain}' (a custom operator)"
         return How(NONE, None, "no-rule", reason)
+
+
+def schema_body(domain: str, node: NodeProto, opset: int, inputs: Sequence[Value | None]) -> FunctionProto | None:
+    """The ``SCHEMA_BODY`` answer's body for this node (built for its input types if it must be);
+    ``None`` where none can be built (then the answer's ``fallback`` holds)."""
+    types = [None if v is None else T.to_proto(v.type, write_text) for v in inputs]
+    return function_body(domain, node.op_type, opset, node, types)
 
 
 def _has_body(domain: str, op_type: str, opset: int) -> bool:

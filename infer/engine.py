@@ -18,24 +18,23 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from onnx import AttributeProto, FunctionProto, ModelProto, NodeProto, TypeProto, helper
+from onnx import FunctionProto, ModelProto, NodeProto, TypeProto
 
 import signatures
-from signatures.schema import ONNX_OPSET, STANDARD_DOMAINS, attribute_value, canonical_domain, function_body, signature
+from signatures.schema import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, signature
 
 from . import custom_schemas, external, limits
 from . import diagnostics as diag
 from . import dims as D
 from . import types as T
-from .context import RuleContext, RuleError
+from .attributes import rule_attributes
+from .context import RuleContext
 from .diagnostics import Diagnostic, Location
-from .dims import Dim
 from .dimtable import DimTable, Site
-from .dispatch import CUSTOM_SCHEMA, FUNCTION, RULE, SCHEMA_BODY, Dispatcher
+from .dispatch import CUSTOM_SCHEMA, FUNCTION, RULE, SCHEMA_BODY, Dispatcher, schema_body
 from .graphs import Graphs
 from .memo import Memo
 from .nodeview import NodeView, read_nodes
@@ -193,22 +192,7 @@ class Engine:
 
     def declared_type(self, tp: TypeProto, value: str) -> T.Type:
         """A type the model writes, its dim names declarations of the model's variables."""
-
-        def read_dim(t: Any, axis: int) -> Dim:
-            d = t.shape.dim[axis]
-            kind = d.WhichOneof("value")
-            if kind == "dim_value":
-                return int(d.dim_value) if d.dim_value >= 0 else None
-            if kind == "dim_param" and d.dim_param:
-                return self.table.declared(d.dim_param, f"on `{value}`", value, value in self._input_names)
-            return None
-
-        return T.from_proto(tp, read_dim)
-
-    @cached_property
-    def _input_names(self) -> frozenset[str]:
-        """The main graph's inputs: the names they declare are positive variables."""
-        return frozenset(i.name for i in self.model.graph.input)
+        return self.placement.declared_type(tp, value)
 
     def recorded_value(self, graph: str, name: str) -> Value | None:
         rec = self.records.get(graph)
@@ -342,11 +326,11 @@ class Engine:
         if opset is None and how.kind != FUNCTION:
             prepared = self.placement.prepare_all(None, node.op_type, inputs, None, len(node.output))
             return self.placement.place(frame, site, node, prepared, how.reason, ())
-        ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, self._node_attrs(frame, node, sig))
+        ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, rule_attributes(node, sig, frame.attr_refs))
         n_diagnostics = len(self.diagnostics)
         check_node(self, ctx, loc)
         raw: list[Any] | None = None
-        if how.kind == SCHEMA_BODY and (body := self._schema_body(domain, node, opset or 1, inputs)) is not None:
+        if how.kind == SCHEMA_BODY and (body := schema_body(domain, node, opset or 1, inputs)) is not None:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, body), ctx, loc)
         elif how.kind == SCHEMA_BODY:
             how = how.fallback  # type: ignore[assignment]
@@ -358,7 +342,10 @@ class Engine:
         elif how.kind == FUNCTION:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)
         elif how.kind == CUSTOM_SCHEMA:
-            raw = self.rules.run(lambda c: self._infer_custom(c, how.target), ctx, loc)
+            # (``outer``: what the node's graph attributes read from enclosing graphs)
+            infer_custom = custom_schemas.infer_outputs
+            raw = self.rules.run(lambda c: infer_custom(c, how.target, frame, self.uses.of(node), self.ir_version),
+                                 ctx, loc)  # fmt: skip
         elif how.code is not None:
             self.report(how.code, how.reason or "", loc, how.suggestion)
         prepared = self.placement.prepare_all(sig, node.op_type, inputs, raw, len(node.output))
@@ -380,64 +367,6 @@ class Engine:
         t = self.table
         return (len(self.diagnostics), len(t.variables), len(t.facts), t.minimums_epoch, t.fresh_calls,
                 D.overflow_count(), len(self.records))  # fmt: skip
-
-    def _node_attrs(self, frame: Frame, node: NodeProto, sig: Any) -> dict[str, Any]:
-        """The node's attributes as Python values, references resolved; what a rule must not read
-        is left out, so that it falls back to the schema default or refuses the node cleanly:
-        an attribute without a type (which value field holds it cannot be told), and one whose
-        type is not the schema's (a rule would take a string for an int). Validation reports
-        both (``attribute-type``)."""
-        attrs: dict[str, Any] = {}
-        specs = sig.attributes if sig is not None else None
-        for a in node.attribute:
-            name, given = a.name, a
-            if a.ref_attr_name:
-                given = (frame.attr_refs or {}).get(a.ref_attr_name)
-                if given is None:
-                    continue  # no value at the call site and no default: omitted (Clause 8.4)
-            if given.type == AttributeProto.UNDEFINED or given.ref_attr_name:
-                continue  # no type, or a reference the call site left unresolved
-            spec = specs.get(name) if specs is not None else None
-            if spec is not None and given.type != spec.type:
-                continue
-            attrs[name] = _attr_python(given)
-        return attrs
-
-    def _schema_body(self, domain: str, node: NodeProto, opset: int, inputs: list[Value | None]) -> Any:
-        """The schema's function body for this node (built for its input types if it must be)."""
-        types = [None if v is None else T.to_proto(v.type, _written) for v in inputs]
-        return function_body(domain, node.op_type, opset, node, types)
-
-    def _infer_custom(self, ctx: RuleContext, schema: Any) -> list[T.Type] | None:
-        """Outputs as the inference function registered with ``schema`` gives them."""
-        names = custom_schemas.DimNames()
-        types = [None if v is None else names.to_proto(v.type) for v in ctx.inputs]
-        data = [custom_schemas.tensor_from_known(v.known, v.type.elem)
-                if v is not None and isinstance(v.type, T.TensorType) else None for v in ctx.inputs]  # fmt: skip
-        outer: dict[str, TypeProto] = {}  # what the node's graph attributes read from outside
-        for name in self.uses.of(ctx.node):
-            v = ctx._frame.scope.lookup(name)
-            tp = None if v is None else names.to_proto(v.type)
-            if tp is not None:
-                outer[name] = tp
-        out = custom_schemas.run_inference(schema, ctx.node, types, data, ctx._frame.opsets, self.ir_version, outer)
-        if out.error is not None:
-            raise RuleError("custom-inference", out.error)
-        types = [names.from_proto(tp) for tp in out.outputs]
-        if any(not isinstance(t, T.TensorType) or t.shape is None or None in t.shape for t in types):
-            ctx.because("the inference function registered for it leaves this unknown")
-        return types
-
-
-def _attr_python(a: AttributeProto) -> Any:
-    if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS, AttributeProto.TENSOR,
-                  AttributeProto.SPARSE_TENSOR, AttributeProto.TYPE_PROTO):  # fmt: skip
-        return helper.get_attribute_value(a)
-    return attribute_value(a)
-
-
-def _written(d: Dim) -> int | str | None:
-    return d if isinstance(d, int) or d is None else D.to_str(d)
 
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:

@@ -15,12 +15,12 @@ from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProt
 
 from signatures.schema import STANDARD_DOMAINS, canonical_domain
 
-from . import dims as D
 from . import external
 from . import types as T
 from .context import RuleContext
 from .diagnostics import Location
 from .dimtable import Origin, Site
+from .dimwriter import write_text
 from .nodeview import read_nodes
 from .placement import strip_shape, with_empty_contents
 from .scopes import MAIN, Frame, GraphPath, GraphRecord, Scope
@@ -134,7 +134,7 @@ class Graphs:
                     e.report("declared-type-clash", f"`{vi.name}` is declared {a} and {b}: {c}",
                              Location(path, value=vi.name))  # fmt: skip
                 if not clashes:
-                    declared[vi.name] = T.to_proto(merged, _written) or vi.type
+                    declared[vi.name] = T.to_proto(merged, write_text) or vi.type
                     continue
             declared[vi.name] = vi.type
         record = GraphRecord(path, "graph", nodes=graph.node)
@@ -353,7 +353,3 @@ def _without_dim_names(tp: TypeProto) -> TypeProto:
         elif kind == "map_type":
             stack.append(t.map_type.value_type)
     return out
-
-
-def _written(d: Any) -> int | str | None:
-    return d if isinstance(d, int) or d is None else D.to_str(d)

@@ -78,8 +78,8 @@ class NodeView:
         self.attr_types: tuple[int, ...] = shared.setdefault(attr_types, attr_types) if attr_types else ()
         self.has_subgraph: bool = bool(attr_types) and not _SUBGRAPH_SET.isdisjoint(attr_types)
         self.has_ref = has_ref
-        # What the engine's memo of rule results keys on besides the opset and the inputs (see
-        # ``Engine._inputs_and_key``); ``None``: never memoized (subgraphs, attribute references,
+        # What the memo of rule results keys on besides the opset and the inputs (see
+        # ``Memo.key``, infer/memo.py); ``None``: never memoized (subgraphs, attribute references,
         # large attributes).
         if self.has_subgraph or has_ref or attrs is None:
             self.memo_base: tuple | None = None
@@ -539,14 +539,9 @@ def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
 
 
 def _varint(data: bytes, i: int) -> tuple[int, int]:
-    result, shift = 0, 0
-    while True:
-        b = data[i]
-        i += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, i
-        shift += 7
+    """The varint at ``data[i]``, and the index after it."""
+    b = data[i]
+    return (b, i + 1) if b < 0x80 else _varint_from(data, i + 1, b)
 
 
 @functools.cache

@@ -48,14 +48,29 @@ class Run(Protocol):
     propagate_values: bool
 
     def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None: ...
-    def declared_type(self, tp: TypeProto, value: str) -> T.Type: ...
 
 
 class Placement:
-    """Places the outputs of the nodes of one run."""
+    """Places the outputs of the nodes of one run, and reads the types the model declares."""
 
     def __init__(self, run: Run):
         self.run = run
+
+    def declared_type(self, tp: TypeProto, value: str) -> T.Type:
+        """A type the model writes for ``value``, its dim names declarations of the model's
+        variables (positive ones on the main graph's inputs)."""
+        table, is_input = self.run.table, value in self._input_names
+
+        def read_dim(t: Any, axis: int) -> Dim:
+            d = t.shape.dim[axis]
+            kind = d.WhichOneof("value")
+            if kind == "dim_value":
+                return int(d.dim_value) if d.dim_value >= 0 else None
+            if kind == "dim_param" and d.dim_param:
+                return table.declared(d.dim_param, f"on `{value}`", value, is_input)
+            return None
+
+        return T.from_proto(tp, read_dim)
 
     # -- what depends on the value alone --------------------------------------------------------
 
@@ -150,7 +165,7 @@ class Placement:
         tp = frame.declared.get(name)
         if tp is None:
             return t
-        declared = self.run.declared_type(tp, name)
+        declared = self.declared_type(tp, name)
         is_output = name in frame.record.outputs
         table = self.run.table
 
@@ -186,6 +201,7 @@ class Placement:
 
     @cached_property
     def _input_names(self) -> frozenset[str]:
+        """The main graph's inputs: the names they declare are positive variables."""
         return frozenset(i.name for i in self.run.model.graph.input)
 
 

@@ -4,6 +4,7 @@ the getting-started code runs."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -51,6 +52,44 @@ def test_clause_map_covers_every_code():
     from infer.diagnostics import CODES
 
     assert all(f"`{code}`" in page for code in CODES)
+
+
+def _resolves(dotted: str) -> bool:
+    """Does ``module.Name`` or ``module.Class.method`` name something that exists?"""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_clause_map_cites_code_that_exists():
+    """Each place the clause map says implements a clause is there (a module, a name in one, a
+    method of a class, or a file or folder of the tree), so that moving code cannot leave it stale."""
+    cited = [c for _, _, where in conformance.RULE_CLAUSES for c in re.findall(r"`([^`]+)`", where)]
+    assert len(cited) >= len(conformance.RULE_CLAUSES)
+    paths = [c for c in cited if "/" in c]
+    missing = [c for c in paths if not any(ROOT.glob(c.rstrip("/")))]
+    missing += [c for c in cited if c not in paths and not _resolves(c)]
+    assert not missing, f"the clause map cites what does not exist: {missing}"
+
+
+def test_architecture_names_modules_that_exist():
+    """Every ``infer/…`` and ``signatures/…`` path docs/architecture.md names is in the tree, and
+    every module of ``infer/`` is described there."""
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\b((?:infer|signatures)/[\w/]*\w(?:\.py)?/?)", page))
+    assert len(named) > 30
+    assert not [p for p in sorted(named) if not (ROOT / p).exists()], "docs/architecture.md names what is not there"
+    modules = {f"infer/{p.name}" for p in (ROOT / "infer").glob("*.py")}
+    assert not sorted(modules - named), "modules docs/architecture.md does not describe"
 
 
 # -- links and commands ------------------------------------------------------------------------

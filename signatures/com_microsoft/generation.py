@@ -43,8 +43,11 @@ op("GreedySearch",
 _GPT = 0  # model_type of decoder-only models, whose prompt is input_ids
 
 
-def _count(ctx: RuleContext, i: int, what: str) -> Dim:
-    """The one positive value of input ``i`` (max_length, num_beams, ...), where its contents are known."""
+def count(ctx: RuleContext, i: int, what: str) -> Dim:
+    """The one positive value of input ``i`` (max_length, num_beams, ...), where its contents are
+    known; ``None`` for an absent input."""
+    if not ctx.has(i):
+        return None
     require_single(ctx, i, what)
     dims = ctx.known_dims(i)
     if dims is None or len(dims) != 1:
@@ -71,7 +74,9 @@ def _longer(ctx: RuleContext, length: Dim, prompt: Dim) -> None:
         raise RuleError("shape-mismatch", f"max_length {D.to_str(length)} must exceed the prompt's {D.to_str(prompt)}")
 
 
-def _vocabulary(ctx: RuleContext, masks: tuple[tuple[int, int], ...]) -> Dim:
+def vocabulary(ctx: RuleContext, masks: tuple[tuple[int, int], ...]) -> Dim:
+    """vocab_size, else the length the given masks (input, axis) state, else the decoder's
+    declared logits width (onnxruntime's kernels read that declaration too)."""
     size = ctx.attr("vocab_size", -1)
     vocab: Dim = size if isinstance(size, int) and size > 0 else None
     for i, axis in masks:
@@ -96,15 +101,15 @@ def beam_search(ctx: RuleContext) -> list:
     num_return_sequences), scores (max_length - prompt length, batch, num_beams, vocabulary) for a
     decoder-only model (the steps of an encoder-decoder model are not claimed)."""
     b, s = _prompt(ctx)
-    length = _count(ctx, 1, "max_length")
-    beams, ret = _count(ctx, 3, "num_beams"), _count(ctx, 4, "num_return_sequences")
+    length = count(ctx, 1, "max_length")
+    beams, ret = count(ctx, 3, "num_beams"), count(ctx, 4, "num_return_sequences")
     if D.less(beams, ret) is True:
         raise RuleError("shape-mismatch", f"num_return_sequences {D.to_str(ret)} exceeds num_beams {D.to_str(beams)}")
     _longer(ctx, length, s)
     steps = None if length is None or s is None else D.sub(length, s)
     if steps is None:
         ctx.because("the number of steps is max_length less the prompt, for decoder-only models")
-    vocab = _vocabulary(ctx, ((7, 0), (8, 1)))
+    vocab = vocabulary(ctx, ((7, 0), (8, 1)))
     return [(b, ret, length), (b, ret), (steps, b, beams, vocab)][: ctx.n_outputs]
 
 
@@ -112,7 +117,7 @@ def beam_search(ctx: RuleContext) -> list:
 def greedy_search(ctx: RuleContext) -> list:
     """sequences (batch, max_length); max_length must exceed the prompt's length."""
     b, s = _prompt(ctx)
-    length = _count(ctx, 1, "max_length")
+    length = count(ctx, 1, "max_length")
     _longer(ctx, length, s)
     return [(b, length)]
 

@@ -11,18 +11,16 @@ CPU kernels (tests/test_contrib_b_runtime.py runs them); SpeculativePrefixCommit
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-from onnx import AttributeProto, GraphProto, TensorProto, helper, numpy_helper
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 from infer import dims as D
 from infer.context import RuleContext, RuleError
-from infer.dims import Dim
 
-from ..helpers import require_single, same_dim
+from ..helpers import same_dim
 from ..registry import example, rule
 from . import F32, FLOAT, INT, INT32, MS, REQUIRED, op
+from .generation import count, vocabulary
 
 GRAPH = AttributeProto.GRAPH
 _SEARCH = {"decoder": (GRAPH, REQUIRED), "decoder_start_token_id": (INT, -1), "encoder": (GRAPH, None),
@@ -55,42 +53,6 @@ op("SpeculativePrefixCommit",
    {"head_rows": (INT, 8)})  # fmt: skip
 
 
-def _count(ctx: RuleContext, i: int, what: str) -> Dim:
-    """The one value of input ``i`` (a count such as max_length), if its contents are known."""
-    if not ctx.has(i):
-        return None
-    require_single(ctx, i, what)
-    dims = ctx.known_dims(i)
-    if dims is None or len(dims) != 1:
-        ctx.contents_unknown(i, what)
-        return None
-    if isinstance(dims[0], int) and dims[0] <= 0:
-        raise RuleError("shape-mismatch", f"{what} must be positive, is {dims[0]}")
-    return dims[0]
-
-
-def _vocabulary(ctx: RuleContext, masks: tuple[tuple[int, int], ...]) -> Dim:
-    """vocab_size, else the length the given masks (input, axis) state, else the decoder's
-    declared logits width (onnxruntime's kernels read that declaration too)."""
-    size = ctx.attr("vocab_size", -1)
-    vocab: Dim = size if isinstance(size, int) and size > 0 else None
-    for i, axis in masks:
-        s = ctx.shape(i) if ctx.has(i) else None
-        if s is not None and len(s) > axis:
-            vocab = s[axis] if vocab is None else same_dim(ctx, vocab, s[axis], f"the vocabulary of input {i}")
-    if vocab is None:
-        vocab = _declared_logits_width(ctx.attr("decoder"))
-    return vocab
-
-
-def _declared_logits_width(graph: Any) -> Dim:
-    if not isinstance(graph, GraphProto) or not graph.output:
-        return None
-    t = graph.output[0].type.tensor_type
-    dims = t.shape.dim if t.HasField("shape") else []
-    return dims[-1].dim_value if dims and dims[-1].HasField("dim_value") else None
-
-
 @rule("Sampling", domain=MS)
 def sampling(ctx: RuleContext) -> list:
     """sequences (batch, max_length), filtered_logits (batch, vocabulary); max_length must
@@ -99,10 +61,10 @@ def sampling(ctx: RuleContext) -> list:
     if ids is not None and len(ids) != 2:
         raise RuleError("shape-mismatch", f"input_ids must be 2-D, has rank {len(ids)}")
     b, s = ids if ids is not None else (None, None)
-    length = _count(ctx, 1, "max_length")
+    length = count(ctx, 1, "max_length")
     if D.less(s, length) is False:
         raise RuleError("shape-mismatch", f"max_length {D.to_str(length)} must exceed the prompt length {D.to_str(s)}")
-    vocab = _vocabulary(ctx, ((4, 0), (5, 1), (7, 1)))
+    vocab = vocabulary(ctx, ((4, 0), (5, 1), (7, 1)))
     return [(b, length), (b, vocab)][: ctx.n_outputs]
 
 
@@ -114,11 +76,11 @@ def whisper_beam_search(ctx: RuleContext) -> list:
     non_speech_probs (batch). The decoded length and the frames depend on the run."""
     x = ctx.shape(0)
     b = x[0] if x is not None and x else None
-    length = _count(ctx, 1, "max_length")
-    beams, ret = _count(ctx, 3, "num_beams"), _count(ctx, 4, "num_return_sequences")
+    length = count(ctx, 1, "max_length")
+    beams, ret = count(ctx, 3, "num_beams"), count(ctx, 4, "num_return_sequences")
     if isinstance(beams, int) and isinstance(ret, int) and ret > beams:
         raise RuleError("shape-mismatch", f"num_return_sequences {ret} exceeds num_beams {beams}")
-    vocab = _vocabulary(ctx, ((7, 0), (8, 1)))
+    vocab = vocabulary(ctx, ((7, 0), (8, 1)))
     heads = ctx.shape(12) if ctx.has(12) else None
     kept = heads[0] if heads is not None and len(heads) == 2 else None
     # The decoder starts from decoder_input_ids, else from the start token alone; a score is

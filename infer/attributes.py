@@ -1,0 +1,38 @@
+"""A node's attributes as its rule reads them: Python values, references resolved (Clause 8.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from onnx import AttributeProto, NodeProto, helper
+
+from signatures.schema import Signature, attribute_value
+
+# Attribute kinds a rule reads as onnx's own objects (a graph, a tensor, a type).
+_AS_PROTO = (AttributeProto.GRAPH, AttributeProto.GRAPHS, AttributeProto.TENSOR, AttributeProto.SPARSE_TENSOR,
+             AttributeProto.TYPE_PROTO)  # fmt: skip
+
+
+def rule_attributes(node: NodeProto, sig: Signature | None,
+                    attr_refs: Mapping[str, AttributeProto] | None) -> dict[str, Any]:  # fmt: skip
+    """The node's attributes as Python values, the ``ref_attr_name``s of a function body read from
+    ``attr_refs`` (its call site's). What a rule must not read is left out, so that it falls back
+    to the schema default or refuses the node cleanly: an attribute without a type (which value
+    field holds it cannot be told), and one whose type is not the schema's (a rule would take a
+    string for an int). Validation reports both (``attribute-type``)."""
+    attrs: dict[str, Any] = {}
+    specs = sig.attributes if sig is not None else None
+    for a in node.attribute:
+        name, given = a.name, a
+        if a.ref_attr_name:
+            given = (attr_refs or {}).get(a.ref_attr_name)
+            if given is None:
+                continue  # no value at the call site and no default: omitted (Clause 8.4)
+        if given.type == AttributeProto.UNDEFINED or given.ref_attr_name:
+            continue  # no type, or a reference the call site left unresolved
+        spec = specs.get(name) if specs is not None else None
+        if spec is not None and given.type != spec.type:
+            continue
+        attrs[name] = helper.get_attribute_value(given) if given.type in _AS_PROTO else attribute_value(given)
+    return attrs
