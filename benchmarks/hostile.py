@@ -1,4 +1,5 @@
-"""Memory and time of hostile models: large constants, long attribute lists, long names.
+"""Memory and time of hostile models: large constants, long attribute lists, long names, and
+chains of nodes each adding symbolic extents (broadcasts, concatenations) for time.
 
     python -m benchmarks.hostile                          # every case at 1, 10 and 100 MB
     python -m benchmarks.hostile --sizes 1 10 300 --cases constant_raw long_names
@@ -247,12 +248,60 @@ def add_chain(size: int) -> bytes:
     return _model(nodes, inputs, [_value_info(prev, _FLOAT, None)])
 
 
+def max_wide(size: int) -> bytes:
+    """``Max`` nodes over the same 250 inputs of distinct symbolic extents ``d{i}``, each node
+    taking them in another order (about 1.2 KB a node): each broadcasts 250 extents at once."""
+    width = 250
+    inputs = [_value_info(f"x{i}", _FLOAT, [f"d{i}"]) for i in range(width)]
+    count = max(1, (size - 20 * width) // (5 * width))
+    nodes = [_node([f"x{(n * (2 * (n % 7) + 1) + j) % width}" for j in range(width)], [f"m{n}"], "Max")
+             for n in range(count)]  # fmt: skip
+    return _model(nodes, inputs, [_value_info(f"m{count - 1}", _FLOAT, None)])
+
+
+def where_chain(size: int) -> bytes:
+    """``Where`` nodes in a chain, each selecting between the running result and an input of its
+    own symbolic extent (three shapes broadcast at each node; about 70 bytes a node)."""
+    count = max(2, size // 70)
+    inputs = [_value_info("c", 9, ["C"])] + [_value_info(f"x{i}", _FLOAT, [f"d{i}"]) for i in range(count)]
+    nodes, prev = [], "x0"
+    for i in range(1, count):
+        nodes.append(_node(["c", prev, f"x{i}"], [f"s{i}"], "Where"))
+        prev = f"s{i}"
+    return _model(nodes, inputs, [_value_info(prev, _FLOAT, None)])
+
+
+def concat_chain(size: int) -> bytes:
+    """``Concat`` nodes in a chain along an axis of symbolic extents: the running sum of every
+    extent before it, until it outgrows ``max_expression_size`` (about 60 bytes a node)."""
+    count = max(2, size // 60)
+    inputs = [_value_info(f"x{i}", _FLOAT, [f"d{i}", 3]) for i in range(count)]
+    axis = _attribute("axis", 2, _field(3, 0))  # AttributeProto.INT 0
+    nodes, prev = [], "x0"
+    for i in range(1, count):
+        nodes.append(_node([prev, f"x{i}"], [f"s{i}"], "Concat", [axis]))
+        prev = f"s{i}"
+    return _model(nodes, inputs, [_value_info(prev, _FLOAT, None)])
+
+
+def add2d_chain(size: int) -> bytes:
+    """``add_chain`` with two broadcast axes, each input of two extents of its own."""
+    count = max(2, size // 60)
+    inputs = [_value_info(f"x{i}", _FLOAT, [f"a{i}", f"b{i}"]) for i in range(count)]
+    nodes, prev = [], "x0"
+    for i in range(1, count):
+        nodes.append(_node([prev, f"x{i}"], [f"s{i}"], "Add"))
+        prev = f"s{i}"
+    return _model(nodes, inputs, [_value_info(prev, _FLOAT, None)])
+
+
 CASES: dict[str, Callable[[int], bytes]] = {
     f.__name__: f
     for f in (
         constant_raw, initializer_raw, constant_float_data, constant_int64_data, constant_string_data,
         constant_value_ints, constant_value_floats, constant_value_strings, custom_ints, custom_floats,
-        custom_strings, custom_string, constant_sparse, long_names, many_names, add_chain,
+        custom_strings, custom_string, constant_sparse, long_names, many_names, add_chain, max_wide, where_chain,
+        concat_chain, add2d_chain,
     )
 }  # fmt: skip
 
@@ -263,7 +312,7 @@ PROTOBUF_BOUND = {"constant_int64_data", "constant_string_data", "constant_value
                   "custom_ints", "custom_strings"}  # fmt: skip
 # Many small Python objects (a node, a name and its dict entries cost more than 50 bytes of file):
 # the benchmark reports them, for time; memory is bounded as docs/performance.md describes.
-PER_NODE = {"add_chain"}
+PER_NODE = {"add_chain", "max_wide", "where_chain", "concat_chain", "add2d_chain"}
 
 # -- measuring ---------------------------------------------------------------------------------
 

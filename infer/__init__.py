@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 # Light modules only: importing ``infer.types`` must not pull in the engine, since the rule
 # modules (imported by the engine) import ``infer.types`` themselves.
-from . import limits
 from .diagnostics import Diagnostic, Location
 from .dimtable import DimTable
+from .limits import Limits
 from .loader import ModelLoadError, ModelSource
 from .types import (
     UNKNOWN,
@@ -65,6 +65,7 @@ __all__ = [
     "NodeInference",
     "InferenceResult",
     "ModelLoadError",
+    "Limits",
     "Diagnostic",
     "Location",
     "DimTable",
@@ -88,12 +89,14 @@ def infer_model(
     *,
     dims_style: str = "expressions",
     dims: Mapping[str, int] | None = None,
-    max_depth: int = limits.MAX_DEPTH,
-    max_rank: int = limits.MAX_RANK,
-    max_nodes: int = limits.MAX_NODES,
+    limits: Limits | None = None,
+    max_depth: int | None = None,
+    max_rank: int | None = None,
+    max_nodes: int | None = None,
     max_node_visits: int | None = None,
-    max_expression_size: int = limits.MAX_EXPRESSION_SIZE,
-    max_model_bytes: int = limits.MAX_MODEL_BYTES,
+    max_expression_size: int | None = None,
+    max_model_bytes: int | None = None,
+    max_node_seconds: float | None = None,
     read_external_data: bool = False,
     external_data_dir: str | os.PathLike | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -106,11 +109,16 @@ def infer_model(
     when the input is not a readable model; everything wrong *inside* a model is reported in
     ``result.diagnostics`` instead.
 
-    Resource limits (Clause 15.4, docs/limits.md): ``max_depth`` (subgraph and function
-    nesting), ``max_rank``, ``max_nodes`` (function calls expanded), ``max_node_visits`` (node
-    inferences in the run; ``None``: 4 per node plus 10,000), ``max_expression_size`` (terms of
-    one symbolic extent; a larger one becomes a fresh variable), ``max_model_bytes`` (a model
-    file). A model past one gets a ``limit`` diagnostic, never an exception.
+    Resource limits (Clause 15.4, docs/limits.md) are ``limits``, an ``infer.Limits`` (its
+    defaults when not given), each of which a keyword argument of the same name overrides when
+    given (not ``None``): ``max_depth`` (subgraph and function nesting), ``max_rank``,
+    ``max_nodes`` (function calls expanded), ``max_node_visits`` (node inferences in the run;
+    by default 4 per node plus 10,000), ``max_expression_size`` (terms of one symbolic extent; a
+    larger one becomes a fresh variable), ``max_model_bytes`` (a model file),
+    ``max_node_seconds`` (wall-clock seconds of one node's rule, 10 by default; 0 disables it
+    here, as ``Limits(max_node_seconds=None)`` does). A model past one gets a ``limit``
+    diagnostic, never an exception; a limit that is not a non-negative number is a
+    ``ValueError``.
 
     External data (Clauses 13, 15.3): with ``read_external_data=True`` the small integer
     initializers a model keeps in external files (possible shapes) are read, after every check
@@ -125,27 +133,21 @@ def infer_model(
 
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
-    for name, value in (("max_depth", max_depth), ("max_rank", max_rank), ("max_nodes", max_nodes),
-                        ("max_node_visits", max_node_visits), ("max_expression_size", max_expression_size),
-                        ("max_model_bytes", max_model_bytes)):  # fmt: skip
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    if limits is not None and not isinstance(limits, Limits):
+        raise ValueError(f"limits must be an infer.Limits, not {type(limits).__name__}")
+    given = {"max_depth": max_depth, "max_rank": max_rank, "max_nodes": max_nodes, "max_node_visits": max_node_visits,
+             "max_expression_size": max_expression_size, "max_model_bytes": max_model_bytes,
+             "max_node_seconds": max_node_seconds}  # fmt: skip
+    run_limits = Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
     with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
-        return _infer(model, dims_style, dims, max_depth, max_rank, max_nodes, max_node_visits,
-                      max_expression_size, max_model_bytes, read_external_data, external_data_dir,
-                      progress)  # fmt: skip
+        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress)
 
 
 def _infer(
     model: ModelSource,
     dims_style: str,
     dims: Mapping[str, int] | None,
-    max_depth: int,
-    max_rank: int,
-    max_nodes: int,
-    max_node_visits: int | None,
-    max_expression_size: int,
-    max_model_bytes: int,
+    limits: Limits,
     read_external_data: bool,
     external_data_dir: str | os.PathLike | None,
     progress: Callable[[int, int], None] | None,
@@ -157,15 +159,11 @@ def _infer(
     from .loader import load
     from .result import InferenceResult
 
-    loaded = load(model, max_bytes=max_model_bytes)
+    loaded = load(model, max_bytes=limits.max_model_bytes)
     options = Options(
         dims_style=dims_style,
         bindings=dict(dims or {}),
-        max_depth=max_depth,
-        max_rank=max_rank,
-        max_nodes=max_nodes,
-        max_node_visits=max_node_visits,
-        max_expression_size=max_expression_size,
+        limits=limits,
         read_external_data=read_external_data,
         progress=progress,
     )

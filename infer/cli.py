@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from . import __version__, infer_model
+from . import Limits, __version__, infer_model
 from .annotate import STYLES
 from .diagnostics import ERROR, INFO, WARNING
 from .loader import ModelLoadError
@@ -169,16 +169,27 @@ def _style(args: argparse.Namespace) -> Style:
     return Style.for_stream(sys.stdout, getattr(args, "color", "auto"))
 
 
-LIMIT_NAMES = ("max_depth", "max_rank", "max_nodes", "max_node_visits", "max_expression_size", "max_model_bytes")
+LIMIT_NAMES = Limits.names()  # the fields of infer.Limits
 
 
-def _limits(items: Sequence[str]) -> dict[str, int]:
-    """``--limit NAME=INT`` pairs; the names are the keyword options of ``infer_model``."""
-    out: dict[str, int] = {}
+def _limits(items: Sequence[str]) -> dict[str, int | float]:
+    """``--limit NAME=VALUE`` pairs; the names are the fields of ``infer.Limits`` (keyword options
+    of ``infer_model``). A count must be a positive integer; seconds a non-negative number, 0
+    for no limit."""
+    out: dict[str, int | float] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or name not in LIMIT_NAMES:
-            raise CliError(f"--limit expects NAME=INT with NAME one of {', '.join(LIMIT_NAMES)}, got {item!r}")
+            raise CliError(f"--limit expects NAME=VALUE with NAME one of {', '.join(LIMIT_NAMES)}, got {item!r}")
+        if Limits().kind(name) == "seconds":
+            try:
+                seconds = float(value)
+            except ValueError:
+                raise CliError(f"--limit {name}: {value!r} is not a number of seconds") from None
+            if not 0 <= seconds < float("inf"):
+                raise CliError(f"--limit {name}: seconds must be finite and not negative (0: no limit)")
+            out[name] = seconds
+            continue
         try:
             out[name] = int(value)
         except ValueError:
@@ -200,7 +211,7 @@ def _infer(args: argparse.Namespace) -> InferenceResult:
             read_external_data=getattr(args, "read_external_data", False),
             external_data_dir=getattr(args, "external_data_dir", None),
             progress=progress.update if progress.enabled else None,
-            **options,
+            limits=Limits.from_overrides(options),
         )
     finally:
         progress.close()
@@ -514,7 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument(
                 "--limit",
                 action="append",
-                metavar="NAME=INT",
+                metavar="NAME=VALUE",
                 help=f"override a resource limit (repeatable): {', '.join(LIMIT_NAMES)} (docs/limits.md)",
             )
 

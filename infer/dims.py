@@ -22,14 +22,16 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from functools import cache, lru_cache
+from functools import cache, cmp_to_key, lru_cache
 
 import sympy
 from sympy.printing.str import StrPrinter
 
-from .limits import MAX_EXPRESSION_SIZE, MAX_INT_MAGNITUDE
+from .limits import MAX_EXPRESSION_SIZE, MAX_INT_MAGNITUDE, NodeTimeout
 
 Expr = sympy.Expr
 Dim = int | Expr | None
@@ -53,6 +55,7 @@ __all__ = [
     "ceildiv",
     "mod",
     "dmax",
+    "dmax_of",
     "dmin",
     "equal",
     "less",
@@ -72,6 +75,7 @@ __all__ = [
     "expression_size",
     "expression_limit",
     "overflow_count",
+    "time_limit",
 ]
 
 
@@ -257,39 +261,46 @@ class DimMod(sympy.Function):
 def lower_bound(e: Expr) -> int | None:
     """A cheap lower bound of an integer expression (declared variables are >= 1, fresh ones
     >= 0), or ``None``."""
+    _tick()
+    return _lower_bound(e)
+
+
+@lru_cache(maxsize=65536)
+def _lower_bound(e: Expr) -> int | None:
+    # Cached: a sum grown one term at a time (a Concat chain) asks again for every older term.
     if e.is_Integer:
         return int(e)
     if e.is_Symbol:
         return _symbol_lower_bound(e)
     if isinstance(e, sympy.Add):
-        lbs = [lower_bound(t) for t in e.args]
+        lbs = [_lower_bound(t) for t in e.args]
         return _linear_lower_bound(e) if None in lbs else sum(lbs)  # type: ignore[arg-type]
     if isinstance(e, sympy.Mul):
         coeff, rest = e.as_coeff_Mul()
         if coeff.is_Integer and coeff > 0:
             lb = 1
             for f in sympy.Mul.make_args(rest):
-                flb = lower_bound(f)
+                flb = _lower_bound(f)
                 if flb is None or flb < 0:
                     return None
                 lb *= flb
             return int(coeff) * lb
         return None
     if isinstance(e, FloorDiv) and e.args[1].is_Integer:
-        lb = lower_bound(e.args[0])
+        lb = _lower_bound(e.args[0])
         return None if lb is None else lb // int(e.args[1])
     if isinstance(e, FloorDiv):
         # A symbolic divisor is positive; a non-negative dividend gives a non-negative quotient.
-        lb = lower_bound(e.args[0])
-        return 0 if lb is not None and lb >= 0 and (lower_bound(e.args[1]) or 0) >= 1 else None
+        lb = _lower_bound(e.args[0])
+        return 0 if lb is not None and lb >= 0 and (_lower_bound(e.args[1]) or 0) >= 1 else None
     if isinstance(e, DimMod) and e.args[1].is_Integer and e.args[1] > 0:
         return 0
     if isinstance(e, DimMax):
-        lbs = [lower_bound(a) for a in e.args]
+        lbs = [_lower_bound(a) for a in e.args]
         known = [lb for lb in lbs if lb is not None]
         return max(known) if known else None
     if isinstance(e, DimMin):
-        lbs = [lower_bound(a) for a in e.args]
+        lbs = [_lower_bound(a) for a in e.args]
         return None if None in lbs else min(lbs)  # type: ignore[type-var]
     return None
 
@@ -389,8 +400,12 @@ def _dominates(t: Expr, s: Expr, is_max: bool) -> bool:
     """``t >= s`` (``is_max``) or ``t <= s``, provably: then ``s`` adds nothing to the extremum.
     Only arguments that share a variable are compared (``M`` and ``M + N``, ``min(M, N)`` and
     ``M + u``): a cheap filter, since a difference over unrelated variables is rarely bounded."""
-    if not (t.free_symbols & s.free_symbols):
+    _tick()
+    if not (_free(t) & _free(s)):
         return False
+    quick = _quick_difference(t, s) if is_max else _quick_difference(s, t)
+    if quick is not None and quick[1]:
+        return False  # the difference has no lower bound
     d = _difference(t, s) if is_max else _difference(s, t)
     if isinstance(d, int):
         return d >= 0
@@ -540,6 +555,50 @@ def overflow_count() -> int:
     return _current().refused
 
 
+# -- the time of one node (Clause 15.4) ----------------------------------------------------------
+#
+# A rule's time goes into operations on extents, so the clock is read here, once every
+# ``_TICKS`` operations: past the deadline of the node whose rule is running, the operation
+# raises ``NodeTimeout`` and the rule runner turns it into a diagnosis of that node. A node's
+# time is its own work: while a rule it runs (a Loop's body's) works, its clock is paused.
+
+_clock = threading.local()
+_TICKS = 32
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[int]:
+    """Bound the wall-clock time of the block (one node's rule) to ``seconds`` (``None`` or 0:
+    unbounded), the enclosing block's clock paused meanwhile. Yields the block's level, which
+    ``NodeTimeout.level`` names when its time is up."""
+    deadlines = getattr(_clock, "deadlines", None)
+    if deadlines is None:
+        deadlines = _clock.deadlines = []
+        _clock.ops = 0
+    level = len(deadlines)
+    now = time.monotonic()
+    paused = deadlines[-1] - now if deadlines else math.inf  # what the enclosing block has left
+    deadlines.append(now + seconds if seconds else math.inf)
+    _clock.earliest = deadlines[-1]
+    try:
+        yield level
+    finally:
+        deadlines.pop()
+        if deadlines:
+            deadlines[-1] = time.monotonic() + paused
+        _clock.earliest = deadlines[-1] if deadlines else math.inf
+
+
+def _tick() -> None:
+    """Count one operation; past the deadline of the rule running, raise."""
+    earliest = getattr(_clock, "earliest", math.inf)
+    if earliest == math.inf:
+        return
+    _clock.ops += 1
+    if _clock.ops % _TICKS == 0 and time.monotonic() > earliest:
+        raise NodeTimeout(len(_clock.deadlines) - 1)
+
+
 @lru_cache(maxsize=65536)
 def expression_size(e: Expr) -> int:
     """Terms of an expression tree: a power counts its base once per factor, a huge integer
@@ -561,6 +620,7 @@ def _refused() -> None:
 
 def _bounded(r: Dim) -> Dim:
     """``r``, or ``None`` when it is past the bounds."""
+    _tick()
     if r is None:
         return None
     if isinstance(r, int):
@@ -572,9 +632,43 @@ def _bounded(r: Dim) -> Dim:
     return r if size <= _current().max_size else _refused()
 
 
+_SORT_KEY = cmp_to_key(sympy.Basic.compare)  # the order sympy keeps a sum's terms in
+
+
+def _plain_term(e: Expr) -> sympy.Symbol | None:
+    """The variable of ``e`` when ``e`` is one, or an integer times one; else ``None``."""
+    if e.is_Symbol:
+        return e
+    if e.is_Mul and len(e.args) == 2 and e.args[0].is_Integer and e.args[1].is_Symbol:
+        return e.args[1]
+    return None
+
+
+def _insert_term(a: Expr, b: Expr) -> Expr | None:
+    """``a + b`` for a sum ``a`` and a variable term ``b`` (``N``, ``3*N``) whose variable no term
+    of ``a`` holds alone: ``b`` inserted where sympy's own sort puts it, so the result is the
+    expression ``a + b`` builds, without sorting all of ``a``'s terms again (a sum of hundreds of
+    extents grown one at a time, Concat after Concat). ``None`` where this does not apply."""
+    var = _plain_term(b)
+    if var is None or not isinstance(a, sympy.Add):
+        return None
+    args = a.args
+    start = 1 if args[0].is_Number else 0
+    if var in {_plain_term(t) for t in args[start:]}:
+        return None  # like terms: sympy combines them
+    key = _SORT_KEY(b)
+    i = bisect_left(args, key, lo=start, key=_SORT_KEY)
+    if any(sympy.Basic.compare(args[j], b) == 0 for j in (i - 1, i) if start <= j < len(args)):
+        return None  # a tie sympy's sort would break by position
+    return sympy.Add._from_args(args[:i] + (b,) + args[i:])
+
+
 @lru_cache(maxsize=65536)
 def _add(a: Expr, b: Expr) -> Dim:
-    return normalize(a + b)
+    quick = _insert_term(a, b)
+    if quick is None:
+        quick = _insert_term(b, a)
+    return normalize(a + b if quick is None else quick)
 
 
 @lru_cache(maxsize=65536)
@@ -665,6 +759,17 @@ def dmax(a: Dim, b: Dim) -> Dim:
     return _bounded(_max(_wrap(a), _wrap(b)))
 
 
+def dmax_of(ds: Iterable[Dim]) -> Dim:
+    """The maximum of ``ds`` (at least one) built at once: one canonical form for all of them,
+    where folding ``dmax`` would build one per argument; ``None`` if any is unknown."""
+    ds = list(ds)
+    if not ds or any(d is None for d in ds):
+        return None
+    if all(isinstance(d, int) for d in ds):
+        return max(ds)  # type: ignore[type-var]
+    return _bounded(normalize(DimMax(*(_wrap(d) for d in ds))))  # type: ignore[arg-type]
+
+
 def dmin(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return None
@@ -689,6 +794,72 @@ def _difference(a: int | Expr, b: int | Expr) -> Dim:
     return _add(_wrap(a), _wrap(_mul(_wrap(b), sympy.Integer(-1))))  # type: ignore[arg-type]
 
 
+# -- comparisons without sympy's arithmetic ------------------------------------------------------
+#
+# Comparing two extents builds their difference with sympy and bounds it, a millisecond or more
+# for a large maximum, and most comparisons a hostile model asks for (a new extent against the
+# running broadcast result) have no answer. Read as terms with rational coefficients, a
+# difference often settles the question first: every term cancelled leaves a constant, and a
+# variable that occurs in one term only, alone or as an argument of a maximum, makes the
+# difference unbounded on that term's side (variables are independent and unbounded above), so
+# no bound on that side exists for the slow path to find.
+
+
+@lru_cache(maxsize=65536)
+def _terms(e: Expr) -> tuple[tuple[Expr, sympy.Rational], ...] | None:
+    """``e`` as ``((term, coefficient), ...)``, the constant under the term ``1``; ``None`` if a
+    coefficient is not rational."""
+    out: list[tuple[Expr, sympy.Rational]] = []
+    for t in sympy.Add.make_args(e):
+        coeff, rest = t.as_coeff_Mul()
+        if not coeff.is_Rational:
+            return None
+        out.append((rest, coeff))
+    return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def _free(e: Expr) -> frozenset[sympy.Symbol]:
+    return frozenset(e.free_symbols)
+
+
+def _grows_with(t: Expr, lonely: set[sympy.Symbol]) -> bool:
+    """``t`` grows without bound with one of ``lonely`` (each a non-negative variable, free to
+    grow): it is one, or a maximum with one as an argument (a maximum is at least each)."""
+    if t.is_Symbol:
+        return t in lonely
+    return isinstance(t, DimMax) and any(a.is_Symbol and a in lonely for a in t.args)
+
+
+def _quick_difference(a: Expr, b: Expr) -> tuple[sympy.Rational | None, bool, bool] | None:
+    """``(constant, unbounded below, unbounded above)`` of ``a - b`` read from the terms: the
+    constant is the difference when every term cancels (else ``None``); ``None`` when a
+    coefficient is not rational."""
+    ta, tb = _terms(a), _terms(b)
+    if ta is None or tb is None:
+        return None
+    terms: dict[Expr, sympy.Rational] = dict(ta)
+    for t, c in tb:
+        terms[t] = terms.get(t, 0) - c
+    const = terms.pop(sympy.S.One, 0)
+    terms = {t: c for t, c in terms.items() if c != 0}
+    if not terms:
+        return sympy.Rational(const), False, False
+    seen: dict[sympy.Symbol, int] = {}
+    for t in terms:
+        for s in _free(t):
+            seen[s] = seen.get(s, 0) + 1
+    lonely = {s for s, k in seen.items() if k == 1 and s.is_nonnegative}
+    below = above = False
+    for t, c in terms.items():
+        if lonely and _grows_with(t, lonely):
+            if c > 0:
+                above = True
+            else:
+                below = True
+    return None, below, above
+
+
 def equal(a: Dim, b: Dim) -> bool | None:
     """``True`` when provably equal, ``False`` when provably different, else ``None``."""
     if a is None or b is None:
@@ -697,6 +868,14 @@ def equal(a: Dim, b: Dim) -> bool | None:
         return a == b
     if a == b:
         return True
+    _tick()
+    quick = _quick_difference(_wrap(a), _wrap(b))
+    if quick is not None:
+        const, below, above = quick
+        if const is not None and const.is_Integer:
+            return int(const) == 0
+        if below and above:
+            return None  # no bound on either side: the difference can be 0 and can be not
     d = _difference(a, b)
     if isinstance(d, int):
         return d == 0
@@ -712,6 +891,14 @@ def less(a: Dim, b: Dim) -> bool | None:
         return None
     if isinstance(a, int) and isinstance(b, int):
         return a < b
+    _tick()
+    quick = _quick_difference(_wrap(a), _wrap(b))
+    if quick is not None:
+        const, below, above = quick
+        if const is not None and const.is_Integer:
+            return int(const) < 0
+        if below and above:
+            return None
     lo, hi = bounds(_difference(a, b))
     if hi is not None and hi < 0:
         return True

@@ -54,12 +54,8 @@ class Options:
 
     dims_style: str = "expressions"  # "expressions" | "strict": how dims are written back
     bindings: Mapping[str, int] = field(default_factory=dict)  # dim_param -> int
-    # Resource limits (Clause 15.4; docs/limits.md, infer/limits.py). A model past one is refused.
-    max_depth: int = limits.MAX_DEPTH  # subgraph and function nesting
-    max_rank: int = limits.MAX_RANK  # rank of a declared type, initializer or tensor attribute
-    max_nodes: int = limits.MAX_NODES  # nodes, a function's body counted at every call
-    max_node_visits: int | None = None  # node inferences; None: 4 x expanded nodes + 10,000
-    max_expression_size: int = limits.MAX_EXPRESSION_SIZE  # terms of one symbolic extent
+    # Resource limits (Clause 15.4; docs/limits.md, infer/limits.py).
+    limits: limits.Limits = field(default_factory=limits.Limits)
     # Read small integer initializers kept in external files (Clauses 13, 15.3): opt-in, since a
     # model is untrusted data (Clause 15.5).
     read_external_data: bool = False
@@ -72,6 +68,13 @@ class Options:
     custom_schemas: bool = False
     # Called after each node of the main graph with (nodes done, nodes in all): a progress bar.
     progress: Callable[[int, int], None] | None = None
+
+    # The limits read by their former names (code that read ``options.max_depth``).
+    max_depth = property(lambda self: self.limits.max_depth)
+    max_rank = property(lambda self: self.limits.max_rank)
+    max_nodes = property(lambda self: self.limits.max_nodes)
+    max_node_visits = property(lambda self: self.limits.max_node_visits)
+    max_expression_size = property(lambda self: self.limits.max_expression_size)
 
 
 @contextmanager
@@ -115,7 +118,7 @@ class Engine:
         self.directory = directory  # where external data is resolved (Clause 13.2); None: nowhere
         # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
         # a model past a limit is refused by ``run`` and nothing else reads it.
-        self.scan = limits.scan(model, o.max_depth, o.max_rank, o.max_nodes, light_nodes)
+        self.scan = limits.scan(model, o.limits.max_depth, o.limits.max_rank, o.limits.max_nodes, light_nodes)
         self.external_reads: dict[Any, Any] = {}  # external references already read (or refused)
         self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
         reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
@@ -132,12 +135,12 @@ class Engine:
         self.uses = SubgraphUses()
         self.placement = Placement(self)
         self.graphs = Graphs(self)
-        self.rules = RuleRunner(self.report, lambda: self.diagnostics, o.max_rank, o.max_expression_size)
+        self.rules = RuleRunner(self.report, lambda: self.diagnostics, o.limits, lambda: self.records)
         self._start_walk()
 
     def _start_walk(self) -> None:
         """What each walk starts afresh: its results name that walk's variables."""
-        self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.max_node_visits)
+        self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.limits.max_node_visits)
         self.memo.reset()
         self._shared: dict[Value, Value] = {}  # one object for equal values without contents
         self._warned_default = False
@@ -238,7 +241,7 @@ class Engine:
                 self.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
                                          Location(path, value=t.name), diag.ERROR)  # fmt: skip
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
-        with D.expression_limit(self.options.max_expression_size), limits.stopping(self):
+        with D.expression_limit(self.options.limits.max_expression_size), limits.stopping(self):
             self.graphs.main()
 
     # -- nodes ----------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 A model is untrusted data (Clause 15.1). Every limit below is documented in docs/limits.md and
 a model past one is *refused* with a ``limit`` diagnostic (Clause 10), never a crash, a hang or
-an unbounded allocation. The per-run limits are keyword arguments of ``infer_model`` (and fields
-of ``infer.engine.Options``); the fixed ones are module constants of the code that enforces them.
+an unbounded allocation. The per-run limits are the fields of ``Limits`` (keyword arguments of
+``infer_model``, ``--limit`` on the command line); the fixed ones are module constants of the code
+that enforces them.
 
 ``scan`` looks at the whole model before anything else does, iteratively (no Python recursion,
 whatever the nesting), so that everything after it (the walk, the annotator, ``explain``) only
@@ -12,16 +13,18 @@ ever sees a model within the limits.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+import math
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 
 from .nodeview import NodeView, read_light_nodes, read_nodes
 
-# -- the per-run limits (defaults of ``infer_model``'s keyword arguments) ------------------------
+# -- the per-run limits (defaults of ``Limits``) ----------------------------------------------
 
 MAX_DEPTH = 64  # nesting of subgraphs and of function calls
 MAX_RANK = 1024  # rank of any type the model declares or an initializer has
@@ -34,6 +37,9 @@ MAX_NODE_VISITS_PER_NODE = 4  # node inferences per (expanded) node: re-walks of
 MAX_NODE_VISITS_BASE = 10_000  # ... plus this many, for small models with nested loops
 MAX_EXPRESSION_SIZE = 256  # terms of one symbolic extent; a larger one becomes a fresh variable
 MAX_MODEL_BYTES = (1 << 31) - 1  # a model file (protobuf cannot parse more in one message)
+# Wall-clock seconds of one node's rule: a node inference costs about a millisecond, so only a
+# construction built to be slow comes near it (docs/limits.md).
+MAX_NODE_SECONDS = 10.0
 MAX_TYPE_DEPTH = 64  # nesting of sequence/optional/map types in one TypeProto
 
 OPSET_CEILING = (1 << 31) - 1  # opset versions above are read as this (onnx.defs takes a C int)
@@ -47,24 +53,109 @@ MAX_KNOWN_FLOAT_ELEMENTS = 1 << 8
 MAX_INT_MAGNITUDE = 1 << 128  # integers in extent arithmetic; beyond, the result is unknown (dims)
 MAX_EXTERNAL_HASH_BYTES = 1 << 32  # bytes of external files hashed per run to verify checksums (infer.external)
 
+
+def _limit(default: Any, bounds: str, past: str, *, shown: Any = None, kind: str = "count") -> Any:
+    """A field of ``Limits``: its default, and what the table of limits says of it. ``kind``:
+    ``count`` (a non-negative integer), ``optional count`` (or ``None``: a default computed from
+    the model), ``seconds`` (a non-negative number; 0 or ``None``: no limit)."""
+    return field(default=default, metadata={"bounds": bounds, "past": past, "kind": kind,
+                                            "shown": default if shown is None else shown})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The resource limits of one run (Clause 15.4), the one definition that ``infer_model``'s
+    keyword arguments, the command line's ``--limit NAME=VALUE`` and the table of limits
+    (``TABLE``, docs/limits.md, the conformance statement) read. Defaults: the module constants.
+
+    ``Limits(max_nodes=50_000)`` or ``Limits().replace(max_nodes=50_000)``; a name that is no
+    limit or a value out of range is a ``ValueError`` naming it.
+    """
+
+    max_depth: int = _limit(
+        MAX_DEPTH,
+        "nesting of subgraphs and function calls",
+        "the model (static nesting) or the deeper call (dynamic) is refused: `limit` error",
+    )
+    max_rank: int = _limit(
+        MAX_RANK, "rank of a declared type, an initializer or a tensor attribute", "the model is refused: `limit` error"
+    )
+    max_nodes: int = _limit(
+        MAX_NODES, "nodes of all graphs, a function's body counted at every call", "the model is refused: `limit` error"
+    )
+    max_node_visits: int | None = _limit(
+        None,
+        "node inferences in one run, re-walks of Loop/Scan bodies and function calls included",
+        "inference stops: `limit` error; values not reached stay unknown",
+        shown=f"{MAX_NODE_VISITS_PER_NODE} x expanded nodes + {MAX_NODE_VISITS_BASE}",
+        kind="optional count",
+    )
+    max_expression_size: int = _limit(
+        MAX_EXPRESSION_SIZE,
+        "terms of one symbolic extent",
+        "that extent becomes a fresh variable whose reason names the limit: `limit` warning",
+    )
+    max_model_bytes: int = _limit(MAX_MODEL_BYTES, "size of a model file", "not read: exit status 2")
+    max_node_seconds: float | None = _limit(
+        MAX_NODE_SECONDS,
+        "wall-clock seconds of one node's rule (0 or None: no limit; the only limit whose "
+        "effect depends on the machine)",
+        "that node's outputs are unknown: `limit` warning; inference goes on",
+        kind="seconds",
+    )
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            _check(f.name, f.metadata["kind"], getattr(self, f.name))
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_overrides(cls, overrides: Mapping[str, Any], base: Limits | None = None) -> Limits:
+        """``base`` (the defaults) with ``overrides`` (name -> value) in place, each checked."""
+        unknown = [name for name in overrides if name not in cls.names()]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r} is not a limit; the limits are {', '.join(cls.names())}")
+        return dataclasses.replace(base or cls(), **overrides)
+
+    def replace(self, **overrides: Any) -> Limits:
+        return self.from_overrides(overrides, self)
+
+    def kind(self, name: str) -> str:
+        """``count``, ``optional count`` or ``seconds`` (see ``_limit``)."""
+        return next(f.metadata["kind"] for f in fields(self) if f.name == name)
+
+
+def _check(name: str, kind: str, value: Any) -> None:
+    if value is None and kind != "count":
+        return
+    if kind == "seconds":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise ValueError(f"{name} must be a non-negative number of seconds (0 or None: no limit), not {value!r}")
+    elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+
+
+def _row(name: str) -> tuple[str, Any, str, str]:
+    f = next(f for f in fields(Limits) if f.name == name)
+    return name, f.metadata["shown"], f.metadata["bounds"], f.metadata["past"]
+
+
 # (name, default, what it bounds, what happens past it): docs/limits.md and the conformance
-# statement read this table.
+# statement read this table; the per-run rows are read from ``Limits``.
 TABLE: list[tuple[str, Any, str, str]] = [
-    ("max_depth", MAX_DEPTH, "nesting of subgraphs and function calls",
-     "the model (static nesting) or the deeper call (dynamic) is refused: `limit` error"),
-    ("max_rank", MAX_RANK, "rank of a declared type, an initializer or a tensor attribute",
-     "the model is refused: `limit` error"),
-    ("max_nodes", MAX_NODES, "nodes of all graphs, a function's body counted at every call",
-     "the model is refused: `limit` error"),
+    _row("max_depth"),
+    _row("max_rank"),
+    _row("max_nodes"),
     ("MAX_EXPANSION_RATIO", f"{MAX_EXPANSION_RATIO} x nodes + {MAX_EXPANSION_BASE}",
      "nodes with function calls expanded, against the nodes the file holds",
      "the model is refused: `limit` error"),
-    ("max_node_visits", f"{MAX_NODE_VISITS_PER_NODE} x expanded nodes + {MAX_NODE_VISITS_BASE}",
-     "node inferences in one run, re-walks of Loop/Scan bodies and function calls included",
-     "inference stops: `limit` error; values not reached stay unknown"),
-    ("max_expression_size", MAX_EXPRESSION_SIZE, "terms of one symbolic extent",
-     "that extent becomes a fresh variable whose reason names the limit: `limit` warning"),
-    ("max_model_bytes", MAX_MODEL_BYTES, "size of a model file", "not read: exit status 2"),
+    _row("max_node_visits"),
+    _row("max_expression_size"),
+    _row("max_model_bytes"),
+    _row("max_node_seconds"),
     ("MAX_TYPE_DEPTH", MAX_TYPE_DEPTH, "nesting of sequence, optional and map types",
      "the model is refused: `limit` error"),
     ("MAX_KNOWN_ELEMENTS", MAX_KNOWN_ELEMENTS, "elements of a tensor whose contents are tracked",
@@ -87,6 +178,20 @@ class LimitExceeded(BaseException):
     their own bugs into ``rule-crash`` diagnostics, and must not swallow this one. The engine
     catches it at the top of the run and reports a ``limit`` diagnostic.
     """
+
+
+class NodeTimeout(BaseException):
+    """A rule ran past its node's time (``max_node_seconds``): raised by the dims core, which
+    reads the clock, and turned by the rule runner into a ``limit`` diagnosis of that node.
+
+    A ``BaseException`` for the reason ``LimitExceeded`` is. ``level``: the nesting of the rule
+    whose time is up (rules run inside rules: a Loop's body's), which the runner at that level
+    checks before it catches it.
+    """
+
+    def __init__(self, level: int):
+        super().__init__(level)
+        self.level = level
 
 
 @dataclass

@@ -12,6 +12,7 @@ from . import dims as D
 from .claims import within_bounds
 from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
+from .limits import Limits, NodeTimeout
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
 
@@ -21,21 +22,33 @@ Report = Callable[..., None]  # (code, message, location, suggestion=None)
 class RuleRunner:
     """Runs the rules of one walk."""
 
-    def __init__(self, report: Report, diagnostics: Callable[[], list[Diagnostic]], max_rank: int,
-                 max_expression_size: int):  # fmt: skip
+    def __init__(self, report: Report, diagnostics: Callable[[], list[Diagnostic]], limits: Limits,
+                 records: Callable[[], dict[str, Any]]):  # fmt: skip
+        """``records``: the walk's graph records, of which a node that ran out of time drops
+        those its rule had begun (a Loop body walked for some rounds only)."""
         self.report = report
         self.diagnostics = diagnostics
-        self.max_rank = max_rank
-        self.max_expression_size = max_expression_size
+        self.max_rank = limits.max_rank
+        self.max_expression_size = limits.max_expression_size
+        self.max_node_seconds = limits.max_node_seconds
+        self.records = records
         self._nested: list[int] = []  # size-limit refusals inside the rules running (a subgraph's)
 
     def run(self, fn: Callable[[RuleContext], Any], ctx: RuleContext, loc: Location) -> list[Any] | None:
         """``fn(ctx)``'s outputs; ``None`` where it failed (reported). A refusal of an extent for
-        its size that this node made, not a subgraph it walked, is reported here."""
+        its size that this node made, not a subgraph it walked, is reported here, and so is a
+        rule that ran past ``max_node_seconds``."""
         before = D.overflow_count()
         self._nested.append(0)
         try:
-            return self._guarded(fn, ctx, loc)
+            with D.time_limit(self.max_node_seconds) as level:
+                try:
+                    return self._guarded(fn, ctx, loc)
+                except NodeTimeout as e:
+                    if e.level != level:
+                        raise  # an enclosing node's time is up, not this one's
+                    self._timed_out(ctx, loc)
+                    return None
         finally:
             inner = self._nested.pop()
             total = D.overflow_count() - before
@@ -49,6 +62,19 @@ class RuleRunner:
                     "limit", f"{ctx.op_type}: a symbolic extent grew past {limit} terms (max_expression_size); "
                     "it is left unknown", loc, severity=diag.WARNING,
                 ))  # fmt: skip
+
+    def _timed_out(self, ctx: RuleContext, loc: Location) -> None:
+        # What the rule's subgraph walks recorded holds only the part walked before the time ran
+        # out (one round of a Loop's body): dropped, like everything the rule would have given.
+        records = self.records()
+        for path in [p for p in records if _inside_node(p, loc)]:
+            del records[path]
+        seconds = f"{self.max_node_seconds:g}"
+        ctx.because(f"its inference ran past {seconds} s (limit max_node_seconds)")
+        self.diagnostics().append(diag.make(
+            "limit", f"{ctx.op_type}: inference of this node took longer than {seconds} s (max_node_seconds); its "
+            "outputs are left unknown", loc, severity=diag.WARNING,
+        ))  # fmt: skip
 
     def _guarded(self, fn: Callable[[RuleContext], Any], ctx: RuleContext, loc: Location) -> list[Any] | None:
         try:
@@ -72,3 +98,10 @@ class RuleRunner:
             self.report("rule-crash", f"rule for {ctx.op_type} failed: {type(e).__name__}: {e}", loc)
             ctx.because("its inference rule failed")
         return None
+
+
+def _inside_node(path: str, loc: Location) -> bool:
+    """Is ``path`` a graph the node at ``loc`` walks (its graph attributes, a function it calls),
+    or one inside those?"""
+    prefix = f"{loc.graph}/{loc.node_index}"
+    return path.startswith(prefix + ":") or path.startswith(prefix + "@")

@@ -79,6 +79,9 @@ def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
     if any(d is None for d in others):
         return None
     others = [_drop_clamp(ctx, d) for d in others]
+    distinct = list(dict.fromkeys(others))
+    if len(distinct) > D.EXTREMUM_COMPARED:
+        return _broadcast_many(ctx, distinct)
     out = others[0]
     for d in others[1:]:
         if D.equal(out, d):
@@ -90,6 +93,24 @@ def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
         ctx.assume(f"{D.to_str(out)} and {D.to_str(d)} broadcast (each equal or 1)", (out, d))
         out = D.dmax(out, d)
     return out
+
+
+def _broadcast_many(ctx: RuleContext, ds: list[Dim]) -> Dim:
+    """The extent where many distinct symbolic extents broadcast (a Max over hundreds of inputs).
+
+    Folded one at a time, each would be compared with, and printed in an assumption beside, the
+    maximum of all before it: quadratic in their count. Here each is read once: every one must
+    be at least 1 (0 broadcasts only with 1), one assumption names them all, and the extent is
+    their maximum, unreduced past ``dims.EXTREMUM_COMPARED`` arguments (exact all the same).
+    """
+    for d in ds:
+        lb = ctx.dims.lower_bound(d)
+        if lb is None or lb < 1:
+            ctx.because(f"{D.to_str(d)} and {len(ds) - 1} other extents broadcast, and {D.to_str(d)} may be 0")
+            return None
+    shown = ", ".join(D.to_str(d) for d in ds)
+    ctx.assume(f"{shown} broadcast (each 1 or equal to the largest)", ds)
+    return D.dmax_of(ds)
 
 
 def broadcast(ctx: RuleContext, *shapes: Sequence[Dim] | None) -> Shape | None:

@@ -156,3 +156,78 @@ def test_extremum_of_many_arguments_is_not_compared_pairwise():
     assert len(d.args) == 200
     env = {f"x{i}": (i * 37) % 101 + 1 for i in range(200)}
     assert D.evaluate(d, env) == max(env.values())
+
+
+# -- comparisons read from the terms, and sums grown one term at a time (issue 19) ---------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(expr_and_value(), expr_and_value(), BINDINGS)
+def test_quick_comparison_claims_what_the_slow_path_and_integers_confirm(p, q, env):
+    """Whatever ``_quick_difference`` says of ``a - b`` holds: a constant is the difference; a
+    side it calls unbounded has no bound the slow path finds, and pushing one variable far makes
+    the difference pass any bound on that side, at integers."""
+    (a, fa), (b, fb) = p, q
+    if isinstance(a, int) and isinstance(b, int):
+        return
+    quick = D._quick_difference(D._wrap(a), D._wrap(b))
+    if quick is None:
+        return
+    const, below, above = quick
+    d = D._difference(a, b)
+    if const is not None:
+        assert d == const and fa(env) - fb(env) == const
+        return
+    lo, hi = D.bounds(d)
+    assert not (below and lo is not None), f"{D.to_str(d)}: unbounded below, yet >= {lo}"
+    assert not (above and hi is not None), f"{D.to_str(d)}: unbounded above, yet <= {hi}"
+    for unbounded, sign in ((below, -1), (above, 1)):
+        if unbounded:
+            far = [{**env, s.name: 10**40} for s in d.free_symbols]  # past every product of the others
+            assert any(sign * (fa(e) - fb(e)) > 10**38 for e in far), f"{D.to_str(d)} is bounded ({sign})"
+
+
+def test_quick_comparisons():
+    n, m, u = D.symbol("n"), D.symbol("m"), D.fresh_symbol("u")
+    big = D.symbol("x0")
+    for i in range(1, 40):
+        big = D.dmax(big, D.symbol(f"x{i}"))
+    assert D._quick_difference(n, m) == (None, True, True)
+    assert D._quick_difference(D.add(n, 3), D.add(n, 1))[0] == 2
+    assert D._quick_difference(big, n) == (None, True, True)  # max(x0..x39) - n: no bound at all
+    assert D._quick_difference(n, D.add(n, u)) == (None, True, False)  # -u: bounded above by 0
+    assert D._quick_difference(D.floordiv(n, 2), n) == (None, False, False)  # n in both terms
+    assert D.equal(big, n) is None and D.less(n, big) is None and D.less(n, D.add(n, 1)) is True
+    assert D.equal(D.add(n, m), D.add(m, D.add(n, 0))) is True and D.equal(D.add(n, 2), n) is False
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from([-3, -1, 1, 2, 5]), st.integers(0, 30)), min_size=2, max_size=25),
+    st.integers(-3, 3),
+    st.tuples(st.sampled_from([-2, -1, 1, 3]), st.integers(0, 35), st.booleans()),
+)
+def test_a_term_inserted_into_a_sum_is_the_sum_sympy_builds(terms, const, extra):
+    import sympy
+
+    def var(i: int, fresh: bool = False) -> sympy.Symbol:
+        return D.fresh_symbol(f"u{i}") if fresh else D.symbol(f"x{i}")
+
+    a = sympy.Add(*(c * var(i) for c, i in terms), const)
+    c, i, fresh = extra
+    b = c * var(i, fresh)
+    quick = D._insert_term(a, b)
+    if quick is not None:
+        built = sympy.Add(a, b)
+        assert quick == built and quick.args == built.args, (a, b)
+    assert D._add(a, b) == sympy.Add(a, b)
+
+
+@pytest.mark.timeout(60)
+def test_a_sum_grown_one_extent_at_a_time_stays_cheap():
+    d: D.Dim = D.symbol("x0")
+    for i in range(1, 250):
+        d = D.add(d, D.symbol(f"x{i}"))
+    assert len(d.args) == 250 and D.lower_bound(d) == 250
+    env = {f"x{i}": i + 1 for i in range(250)}
+    assert D.evaluate(d, env) == sum(env.values())
