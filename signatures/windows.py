@@ -197,6 +197,45 @@ def check_bias(ctx: RuleContext, i: int, channels: Dim) -> None:
         same_dim(ctx, b[0], channels, "bias length and output channels")
 
 
+@dataclass(frozen=True)
+class TransposeWindow:
+    """A transposed convolution's inputs read and checked (``transpose_window``)."""
+
+    n: int  # spatial axes
+    channels: Dim  # output channels: the weights' dim 1 times group
+    window: Window
+    output_padding: tuple[int, ...]
+
+
+def transpose_window(ctx: RuleContext, x: Shape, w: Shape | None, bias_index: int) -> TransposeWindow:
+    """ConvTranspose's (and ConvTransposeWithDynamicPads') input ``x``, weights ``w`` (rank
+    unknown: ``None``), bias, group and window attributes, checked as onnxruntime checks them:
+    ``output_padding`` non-negative and below the stride on each axis."""
+    n = len(x) - 2
+    if n < 1:
+        raise RuleError("shape-mismatch", f"the input must have rank >= 3, has {len(x)}")
+    if w is not None and len(w) != len(x):
+        raise RuleError("shape-mismatch", f"the weight tensor has rank {len(w)}, the input rank {len(x)}")
+    group = ctx.attr("group", 1)
+    channels = D.mul(w[1], group) if w is not None else None
+    if w is not None:
+        same_dim(ctx, x[1], w[0], "input channels and weight dim 0")
+    check_divisible(ctx, x[1], group, "input channels C")
+    check_bias(ctx, bias_index, channels)
+    window = read_window(ctx, n, w[2:] if w is not None else None, conv=True)
+    out_pad = tuple(ctx.attr("output_padding") or [0] * n)
+    if len(out_pad) != n or any(p < 0 for p in out_pad):
+        raise RuleError("bad-attribute", f"output_padding {list(out_pad)} must have {n} non-negative entries")
+    for p, s in zip(out_pad, window.strides):
+        # onnxruntime refuses it: from the stride on, the output no longer convolves back to the
+        # input's extent (whatever the dilation, pads or auto_pad; checked in tests/test_windows.py).
+        if p >= s:
+            raise RuleError(
+                "bad-attribute", f"output_padding {list(out_pad)} must be below the strides {list(window.strides)}"
+            )
+    return TransposeWindow(n, channels, window, out_pad)
+
+
 # -- extents along one axis ----------------------------------------------------------------------
 
 

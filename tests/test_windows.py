@@ -266,3 +266,80 @@ def test_the_grids_cover_refusals_and_runs() -> None:
     pool = [_refuses(pool_node("MaxPool", w)) for w in pool_cases()]  # type: ignore[arg-type]
     assert sum(conv) >= 15 and len(conv) - sum(conv) >= 15
     assert sum(pool) >= 8 and len(pool) - sum(pool) >= 6
+
+
+# -- transposed convolutions: ConvTranspose and ConvTransposeWithDynamicPads share one reader ----
+
+
+def transpose_cases() -> list[Window]:
+    """Weights (C, M / group, k...): attributes onnxruntime refuses and runs, for both operators."""
+    w = (2, 3, 3, 2)
+    out = [
+        Window((1, 2, 4, 5), w=w, why="fits"),
+        Window((1, 2, 4, 5), w=w, attrs={"strides": [2, 2], "output_padding": [1, 1]}, why="output_padding"),
+        Window(
+            (1, 2, 4, 5), w=w, attrs={"strides": [2, 2], "output_padding": [2, 0]}, why="output_padding at the stride"
+        ),
+        Window((1, 2, 4, 5), w=w, attrs={"output_padding": [1, 0]}, why="output_padding past a stride of 1"),
+        Window((1, 2, 4, 5), w=w, attrs={"dilations": [2, 1], "output_padding": [1, 0]}, why="below the dilation"),
+        Window(
+            (1, 2, 4, 5),
+            w=w,
+            attrs={"strides": [2, 1], "dilations": [3, 1], "output_padding": [2, 0]},
+            why="at the stride, below the dilation",
+        ),
+        Window(
+            (1, 2, 4, 5), w=w, attrs={"strides": [2, 1], "output_padding": [1, 0], "auto_pad": "SAME_UPPER"}, why="SAME"
+        ),
+        Window(
+            (1, 2, 4, 5),
+            w=w,
+            attrs={"strides": [1, 1], "output_padding": [1, 0], "auto_pad": "VALID"},
+            why="VALID, at the stride",
+        ),
+        Window(
+            (1, 2, 4, 5), w=w, attrs={"strides": [3, 1], "output_padding": [2, 0], "pads": [1, 0, 1, 0]}, why="pads"
+        ),
+        Window((1, 2, 4, 5), w=w, attrs={"output_padding": [-1, 0]}, why="a negative output_padding"),
+        Window((1, 2, 4, 5), w=w, attrs={"output_padding": [0]}, why="too short an output_padding"),
+        Window((1, 2, 4, 5), w=w, attrs={"strides": [0, 1]}, why="a zero stride"),
+        Window((1, 2, 4, 5), w=w, attrs={"kernel_shape": [2, 2]}, why="a kernel_shape other than the weights'"),
+        Window((1, 4, 4, 5), w=(4, 3, 3, 2), attrs={"group": 2}, why="two groups"),
+        Window((1, 3, 4, 5), w=(3, 3, 3, 2), attrs={"group": 2}, why="groups that do not divide C"),
+        Window((1, 3, 4, 5), w=w, why="channels other than the weights' dim 0"),
+        Window((1, 2, 4, 5), w=w, bias=3, why="a bias"),
+        Window((1, 2, 4, 5), w=w, bias=4, why="a bias of the wrong length"),
+        Window((1, 2, 4), w=w, why="weights of another rank"),
+        Window((1, 2), w=(2, 3), why="no spatial axis"),
+    ]
+    return out
+
+
+def transpose_node(op: str, case: Window) -> Case:
+    w = const(np.ones(case.w, F), F)  # type: ignore[arg-type]
+    bias = None if case.bias is None else const(np.ones(case.bias, F), F)
+    if op == "ConvTranspose":
+        return Case(op, [In(case.x), w, bias], dict(case.attrs), domain="")
+    attrs = dict(case.attrs)  # the contrib operator reads its pads from an input
+    pads = np.array(attrs.pop("pads", [0] * 2 * max(len(case.x) - 2, 1)), np.int64)
+    return Case(op, [In(case.x), w, const(pads, np.int64), bias], attrs)
+
+
+@pytest.mark.parametrize("window", transpose_cases(), ids=str)
+def test_transposed_convolutions_refuse_alike_and_as_onnxruntime_does(window: Window) -> None:
+    reference = _refuses(transpose_node("ConvTranspose", window))
+    problems = []
+    for op in ("ConvTranspose", "ConvTransposeWithDynamicPads"):
+        case = transpose_node(op, window)
+        refused = _refuses(case)
+        if refused != reference:
+            problems.append(
+                f"{op}: inference {'refuses' if refused else 'accepts'} it, as it does not the ConvTranspose"
+            )
+        problems += _agrees_with_onnxruntime(case, refused, False, False)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_transposed_grid_covers_refusals_and_runs() -> None:
+    refused = [_refuses(transpose_node("ConvTranspose", w)) for w in transpose_cases()]
+    assert sum(refused) >= 8 and len(refused) - sum(refused) >= 5

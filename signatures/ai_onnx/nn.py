@@ -12,9 +12,9 @@ from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
 
-from ..helpers import STRICT, flag, norm_axis, require_rank, same_dim
+from ..helpers import STRICT, flag, norm_axis, require_rank
 from ..registry import example, rule
-from ..windows import check_bias, check_divisible, conv_output, pool_output, read_window
+from ..windows import conv_output, pool_output, transpose_window
 
 
 @rule("Conv")
@@ -28,25 +28,9 @@ def conv_transpose(ctx: RuleContext) -> list:
     x, w = ctx.shape(0), ctx.shape(1)
     if x is None:
         return [None]
-    n = len(x) - 2
-    if n < 1:
-        raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
-    if w is not None and len(w) != len(x):
-        raise RuleError("shape-mismatch", f"the weight tensor has rank {len(w)}, the input rank {len(x)}")
-    group = ctx.attr("group", 1)
-    channels = D.mul(w[1], group) if w is not None else None
-    if w is not None:
-        same_dim(ctx, x[1], w[0], "input channels and weight dim 0")
-    check_divisible(ctx, x[1], group, "input channels C")
-    check_bias(ctx, 2, channels)
-    window = read_window(ctx, n, w[2:] if w is not None else None, conv=True)
+    t = transpose_window(ctx, x, w, bias_index=2)
+    n, channels, window, out_pad = t.n, t.channels, t.window, t.output_padding
     k, strides, dilations, pads = window.kernel, window.strides, window.dilations, window.pads
-    out_pad = list(ctx.attr("output_padding") or [0] * n)
-    if len(out_pad) != n or any(p < 0 for p in out_pad):
-        raise RuleError("bad-attribute", f"output_padding {out_pad} must have {n} non-negative entries")
-    for p, s, d in zip(out_pad, strides, dilations):
-        if p >= max(s, d):  # onnxruntime refuses it (and from the stride on, whatever the dilation)
-            raise RuleError("bad-attribute", f"output_padding {out_pad} must be below the strides or dilations")
     out_shape = ctx.attr("output_shape")
     if out_shape is not None:
         out_shape = list(out_shape)[-n:]

@@ -14,7 +14,7 @@ from infer.dims import Dim
 
 from ..helpers import same_dim
 from ..registry import example, rule
-from ..windows import check_bias, check_divisible, pool_output, read_window
+from ..windows import pool_output, transpose_window
 from . import FLOAT_DOUBLE, INT, INTS, MS, STRING, op
 
 op("ConvTransposeWithDynamicPads", "X:T W:T Pads?:tensor(int64) B?:T", "Y:T", {"T": FLOAT_DOUBLE},
@@ -35,21 +35,8 @@ def conv_transpose_with_dynamic_pads(ctx: RuleContext) -> list:
     x, w = ctx.shape(0), ctx.shape(1)
     if x is None:
         return [None]
-    n = len(x) - 2
-    if n < 1:
-        raise RuleError("shape-mismatch", f"X must have rank >= 3, has {len(x)}")
-    if w is not None and len(w) != len(x):
-        raise RuleError("shape-mismatch", f"W has rank {len(w)}, X rank {len(x)}")
-    group = ctx.attr("group", 1)
-    if w is not None:
-        same_dim(ctx, x[1], w[0], "input channels and W's dim 0")
-    check_divisible(ctx, x[1], group, "input channels C")
-    channels = None if w is None else D.mul(w[1], group)
-    check_bias(ctx, 3, channels)
-    window = read_window(ctx, n, None if w is None else w[2:], conv=True)
-    out_pad = list(ctx.attr("output_padding") or [0] * n)
-    if len(out_pad) != n or any(p < 0 for p in out_pad):
-        raise RuleError("bad-attribute", f"output_padding {out_pad} must have {n} non-negative entries")
+    t = transpose_window(ctx, x, w, bias_index=3)
+    n, channels, window, out_pad = t.n, t.channels, t.window, t.output_padding
     pads = _pads(ctx, n)
     if window.kernel is None:
         ctx.because("the kernel shape is neither an attribute nor known from the weights", 1)
