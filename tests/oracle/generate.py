@@ -104,8 +104,9 @@ class Val:
 
     @property
     def data(self) -> bool:
-        """A tensor extents can be taken from (rank at least 1)."""
-        return self.rank >= 1
+        """A tensor extents can be taken from (rank at least 1, the same at every binding: an If
+        whose branches differ in rank gives a value of another rank at some bindings)."""
+        return self.rank >= 1 and all(a.ndim == self.rank for a in self.arrays)
 
 
 @dataclass
