@@ -76,6 +76,25 @@ def _node_prefix(ctx: RuleContext) -> str:
     return f"{ctx.op_type}{name} with inputs {ctx.input_types_str() or 'none'}"
 
 
+class _Prefix:
+    """``_node_prefix(ctx)``, spelled out only when a message is formatted: most nodes are clean,
+    and spelling their input types (symbolic extents printed) would be wasted."""
+
+    __slots__ = ("_ctx", "_text")
+
+    def __init__(self, ctx: RuleContext):
+        self._ctx = ctx
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = _node_prefix(self._ctx)
+        return self._text
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 def _check_key(ctx: RuleContext) -> tuple:
     """Everything ``check_node`` reads: a node with the key of a clean node is clean too."""
     node = ctx.node
@@ -209,7 +228,7 @@ def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> No
 def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     sig, node = ctx.sig, ctx.node
     assert sig is not None
-    prefix = _node_prefix(ctx)
+    prefix = _Prefix(ctx)
     n_in, n_out = len(node.input), len(node.output)
     if n_in > sig.max_inputs:
         engine.report("arity", f"{prefix}: {n_in} inputs, the operator takes at most {sig.max_inputs}", loc)
@@ -257,7 +276,7 @@ def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     _check_types(engine, ctx, loc, prefix)
 
 
-def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) -> None:
+def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
     sig = ctx.sig
     assert sig is not None
     seen: set[str] = set()
@@ -304,7 +323,7 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
 
 
 def _check_reference(
-    engine: Checker, ctx: RuleContext, a: AttributeProto, expected: int, required: bool, where: Location, prefix: str
+    engine: Checker, ctx: RuleContext, a: AttributeProto, expected: int, required: bool, where: Location, prefix: _Prefix
 ) -> None:
     """An attribute that refers to an attribute of the enclosing function (Clause 8.4)."""
     refs = ctx.attribute_references
@@ -337,7 +356,7 @@ def _check_reference(
         )
 
 
-def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) -> None:
+def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
     """Each input's type is admitted by its constraint, and one type variable means one type."""
     sig = ctx.sig
     assert sig is not None
