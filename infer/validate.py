@@ -323,7 +323,13 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
 
 
 def _check_reference(
-    engine: Checker, ctx: RuleContext, a: AttributeProto, expected: int, required: bool, where: Location, prefix: _Prefix
+    engine: Checker,
+    ctx: RuleContext,
+    a: AttributeProto,
+    expected: int,
+    required: bool,
+    where: Location,
+    prefix: _Prefix,
 ) -> None:
     """An attribute that refers to an attribute of the enclosing function (Clause 8.4)."""
     refs = ctx.attribute_references
