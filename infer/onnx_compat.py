@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
@@ -107,7 +108,7 @@ def infer_shapes(
     # some operators give depends on them (after no iteration, a Loop's scan outputs have the
     # rank its body declares, in onnxruntime): infer again until they settle, so that inferring
     # the result once more gives it back unchanged.
-    for _ in range(SETTLE_PASSES):
+    for _ in range(SETTLE_PASSES if declared is not None else 0):  # (nothing to settle without subgraphs)
         written = _subgraph_outputs(proto)
         if written == declared:
             break
@@ -130,17 +131,37 @@ def _engine(proto: ModelProto, data_prop: bool, initializers_as_constants: bool)
     return engine
 
 
-def _subgraph_outputs(model: ModelProto) -> list[bytes]:
-    """The declared types of every subgraph's outputs, serialized (none for a model without)."""
+def _subgraph_outputs(model: ModelProto) -> list[bytes] | None:
+    """The declared types of every subgraph's outputs, serialized; ``None`` for a model without
+    subgraphs (writing types adds none)."""
     out: list[bytes] = []
-    nodes = [*model.graph.node, *(n for f in model.functions for n in f.node)]
-    stack = [g for n in nodes for g in _graph_attributes(n)]
+    stack: list[GraphProto] = []
+    _push_graph_attributes(model.graph.node, stack)
+    for f in model.functions:
+        _push_graph_attributes(f.node, stack)
+    if not stack:
+        return None
     while stack:
         g = stack.pop()
         out.extend(o.type.SerializeToString() for o in g.output)
         for n in g.node:
             stack.extend(_graph_attributes(n))
     return out
+
+
+def _push_graph_attributes(nodes: Any, stack: list[GraphProto]) -> None:
+    """The graphs held by attributes of ``nodes``, in order, appended to ``stack`` (as
+    ``_graph_attributes`` gives them, without a generator per node: most nodes hold none, and
+    every node of a model passes here)."""
+    for n in nodes:
+        attributes = n.attribute
+        if not attributes:
+            continue
+        for a in attributes:
+            if a.HasField("g"):
+                stack.append(a.g)
+            if a.graphs:
+                stack.extend(a.graphs)
 
 
 def _graph_attributes(node: NodeProto) -> Iterator[GraphProto]:

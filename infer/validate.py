@@ -98,14 +98,17 @@ class _Prefix:
 def _check_key(ctx: RuleContext) -> tuple:
     """Everything ``check_node`` reads: a node with the key of a clean node is clean too."""
     node = ctx.node
-    elems = tuple(
-        None if v is None else v.type.elem if type(v.type) is T.TensorType else type_string(v.type) for v in ctx.inputs
-    )
-    refs = ctx.attribute_references
-    attrs = tuple(
-        (a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute
-    )
-    return (id(ctx.sig), tuple(bool(i) for i in node.input), tuple(bool(o) for o in node.output), attrs, elems)
+    tensor = T.TensorType
+    elems = tuple([
+        None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs
+    ])  # fmt: skip
+    attrs: tuple = ()
+    if node.attribute:
+        refs = ctx.attribute_references
+        attrs = tuple([
+            (a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute
+        ])  # fmt: skip
+    return (id(ctx.sig), tuple(map(bool, node.input)), tuple(map(bool, node.output)), attrs, elems)
 
 
 def _ref_type(refs: dict | None, name: str) -> int:
