@@ -38,7 +38,7 @@ from onnx.checker import ValidationError
 from onnx.shape_inference import InferenceError
 
 from . import types as T
-from .annotate import resolve_graph
+from .annotate import resolve_graph, value_info_entry
 from .diagnostics import Diagnostic, Location
 from .dimwriter import DimWriter, TypeWriter
 from .engine import Engine, GraphRecord, Options
@@ -525,6 +525,7 @@ def _write(model: ModelProto, engine: Engine, types: TypeWriter) -> None:
                 vi = entries.get(o.name) or g.value_info.add(name=o.name)
                 entries[o.name] = vi
                 vi.type.CopyFrom(o.type)
+        added: list[bytes] = []  # new value_info entries, serialized, appended in one call
         for name in record.producers:
             if name in outputs:
                 continue
@@ -532,6 +533,13 @@ def _write(model: ModelProto, engine: Engine, types: TypeWriter) -> None:
             if not _writable(v.type):
                 continue
             vi = entries.get(name)
-            if vi is None:
-                vi = entries[name] = g.value_info.add(name=name)
-            types.write(v.type, vi.type, f"{path}, value `{name}`")
+            if vi is not None:
+                types.write(v.type, vi.type, f"{path}, value `{name}`")
+                continue
+            data = types.cache.get(v.type)
+            if data is None:  # written afresh: the place is named should an extent overflow
+                types.dims.where = f"{path}, value `{name}`"
+                data = types.serialized(v.type)
+            added.append(value_info_entry(name, data))
+        if added:
+            g.MergeFromString(b"".join(added))  # appended to g.value_info, in order
