@@ -303,8 +303,14 @@ def strip_shape(t: T.Type) -> T.Type:
 def with_empty_contents(v: Value) -> Value:
     """A tensor with no elements has known contents: none (an empty ``axes`` input, say)."""
     t = v.type
-    if v.known is None and isinstance(t, T.TensorType) and t.shape is not None and 0 in t.shape:
-        if all(isinstance(d, int) for d in t.shape):
+    if v.known is None and isinstance(t, T.TensorType) and t.shape is not None:
+        # Integers only (no symbolic extent is compared with 0: sympy's ``==`` is slow).
+        empty = False
+        for d in t.shape:
+            if not isinstance(d, int):
+                return v
+            empty = empty or d == 0
+        if empty:
             return Value(t, Known(tuple(t.shape), ()))  # type: ignore[arg-type]
     return v
 

@@ -588,17 +588,26 @@ def _check_versions(engine: Checker, model: ModelProto) -> None:
     elif ir:
         known = [imp for imp in model.opset_import
                  if 1 <= imp.version <= _NEWEST_OPSET.get(canonical_domain(imp.domain), 0)]  # fmt: skip
-        try:
-            needed = helper.find_min_ir_version_for(known) if known else 0
-        except (ValueError, KeyError, TypeError):  # a version onnx's table does not list
-            needed = 0
+        needed = _min_ir_version(tuple((imp.domain, imp.version) for imp in known)) if known else 0
         if ir < needed:
             engine.report("ir-version-mismatch", f"IR version {ir} predates the operator sets the model imports, "
                           f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
 
 
+@functools.lru_cache(maxsize=256)
+def _min_ir_version(imports: tuple[tuple[str, int], ...]) -> int:
+    """The IR version these (domain, version) imports need (0 for a version onnx's table does not
+    list); a model imports the same few sets as the last, so it is looked up once."""
+    try:
+        return helper.find_min_ir_version_for([helper.make_opsetid(d, v) for d, v in imports])
+    except (ValueError, KeyError, TypeError):
+        return 0
+
+
 def _repeated(names: list[str]) -> list[str]:
     """The non-empty names that occur more than once, in order of first occurrence."""
+    if len(set(names)) == len(names):  # the usual case: no name twice
+        return []
     counts = Counter(names)
     return [n for n in dict.fromkeys(names) if n and counts[n] > 1]
 
