@@ -62,6 +62,18 @@ def _varint(n: int) -> bytes:
 _SHORT_VARINTS = [_varint(n) for n in range(1 << 14)]  # the lengths of names and of most types
 
 
+def value_info_entry(name: str, type_bytes: bytes) -> bytes:
+    """A ``value_info`` entry (``name`` of the serialized type ``type_bytes``) as a GraphProto
+    fragment: merged into a graph, it is appended to its ``value_info``."""
+    raw = name.encode("utf-8")
+    short = _SHORT_VARINTS
+    limit = len(short)
+    head = _VI_NAME + (short[len(raw)] if len(raw) < limit else _varint(len(raw)))
+    field = _VI_TYPE + (short[len(type_bytes)] if len(type_bytes) < limit else _varint(len(type_bytes)))
+    size = len(head) + len(raw) + len(field) + len(type_bytes)
+    return b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else _varint(size), head, raw, field, type_bytes))
+
+
 def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> bytes:
     """``value_info`` entries serialized as a GraphProto fragment, to merge in one C call.
 

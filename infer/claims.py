@@ -64,16 +64,35 @@ def _suspect(shape: tuple[Dim, ...] | list[Dim], max_rank: int) -> bool:
     if len(shape) > max_rank:
         return True
     for d in shape:
+        if d is None:
+            continue
         if isinstance(d, int):
             if d < 0 or d > INT64_MAX:
                 return True
-        elif d is not None and _past_int64(d):
+        elif _past_int64(d):
             return True
     return False
 
 
+# ``lower_bound`` of a symbolic extent depends on the expression alone (a variable's sign is part
+# of its symbol), and the same extents flow through many nodes: each is bounded once. Bounded, so
+# that a long-lived process does not keep every expression it ever saw.
+_LOWER_BOUNDS: dict[Any, int | None] = {}
+_MAX_LOWER_BOUNDS = 1 << 14
+
+
 def _past_int64(d: Dim) -> bool:
-    low = D.lower_bound(d) if d is not None and not isinstance(d, int) else d
+    if d is None:
+        return False
+    if isinstance(d, int):
+        return d > INT64_MAX
+    try:
+        low = _LOWER_BOUNDS[d]
+    except KeyError:
+        low = D.lower_bound(d)
+        if len(_LOWER_BOUNDS) >= _MAX_LOWER_BOUNDS:
+            _LOWER_BOUNDS.clear()
+        _LOWER_BOUNDS[d] = low
     return low is not None and low > INT64_MAX
 
 

@@ -387,7 +387,8 @@ def _graph_params(g: GraphProto) -> Iterator[str]:
         for vi in (*g.input, *g.output, *g.value_info):
             yield from _type_params(vi.type)
         for node in g.node:
-            stack.extend(_subgraphs(node))
+            if node.attribute:  # (most nodes have no attribute to look through)
+                stack.extend(_subgraphs(node))
 
 
 def _subgraphs(node: NodeProto) -> Iterator[GraphProto]:

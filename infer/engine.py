@@ -24,7 +24,7 @@ from typing import Any
 from onnx import FunctionProto, ModelProto, NodeProto, TypeProto
 
 import signatures
-from signatures.schema import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, signature
+from signatures.schema import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 
 from . import custom_schemas, external, limits
 from . import diagnostics as diag
@@ -130,7 +130,9 @@ class Engine:
             (canonical_domain(f.domain), f.name, f.overload): f for f in model.functions
         }
         function_domains = frozenset(d for d, _, _ in self.functions) - set(STANDARD_DOMAINS)
-        self.dispatcher = Dispatcher(self.functions, function_domains, o.custom_schemas, signature)
+        # With schemas registered at run time in play, signatures are read as the schemas are now.
+        lookup = current_signature if o.custom_schemas else signature
+        self.dispatcher = Dispatcher(self.functions, function_domains, o.custom_schemas, lookup)
         self.memo = Memo(self.scan.expanded_nodes)
         self.uses = SubgraphUses()
         self.placement = Placement(self)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
@@ -37,7 +38,7 @@ from onnx.checker import ValidationError
 from onnx.shape_inference import InferenceError
 
 from . import types as T
-from .annotate import resolve_graph
+from .annotate import resolve_graph, value_info_entry
 from .diagnostics import Diagnostic, Location
 from .dimwriter import DimWriter, TypeWriter
 from .engine import Engine, GraphRecord, Options
@@ -107,7 +108,7 @@ def infer_shapes(
     # some operators give depends on them (after no iteration, a Loop's scan outputs have the
     # rank its body declares, in onnxruntime): infer again until they settle, so that inferring
     # the result once more gives it back unchanged.
-    for _ in range(SETTLE_PASSES):
+    for _ in range(SETTLE_PASSES if declared is not None else 0):  # (nothing to settle without subgraphs)
         written = _subgraph_outputs(proto)
         if written == declared:
             break
@@ -130,17 +131,37 @@ def _engine(proto: ModelProto, data_prop: bool, initializers_as_constants: bool)
     return engine
 
 
-def _subgraph_outputs(model: ModelProto) -> list[bytes]:
-    """The declared types of every subgraph's outputs, serialized (none for a model without)."""
+def _subgraph_outputs(model: ModelProto) -> list[bytes] | None:
+    """The declared types of every subgraph's outputs, serialized; ``None`` for a model without
+    subgraphs (writing types adds none)."""
     out: list[bytes] = []
-    nodes = [*model.graph.node, *(n for f in model.functions for n in f.node)]
-    stack = [g for n in nodes for g in _graph_attributes(n)]
+    stack: list[GraphProto] = []
+    _push_graph_attributes(model.graph.node, stack)
+    for f in model.functions:
+        _push_graph_attributes(f.node, stack)
+    if not stack:
+        return None
     while stack:
         g = stack.pop()
         out.extend(o.type.SerializeToString() for o in g.output)
         for n in g.node:
             stack.extend(_graph_attributes(n))
     return out
+
+
+def _push_graph_attributes(nodes: Any, stack: list[GraphProto]) -> None:
+    """The graphs held by attributes of ``nodes``, in order, appended to ``stack`` (as
+    ``_graph_attributes`` gives them, without a generator per node: most nodes hold none, and
+    every node of a model passes here)."""
+    for n in nodes:
+        attributes = n.attribute
+        if not attributes:
+            continue
+        for a in attributes:
+            if a.HasField("g"):
+                stack.append(a.g)
+            if a.graphs:
+                stack.extend(a.graphs)
 
 
 def _graph_attributes(node: NodeProto) -> Iterator[GraphProto]:
@@ -504,6 +525,7 @@ def _write(model: ModelProto, engine: Engine, types: TypeWriter) -> None:
                 vi = entries.get(o.name) or g.value_info.add(name=o.name)
                 entries[o.name] = vi
                 vi.type.CopyFrom(o.type)
+        added: list[bytes] = []  # new value_info entries, serialized, appended in one call
         for name in record.producers:
             if name in outputs:
                 continue
@@ -511,6 +533,13 @@ def _write(model: ModelProto, engine: Engine, types: TypeWriter) -> None:
             if not _writable(v.type):
                 continue
             vi = entries.get(name)
-            if vi is None:
-                vi = entries[name] = g.value_info.add(name=name)
-            types.write(v.type, vi.type, f"{path}, value `{name}`")
+            if vi is not None:
+                types.write(v.type, vi.type, f"{path}, value `{name}`")
+                continue
+            data = types.cache.get(v.type)
+            if data is None:  # written afresh: the place is named should an extent overflow
+                types.dims.where = f"{path}, value `{name}`"
+                data = types.serialized(v.type)
+            added.append(value_info_entry(name, data))
+        if added:
+            g.MergeFromString(b"".join(added))  # appended to g.value_info, in order

@@ -205,10 +205,32 @@ class Placement:
         return frozenset(i.name for i in self.run.model.graph.input)
 
 
-def schema_types(sig: Signature | None, inputs: Sequence[Value | None], n: int) -> list[T.Type]:
+_ABSENT = object()  # an absent input, in a key of ``_SCHEMA_TYPES``
+# (id(sig), n, what each input's type is without its shape) -> (sig, output types). The signature
+# is held so that its id is not reused while the entry lives. Bounded for long-lived processes.
+_SCHEMA_TYPES: dict[tuple, tuple[Signature, tuple[T.Type, ...]]] = {}
+_MAX_SCHEMA_TYPES = 1 << 12
+
+
+def schema_types(sig: Signature | None, inputs: Sequence[Value | None], n: int) -> Sequence[T.Type]:
     """Output types as far as the type constraints decide them (shape unknown)."""
     if sig is None:
         return [T.UNKNOWN] * n
+    # What ``_schema_types`` reads of an input is its type without the shape (a tensor's: its
+    # element type), so nodes of one operator on inputs of the same element types share the answer.
+    key = (id(sig), n, *(_ABSENT if v is None else v.type.elem if type(v.type) is T.TensorType
+                         else strip_shape(v.type) for v in inputs))  # fmt: skip
+    hit = _SCHEMA_TYPES.get(key)
+    if hit is not None and hit[0] is sig:
+        return hit[1]
+    out = tuple(_schema_types(sig, inputs, n))
+    if len(_SCHEMA_TYPES) >= _MAX_SCHEMA_TYPES:
+        _SCHEMA_TYPES.clear()
+    _SCHEMA_TYPES[key] = (sig, out)
+    return out
+
+
+def _schema_types(sig: Signature, inputs: Sequence[Value | None], n: int) -> list[T.Type]:
     # A type variable is bound by any input whose type its constraint admits (``Add(x: float[N],
     # y: unknown)`` is float). An input of a type the constraint does not admit is a
     # type-mismatch (validation reports it) and binds nothing, so the schema's own type stands;
@@ -281,8 +303,14 @@ def strip_shape(t: T.Type) -> T.Type:
 def with_empty_contents(v: Value) -> Value:
     """A tensor with no elements has known contents: none (an empty ``axes`` input, say)."""
     t = v.type
-    if v.known is None and isinstance(t, T.TensorType) and t.shape is not None and 0 in t.shape:
-        if all(isinstance(d, int) for d in t.shape):
+    if v.known is None and isinstance(t, T.TensorType) and t.shape is not None:
+        # Integers only (no symbolic extent is compared with 0: sympy's ``==`` is slow).
+        empty = False
+        for d in t.shape:
+            if not isinstance(d, int):
+                return v
+            empty = empty or d == 0
+        if empty:
             return Value(t, Known(tuple(t.shape), ()))  # type: ignore[arg-type]
     return v
 

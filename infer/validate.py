@@ -76,17 +76,39 @@ def _node_prefix(ctx: RuleContext) -> str:
     return f"{ctx.op_type}{name} with inputs {ctx.input_types_str() or 'none'}"
 
 
+class _Prefix:
+    """``_node_prefix(ctx)``, spelled out only when a message is formatted: most nodes are clean,
+    and spelling their input types (symbolic extents printed) would be wasted."""
+
+    __slots__ = ("_ctx", "_text")
+
+    def __init__(self, ctx: RuleContext):
+        self._ctx = ctx
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = _node_prefix(self._ctx)
+        return self._text
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 def _check_key(ctx: RuleContext) -> tuple:
     """Everything ``check_node`` reads: a node with the key of a clean node is clean too."""
     node = ctx.node
-    elems = tuple(
-        None if v is None else v.type.elem if type(v.type) is T.TensorType else type_string(v.type) for v in ctx.inputs
-    )
-    refs = ctx.attribute_references
-    attrs = tuple(
-        (a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute
-    )
-    return (id(ctx.sig), tuple(bool(i) for i in node.input), tuple(bool(o) for o in node.output), attrs, elems)
+    tensor = T.TensorType
+    elems = tuple([
+        None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs
+    ])  # fmt: skip
+    attrs: tuple = ()
+    if node.attribute:
+        refs = ctx.attribute_references
+        attrs = tuple([
+            (a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute
+        ])  # fmt: skip
+    return (id(ctx.sig), tuple(map(bool, node.input)), tuple(map(bool, node.output)), attrs, elems)
 
 
 def _ref_type(refs: dict | None, name: str) -> int:
@@ -209,7 +231,7 @@ def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> No
 def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     sig, node = ctx.sig, ctx.node
     assert sig is not None
-    prefix = _node_prefix(ctx)
+    prefix = _Prefix(ctx)
     n_in, n_out = len(node.input), len(node.output)
     if n_in > sig.max_inputs:
         engine.report("arity", f"{prefix}: {n_in} inputs, the operator takes at most {sig.max_inputs}", loc)
@@ -257,7 +279,7 @@ def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     _check_types(engine, ctx, loc, prefix)
 
 
-def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) -> None:
+def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
     sig = ctx.sig
     assert sig is not None
     seen: set[str] = set()
@@ -304,7 +326,13 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
 
 
 def _check_reference(
-    engine: Checker, ctx: RuleContext, a: AttributeProto, expected: int, required: bool, where: Location, prefix: str
+    engine: Checker,
+    ctx: RuleContext,
+    a: AttributeProto,
+    expected: int,
+    required: bool,
+    where: Location,
+    prefix: _Prefix,
 ) -> None:
     """An attribute that refers to an attribute of the enclosing function (Clause 8.4)."""
     refs = ctx.attribute_references
@@ -337,7 +365,7 @@ def _check_reference(
         )
 
 
-def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: str) -> None:
+def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
     """Each input's type is admitted by its constraint, and one type variable means one type."""
     sig = ctx.sig
     assert sig is not None
@@ -560,17 +588,26 @@ def _check_versions(engine: Checker, model: ModelProto) -> None:
     elif ir:
         known = [imp for imp in model.opset_import
                  if 1 <= imp.version <= _NEWEST_OPSET.get(canonical_domain(imp.domain), 0)]  # fmt: skip
-        try:
-            needed = helper.find_min_ir_version_for(known) if known else 0
-        except (ValueError, KeyError, TypeError):  # a version onnx's table does not list
-            needed = 0
+        needed = _min_ir_version(tuple((imp.domain, imp.version) for imp in known)) if known else 0
         if ir < needed:
             engine.report("ir-version-mismatch", f"IR version {ir} predates the operator sets the model imports, "
                           f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
 
 
+@functools.lru_cache(maxsize=256)
+def _min_ir_version(imports: tuple[tuple[str, int], ...]) -> int:
+    """The IR version these (domain, version) imports need (0 for a version onnx's table does not
+    list); a model imports the same few sets as the last, so it is looked up once."""
+    try:
+        return helper.find_min_ir_version_for([helper.make_opsetid(d, v) for d, v in imports])
+    except (ValueError, KeyError, TypeError):
+        return 0
+
+
 def _repeated(names: list[str]) -> list[str]:
     """The non-empty names that occur more than once, in order of first occurrence."""
+    if len(set(names)) == len(names):  # the usual case: no name twice
+        return []
     counts = Counter(names)
     return [n for n in dict.fromkeys(names) if n and counts[n] > 1]
 

@@ -169,6 +169,34 @@ def signature(domain: str, op_type: str, opset: int) -> Signature | None:
         return None
 
 
+# Signatures of the schemas onnx ships, by what identifies one: a shipped schema never changes.
+_SHIPPED: dict[tuple[str, str, int, str, int], Signature] = {}
+
+
+def current_signature(domain: str, op_type: str, opset: int) -> Signature | None:
+    """``signature`` as onnx's schemas are now: a schema registered or deregistered at run time
+    (``onnx.defs.register_schema``) since an earlier call is seen, without rebuilding the
+    signatures of the schemas onnx ships (kept by their name, version and place of definition)."""
+    domain = canonical_domain(domain)
+    custom = _custom.get((domain, op_type))
+    if custom:
+        fitting = [s for s in custom if s.since_version <= opset]
+        return fitting[-1] if fitting else None
+    if domain not in STANDARD_DOMAINS:
+        return None
+    try:
+        schema = defs.get_schema(op_type, opset, domain)
+    except defs.SchemaError:
+        return None
+    if schema.line == 0:  # built in Python (registered at run time): no place of definition to key on
+        return _from_schema(schema)
+    key = (schema.domain, schema.name, schema.since_version, schema.file, schema.line)
+    sig = _SHIPPED.get(key)
+    if sig is None:
+        sig = _SHIPPED[key] = _from_schema(schema)
+    return sig
+
+
 def function_body(
     domain: str, op_type: str, opset: int, node: Any = None, input_types: Sequence[Any] = ()
 ) -> onnx.FunctionProto | None:
