@@ -36,26 +36,20 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.run import peak_rss, reset_peak_rss, rss
+from infer.annotate import varint
+
 HERE = Path(__file__).resolve().parent
 MB = 1_000_000
 
 # -- the wire format, for building models without Python lists ---------------------------------
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _field(number: int, payload: bytes | int) -> bytes:
     """One field: a varint (``int``) or length-delimited (``bytes``)."""
     if isinstance(payload, int):
-        return _varint(number << 3) + _varint(payload)
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def _text(number: int, s: str) -> bytes:
@@ -317,28 +311,6 @@ PER_NODE = {"add_chain", "max_wide", "where_chain", "concat_chain", "add2d_chain
 # -- measuring ---------------------------------------------------------------------------------
 
 
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _peak_rss() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise OSError("no VmHWM in /proc/self/status")
-
-
-def _reset_peak_rss() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def _run(path: Path, via: str, out: Path) -> None:
     if via == "api":
         import infer
@@ -370,12 +342,12 @@ def _warm(directory: Path) -> None:
 def _measure_warm(path: Path, via: str, directory: Path) -> dict[str, Any]:
     """Peak memory rise and time of reading ``path`` ``via`` one way, in this warmed process."""
     gc.collect()
-    before = _rss()
-    exact = _reset_peak_rss()
+    before = rss()
+    exact = reset_peak_rss()
     start = time.perf_counter()
     _run(path, via, directory / "out.onnx")
     seconds = time.perf_counter() - start
-    rise = max(0, _peak_rss() - before)
+    rise = max(0, peak_rss() - before)
     size = path.stat().st_size
     return {"path": str(path), "via": via, "bytes": size, "rise": rise, "ratio": rise / size, "seconds": seconds,
             "exact": exact}  # fmt: skip

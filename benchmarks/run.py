@@ -204,12 +204,12 @@ def _three_runs(model: onnx.ModelProto) -> dict[str, Any]:
 
     size = weightless_size(model)
     gc.collect()
-    before = _rss()
-    reset = _reset_peak_rss()
+    before = rss()
+    reset = reset_peak_rss()
     start = time.perf_counter()
     infer.infer_model(model)
     first = time.perf_counter() - start
-    rise = _peak_rss() - before
+    rise = peak_rss() - before
     start = time.perf_counter()
     infer.infer_model(model)
     again = time.perf_counter() - start
@@ -257,14 +257,14 @@ def scaling(sizes: list[int]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- memory of real models
 
 
-def _rss() -> int:
+def rss() -> int:
     """The process's resident memory now, in bytes (Linux)."""
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _peak_rss() -> int:
-    """The process's peak resident memory since it started or since ``_reset_peak_rss``, in bytes."""
+def peak_rss() -> int:
+    """The process's peak resident memory since it started or since ``reset_peak_rss``, in bytes."""
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("VmHWM:"):
@@ -272,7 +272,7 @@ def _peak_rss() -> int:
     raise OSError("no VmHWM in /proc/self/status")
 
 
-def _reset_peak_rss() -> bool:
+def reset_peak_rss() -> bool:
     """Start the peak over from the current resident memory (Linux 4.0+); whether it could."""
     try:
         with open("/proc/self/clear_refs", "w") as f:

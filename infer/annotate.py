@@ -50,7 +50,8 @@ def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
 _GRAPH_VALUE_INFO, _VI_NAME, _VI_TYPE = b"\x6a", b"\x0a", b"\x12"
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` (>= 0) as a protobuf varint."""
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -59,7 +60,7 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-_SHORT_VARINTS = [_varint(n) for n in range(1 << 14)]  # the lengths of names and of most types
+_SHORT_VARINTS = [varint(n) for n in range(1 << 14)]  # the lengths of names and of most types
 
 
 def value_info_entry(name: str, type_bytes: bytes) -> bytes:
@@ -68,10 +69,10 @@ def value_info_entry(name: str, type_bytes: bytes) -> bytes:
     raw = name.encode("utf-8")
     short = _SHORT_VARINTS
     limit = len(short)
-    head = _VI_NAME + (short[len(raw)] if len(raw) < limit else _varint(len(raw)))
-    field = _VI_TYPE + (short[len(type_bytes)] if len(type_bytes) < limit else _varint(len(type_bytes)))
+    head = _VI_NAME + (short[len(raw)] if len(raw) < limit else varint(len(raw)))
+    field = _VI_TYPE + (short[len(type_bytes)] if len(type_bytes) < limit else varint(len(type_bytes)))
     size = len(head) + len(raw) + len(field) + len(type_bytes)
-    return b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else _varint(size), head, raw, field, type_bytes))
+    return b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else varint(size), head, raw, field, type_bytes))
 
 
 def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> bytes:
@@ -88,12 +89,12 @@ def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> byt
         field = type_fields.get(t)
         if field is None:
             ty = write_type.serialized(t)
-            field = type_fields[t] = _VI_TYPE + (short[len(ty)] if len(ty) < limit else _varint(len(ty))) + ty
+            field = type_fields[t] = _VI_TYPE + (short[len(ty)] if len(ty) < limit else varint(len(ty))) + ty
         raw = name.encode("utf-8")
         n = len(raw)
-        head = _VI_NAME + (short[n] if n < limit else _varint(n))
+        head = _VI_NAME + (short[n] if n < limit else varint(n))
         size = len(head) + n + len(field)
-        parts.append(b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else _varint(size), head, raw, field)))
+        parts.append(b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else varint(size), head, raw, field)))
     return b"".join(parts)
 
 

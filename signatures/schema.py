@@ -153,20 +153,27 @@ def declare(sig: Signature) -> Signature:
     return sig
 
 
-@cache
-def signature(domain: str, op_type: str, opset: int) -> Signature | None:
-    """The signature in force for ``op_type`` when ``domain`` is imported at ``opset``."""
+def _declared(domain: str, op_type: str, opset: int) -> tuple[Signature | None, defs.OpSchema | None]:
+    """What declares ``op_type`` at ``opset``: a signature declared here, or onnx's schema (one of
+    the two, or neither)."""
     domain = canonical_domain(domain)
     custom = _custom.get((domain, op_type))
     if custom:
         fitting = [s for s in custom if s.since_version <= opset]
-        return fitting[-1] if fitting else None
+        return (fitting[-1] if fitting else None), None
     if domain not in STANDARD_DOMAINS:
-        return None
+        return None, None
     try:
-        return _from_schema(defs.get_schema(op_type, opset, domain))
+        return None, defs.get_schema(op_type, opset, domain)
     except defs.SchemaError:
-        return None
+        return None, None
+
+
+@cache
+def signature(domain: str, op_type: str, opset: int) -> Signature | None:
+    """The signature in force for ``op_type`` when ``domain`` is imported at ``opset``."""
+    sig, schema = _declared(domain, op_type, opset)
+    return sig if schema is None else _from_schema(schema)
 
 
 # Signatures of the schemas onnx ships, by what identifies one: a shipped schema never changes.
@@ -177,17 +184,9 @@ def current_signature(domain: str, op_type: str, opset: int) -> Signature | None
     """``signature`` as onnx's schemas are now: a schema registered or deregistered at run time
     (``onnx.defs.register_schema``) since an earlier call is seen, without rebuilding the
     signatures of the schemas onnx ships (kept by their name, version and place of definition)."""
-    domain = canonical_domain(domain)
-    custom = _custom.get((domain, op_type))
-    if custom:
-        fitting = [s for s in custom if s.since_version <= opset]
-        return fitting[-1] if fitting else None
-    if domain not in STANDARD_DOMAINS:
-        return None
-    try:
-        schema = defs.get_schema(op_type, opset, domain)
-    except defs.SchemaError:
-        return None
+    sig, schema = _declared(domain, op_type, opset)
+    if schema is None:
+        return sig
     if schema.line == 0:  # built in Python (registered at run time): no place of definition to key on
         return _from_schema(schema)
     key = (schema.domain, schema.name, schema.since_version, schema.file, schema.line)
