@@ -306,7 +306,11 @@ def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dil
     if auto_pad in ("NOTSET", "VALID") and isinstance(k, int):
         fit = dilation * (k - 1) + 1 - (pad_begin + pad_end if auto_pad == "NOTSET" else 0)
         if isinstance(x, int) and x < fit:
-            return _short_window(ctx, axis, x, fit, stride, not truncates)
+            extent = _short_window(ctx, axis, x, fit, stride, not truncates)
+            # With ceil_mode a window may not start in the end padding either (below).
+            if ceil_mode and extent is not None and (extent - 1) * stride >= x + pad_begin:
+                extent -= 1
+            return extent
         _require_fit(ctx, x, fit, stride, ceil_mode, not truncates)
     return window_extent(x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
 

@@ -142,3 +142,33 @@ def test_reshape_of_no_elements_by_an_entry_that_may_be_zero(n):
     x = np.zeros((n, 1, n), np.float32)
     verdict = check(result, [({"n": n}, run(expose_all(model), {"x": x}))])
     assert not verdict.wrong, verdict.wrong
+
+
+ALLOWZERO_EMPTY = """
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[S,S,H] x) => (float[] y) <int64[3] starts = {3, 4, 4}> {
+  ends = Constant <value = int64[3] {-4, -5, -3}> ()
+  axes = Constant <value = int64[3] {1, 2, 0}> ()
+  steps = Constant <value = int64[3] {3, 2, 1}> ()
+  s = Slice (x, starts, ends, axes, steps)
+  shape = Shape (s)
+  i0 = Constant <value = int64[1] {0}> ()
+  d0 = Gather <axis = 0> (shape, i0)
+  i2 = Constant <value = int64[1] {2}> ()
+  d2 = Gather <axis = 0> (shape, i2)
+  minus1 = Constant <value = int64[1] {-1}> ()
+  target = Concat <axis = 0> (d0, d2, minus1)
+  y = Reshape <allowzero = 1> (s, target)
+}
+"""
+
+
+@pytest.mark.parametrize("bindings", [{"S": 1, "H": 1}, {"S": 2, "H": 3}, {"S": 5, "H": 8}, {"S": 8, "H": 6}])
+def test_reshape_with_allowzero_where_an_entry_may_be_zero_beside_minus_one(bindings):
+    """From an independent generator: with allowzero=1, a target of [0, 0, -1] (computed, so its
+    zeros are not known) gives onnxruntime a 1 for the -1 (the definition calls 0 beside -1
+    invalid); the quotient of the element counts was claimed, 0 at S = H = 1."""
+    model = onnx.parser.parse_model(ALLOWZERO_EMPTY)
+    x = np.zeros((bindings["S"], bindings["S"], bindings["H"]), np.float32)
+    verdict = check(infer.infer_model(model), [(bindings, run(expose_all(model), {"x": x}))])
+    assert not verdict.wrong, verdict.wrong

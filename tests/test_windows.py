@@ -343,3 +343,22 @@ def test_transposed_convolutions_refuse_alike_and_as_onnxruntime_does(window: Wi
 def test_the_transposed_grid_covers_refusals_and_runs() -> None:
     refused = [_refuses(transpose_node("ConvTranspose", w)) for w in transpose_cases()]
     assert sum(refused) >= 8 and len(refused) - sum(refused) >= 5
+
+
+def _pool_on_empty_batch(op: str, x: int, k: int, pads: list[int], stride: int, ceil_mode: int) -> Case:
+    attrs = {"kernel_shape": [k], "pads": pads, "strides": [stride], "ceil_mode": ceil_mode}
+    return Case(op, [In((0, 1, x))], attrs, domain="", opset=19)
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_short_pooling_windows_on_an_empty_batch_as_onnxruntime_computes_them(op: str) -> None:
+    """A batch of 0 lets onnxruntime pool a spatial axis shorter than the window (even of extent
+    0): its extent truncates toward zero, and with ceil_mode a last window that would start in the
+    end padding is dropped, as everywhere (an independent generator found 1 claimed for 0)."""
+    problems, ran = [], 0
+    for x, k, p0, p1, stride, ceil_mode in itertools.product(range(4), (3, 4), (0, 1), (0, 1), (1, 2, 3), (0, 1)):
+        case = _pool_on_empty_batch(op, x, k, [p0, p1], stride, ceil_mode)
+        refused = _refuses(case)
+        problems += _agrees_with_onnxruntime(case, refused, False, False)
+        ran += not refused
+    assert ran >= 60 and not problems, "\n".join(problems)

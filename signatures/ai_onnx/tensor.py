@@ -258,8 +258,10 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
         j = open_[0]
         rest = D.product(d for k, d in enumerate(out) if k != j)
         # An entry that is not -1 fixes nothing when the others hold no elements: [0, v] holds 0
-        # elements whatever v is (a -1 there is refused at run time, so it may be divided out).
-        divides = infer_at == j or (ctx.dims.lower_bound(rest) or 0) >= 1
+        # elements whatever v is. A -1 there is refused at run time where a 0 entry copies the
+        # input's extent, so it may be divided out; with allowzero, onnxruntime makes it 1 (the
+        # definition calls 0 beside -1 invalid), which no quotient gives.
+        divides = (infer_at == j and not allowzero) or (ctx.dims.lower_bound(rest) or 0) >= 1
         if rest is not None and rest != 0 and not divides:
             ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
         elif rest is not None and rest != 0:
