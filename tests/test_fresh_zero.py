@@ -172,3 +172,25 @@ def test_reshape_with_allowzero_where_an_entry_may_be_zero_beside_minus_one(bind
     x = np.zeros((bindings["S"], bindings["S"], bindings["H"]), np.float32)
     verdict = check(infer.infer_model(model), [(bindings, run(expose_all(model), {"x": x}))])
     assert not verdict.wrong, verdict.wrong
+
+
+def test_reshape_with_allowzero_cancels_an_extent_input_and_target_share():
+    """Reshape(zeros[c, 64], [c, -1, 16]) with allowzero=1, c a count that may be 0: onnxruntime
+    divides the non-zero extents (64 by 16), so the -1 is 4 at every count, 0 included (dynamo
+    exports write allowzero=1 on every Reshape of an attention head split)."""
+    tail = [
+        h.make_node("Unsqueeze", ["c", "zero1"], ["c1"]),
+        h.make_node("Concat", ["c1", "sixty_four"], ["shape"], axis=0),
+        h.make_node("ConstantOfShape", ["shape"], ["z"]),
+        h.make_node("Concat", ["c1", "minus1", "sixteen"], ["target"], axis=0),
+        h.make_node("Reshape", ["z", "target"], ["y"], allowzero=1),
+    ]
+    inits = [h.make_tensor("sixty_four", TP.INT64, [1], [64]), h.make_tensor("minus1", TP.INT64, [1], [-1]),
+             h.make_tensor("sixteen", TP.INT64, [1], [16])]  # fmt: skip
+    model = _count_model(tail, inits, TP.FLOAT)
+    result = infer.infer_model(model)
+    runs = _runs(model, (0, 1, 5))
+    assert [r["y"].shape[1] for _, r in runs] == [4, 4, 4]
+    verdict = check(result, runs)
+    assert not verdict.wrong, verdict.wrong
+    assert result.shape_of("y")[1:] == (4, 16)

@@ -259,10 +259,13 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
         rest = D.product(d for k, d in enumerate(out) if k != j)
         # An entry that is not -1 fixes nothing when the others hold no elements: [0, v] holds 0
         # elements whatever v is. A -1 there is refused at run time where a 0 entry copies the
-        # input's extent, so it may be divided out; with allowzero, onnxruntime makes it 1 (the
-        # definition calls 0 beside -1 invalid), which no quotient gives.
+        # input's extent, so it may be divided out; with allowzero, see _nonzero_quotient.
         divides = (infer_at == j and not allowzero) or (ctx.dims.lower_bound(rest) or 0) >= 1
-        if rest is not None and rest != 0 and not divides:
+        if rest is not None and rest != 0 and not divides and infer_at == j and data is not None:
+            out[j] = _nonzero_quotient(ctx, data, [d for k, d in enumerate(out) if k != j])
+            if out[j] is None:
+                ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
+        elif rest is not None and rest != 0 and not divides:
             ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
         elif rest is not None and rest != 0:
             if _never_divides(total, rest):
@@ -293,6 +296,26 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
                 f"holds {D.to_str(got)}",
             )
     return out
+
+
+def _nonzero_quotient(ctx: RuleContext, data: tuple[Dim, ...], others: list[Dim]) -> Dim:
+    """The -1 of an allowzero Reshape whose other target extents may be 0. onnxruntime then
+    divides the product of the input's non-zero extents by that of the target's (the definition
+    calls 0 beside -1 invalid): an extent the input and the target share cancels whether it is 0
+    or not; what is left must be provably non-zero for the quotient to be claimed."""
+    left = list(data)
+    unmatched = []
+    for d in others:
+        k = next((k for k, e in enumerate(left) if e == d), None)
+        if k is None:
+            unmatched.append(d)
+        else:
+            del left[k]
+    num, den = D.product(left), D.product(unmatched)
+    if num is None or den is None or any((ctx.dims.lower_bound(e) or 0) < 1 for e in (*left, den)):
+        return None
+    ctx.dims.require_multiple(num, den, ctx.site, f"{ctx.op_type} divides the element count exactly")
+    return D.floordiv(num, den)
 
 
 @rule("Reshape", since=5)
