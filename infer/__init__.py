@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-# Light modules only: importing ``infer.types`` must not pull in the engine, since the rule
-# modules (imported by the engine) import ``infer.types`` themselves.
 from .diagnostics import Diagnostic, Location
 from .dimtable import DimTable
+from .engine import Engine, Options, collector_paused
+from .explain import Explanation
 from .limits import Limits
 from .loader import ModelLoadError, ModelSource
+from .node import NodeInference, infer_node
+from .result import InferenceResult, Summary
 from .types import (
     UNKNOWN,
     MapType,
@@ -30,32 +32,6 @@ from .types import (
     Type,
 )
 from .values import Known, Value
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .explain import Explanation
-    from .node import NodeInference
-    from .result import InferenceResult, Summary
-
-_LAZY = {
-    "InferenceResult": "result",
-    "Summary": "result",
-    "Explanation": "explain",
-    "NodeInference": "node",
-    "infer_node": "node",
-    "Engine": "engine",
-    "Options": "engine",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The engine-side names, imported on first use (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'infer' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f".{module}", __name__), name)
-
 
 __version__ = "0.1.0"
 
@@ -129,7 +105,6 @@ def infer_model(
     ``progress(done, total)`` is called after each node of the main graph (a progress bar).
     """
     from .annotate import STYLES
-    from .engine import collector_paused
 
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
@@ -155,9 +130,7 @@ def _infer(
     from dataclasses import replace
     from pathlib import Path
 
-    from .engine import Engine, Options
     from .loader import load
-    from .result import InferenceResult
 
     loaded = load(model, max_bytes=limits.max_model_bytes)
     options = Options(
@@ -185,7 +158,6 @@ def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> No
     from dataclasses import replace
 
     from . import diagnostics as diag
-    from .engine import Engine
 
     free = Engine(model, replace(options, bindings={}), directory=directory)
     free.run()

@@ -16,7 +16,6 @@ limits (tests/test_docs.py fails while a committed file is stale)::
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections import Counter, defaultdict
 from typing import Any
@@ -24,11 +23,13 @@ from typing import Any
 import onnx
 
 import signatures
+from signatures.com_microsoft.no_shape_semantics import NO_SHAPE_SEMANTICS
 from signatures.registry import lookup
 from signatures.schema import STANDARD_DOMAINS, all_signatures, canonical_domain, has_function_body
 
-from . import __version__
+from . import __version__, external
 from .diagnostics import CODES
+from .limits import TABLE
 
 SUPPORTED = "rule"
 FUNCTION = "function"  # inferred through the schema's function body
@@ -106,59 +107,23 @@ def statement(domain: str | None = None) -> dict[str, Any]:
 
 def no_shape_semantics() -> dict[str, str]:
     """The contrib operators no rule can infer, and why (``signatures.com_microsoft.no_shape_semantics``)."""
-    try:
-        return dict(importlib.import_module("signatures.com_microsoft.no_shape_semantics").NO_SHAPE_SEMANTICS)
-    except (ImportError, AttributeError):
-        return {}
+    return dict(NO_SHAPE_SEMANTICS)
 
 
 # -- resource limits (Clause 15.4) ---------------------------------------------------------------
 
-# (module, constant, what it bounds): used when ``infer.limits`` (the table of every limit) is
-# absent; read from the code so the statement cannot drift from it.
-LIMITS = [
-    ("infer.engine", "Options.max_depth", "nesting of subgraphs and of function calls "
-     "(`infer_model(..., max_depth=)`); deeper parts are refused with a `limit` error"),
-    ("infer.values", "MAX_KNOWN_ELEMENTS", "elements of a tensor whose contents are tracked; "
-     "larger tensors have unknown contents"),
-    ("signatures.helpers", "MAX_RANK", "rank of a shape built from a tensor's contents or length; "
-     "larger is refused with a `limit` error"),
-]  # fmt: skip
-
 
 def limits() -> list[tuple[str, str, Any]]:
-    """(name, what it bounds and what happens past it, value) of every documented limit."""
-    try:
-        table = importlib.import_module("infer.limits").TABLE
-    except (ImportError, AttributeError):
-        table = None
-    if table is not None:
-        return [(f"`{name}`", f"{bounds}; past it: {past}", value) for name, value, bounds, past in table]
-    out = []
-    for module, name, meaning in LIMITS:
-        try:
-            obj: Any = importlib.import_module(module)
-        except ImportError:
-            continue
-        for part in name.split("."):
-            obj = getattr(obj, part, None)
-        if obj is not None:
-            out.append((f"`{module}.{name}`", meaning, obj))
-    return out
+    """(name, what it bounds and what happens past it, value) of every documented limit
+    (``infer.limits.TABLE``, read from the code so the statement cannot drift from it)."""
+    return [(f"`{name}`", f"{bounds}; past it: {past}", value) for name, value, bounds, past in TABLE]
 
 
 def external_policy() -> list[str]:
-    """The external data policy: the docstring of ``infer.external`` where it exists."""
-    try:
-        doc = importlib.import_module("infer.external").__doc__
-    except ImportError:
-        doc = None
-    if doc:
-        body = doc.strip().split("\n", 1)[1] if "\n" in doc.strip() else doc.strip()
-        return [line.rstrip() for line in body.strip().splitlines()]
-    return [
-        *external_policy(),
-    ]
+    """The external data policy: the docstring of ``infer.external`` past its first line."""
+    doc = (external.__doc__ or "").strip()
+    body = doc.split("\n", 1)[1] if "\n" in doc else doc
+    return [line.rstrip() for line in body.strip().splitlines()]
 
 
 # -- the statement as Markdown (Annex A, Table A.1) ----------------------------------------------

@@ -87,3 +87,20 @@ def test_rules_do_not_reach_into_the_walker():
             if pattern.search(line):
                 bad.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
     assert not bad, "\n".join(bad)
+
+
+def test_no_module_of_the_tree_is_imported_behind_the_graphs_back():
+    """Every import is a statement the graph above sees: no ``importlib.import_module`` or
+    ``__getattr__`` face hides an edge (a lazy import that dodges a circle is still a circle)."""
+    hidden = []
+    for mod, path in _modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
+                arg = node.args[0] if node.args else None
+                name = arg.value if isinstance(arg, ast.Constant) else "?"
+                if not isinstance(name, str) or name.split(".")[0] in PACKAGES or name.startswith("."):
+                    hidden.append(f"{mod}: import_module({name!r})")
+            if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and node in tree.body:
+                hidden.append(f"{mod}: a module-level __getattr__")
+    assert not hidden, hidden
