@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import infer
 from infer import types as T
-from tests.support.onenode import In
+from tests.support.onenode import In, graph_inputs
 from tests.support.runtime import check
 
 MS = "com.microsoft"
@@ -57,29 +57,12 @@ class Case:
         return ["" if k in self.omit else f"y{k}" for k in range(self.n_out)]
 
     def model(self, symbolic: bool = False) -> tuple[onnx.ModelProto, dict[str, int]]:
-        names, graph_inputs, inits, bindings = [], [], [], {}
-        for i, x in enumerate(self.inputs):
-            if x is None:
-                names.append("")
-                continue
-            name = f"x{i}"
-            names.append(name)
-            if x.array is not None:
-                inits.append(numpy_helper.from_array(x.array, name))
-                continue
-            dims: list[int | str] = list(x.shape)  # type: ignore[arg-type]
-            if symbolic:
-                for j, d in enumerate(dims):
-                    bindings[f"d{i}_{j}"] = int(d)
-                    dims[j] = f"d{i}_{j}"
-            elem = helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype))
-            make = helper.make_sparse_tensor_value_info if i in self.sparse else helper.make_tensor_value_info
-            graph_inputs.append(make(name, elem, dims))
+        names, declared, inits, bindings = graph_inputs(self.inputs, symbolic, self.sparse)
         node = helper.make_node(self.op, names, self.outputs, domain=self.domain, **self.attrs)
         for key, g in self.graphs.items():
             node.attribute.append(helper.make_attribute(key, g))
         outs = [onnx.ValueInfoProto(name=o) for o in self.outputs if o]
-        graph = helper.make_graph([node], "g", graph_inputs, outs, inits)
+        graph = helper.make_graph([node], "g", declared, outs, inits)
         opsets = [helper.make_opsetid("", self.opset)]
         if self.domain:
             opsets.append(helper.make_opsetid(self.domain, 1))

@@ -41,12 +41,14 @@ class In:
         return rng.standard_normal(self.shape).astype(self.dtype)
 
 
-def build(op: str, inputs: Sequence[In | None], attrs: dict[str, Any], n_out: int, opset: int,
-          symbolic: bool) -> tuple[onnx.ModelProto, dict[str, int]]:  # fmt: skip
-    """The model, and for the symbolic variant the binding of each dim_param."""
-    names, graph_inputs, inits = [], [], []
+def graph_inputs(
+    inputs: Sequence[In | None], symbolic: bool, sparse: frozenset[int] = frozenset()
+) -> tuple[list[str], list[onnx.ValueInfoProto], list[onnx.TensorProto], dict[str, int]]:
+    """A node's input names (input ``i`` is ``x{i}``, ``""`` where absent), the graph inputs and
+    initializers that supply them, and for the symbolic variant the binding of each dim_param
+    (``d{i}_{j}``). Inputs in ``sparse`` are declared sparse tensors."""
+    names, declared, inits = [], [], []
     bindings: dict[str, int] = {}
-    rng = np.random.default_rng(0)
     for i, x in enumerate(inputs):
         if x is None:
             names.append("")
@@ -63,11 +65,18 @@ def build(op: str, inputs: Sequence[In | None], attrs: dict[str, Any], n_out: in
                 bindings[param] = int(d)
                 dims[j] = param
         elem = helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype))
-        graph_inputs.append(helper.make_tensor_value_info(name, elem, dims))
-    del rng
+        make = helper.make_sparse_tensor_value_info if i in sparse else helper.make_tensor_value_info
+        declared.append(make(name, elem, dims))
+    return names, declared, inits, bindings
+
+
+def build(op: str, inputs: Sequence[In | None], attrs: dict[str, Any], n_out: int, opset: int,
+          symbolic: bool) -> tuple[onnx.ModelProto, dict[str, int]]:  # fmt: skip
+    """The model, and for the symbolic variant the binding of each dim_param."""
+    names, declared, inits, bindings = graph_inputs(inputs, symbolic)
     outs = [f"y{k}" for k in range(n_out)]
     node = helper.make_node(op, names, outs, **attrs)
-    graph = helper.make_graph([node], "g", graph_inputs, [onnx.ValueInfoProto(name=o) for o in outs], inits)
+    graph = helper.make_graph([node], "g", declared, [onnx.ValueInfoProto(name=o) for o in outs], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = min(model.ir_version, 10)
     return model, bindings
