@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,34 +27,19 @@ import infer
 from infer import dims as D
 from infer import types as T
 from signatures.helpers import NONZERO, ONE, STRICT, FlagReading
-from tests.support.onenode import In, build, const
+from tests.support.contrib_node import Case as NodeCase
+from tests.support.onenode import In, const
 from tests.support.runtime import check, run
 
 
 @dataclass(frozen=True)
-class Case:
-    """One node: op, inputs, attributes, opset, outputs, domain."""
+class Case(NodeCase):
+    """One node, of the default domain unless ``domain`` says otherwise."""
 
-    op: str
-    inputs: Sequence[In | None]
-    attrs: dict[str, Any] = field(default_factory=dict)
-    opset: int = 18
-    n_out: int = 1
     domain: str = ""
 
     def with_attrs(self, **attrs: Any) -> Case:
-        return Case(self.op, self.inputs, {**self.attrs, **attrs}, self.opset, self.n_out, self.domain)
-
-    def model(self, symbolic: bool) -> tuple[onnx.ModelProto, dict[str, int]]:
-        model, bindings = build(self.op, self.inputs, self.attrs, self.n_out, self.opset, symbolic)
-        if self.domain:
-            model.graph.node[0].domain = self.domain
-            model.opset_import.append(helper.make_opsetid(self.domain, 1))
-        return model, bindings
-
-    def feeds(self) -> dict[str, np.ndarray]:
-        rng = np.random.default_rng(0)
-        return {f"x{i}": x.data(rng) for i, x in enumerate(self.inputs) if x is not None and x.array is None}
+        return replace(self, attrs={**self.attrs, **attrs})
 
     def __str__(self) -> str:
         return f"{self.op} {self.attrs} opset {self.opset} on {_shapes(self.inputs)}"
