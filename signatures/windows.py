@@ -283,9 +283,8 @@ def window_extent(
     if not ceil_mode:
         return D.add(D.floordiv(span, stride), 1)
     out = D.add(D.ceildiv(span, stride), 1)
-    # A window may not start in the end padding; drop the last one when it would.
     if isinstance(out, int) and isinstance(x, int):
-        return out - 1 if (out - 1) * stride >= x + pad_begin else out
+        return _without_window_in_end_padding(out, x, stride, pad_begin)
     if isinstance(eff, int) and stride <= eff - pad_end:
         return out  # the last window always starts inside the input
     if isinstance(eff, int) and pad_end <= eff:
@@ -307,12 +306,15 @@ def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dil
         fit = dilation * (k - 1) + 1 - (pad_begin + pad_end if auto_pad == "NOTSET" else 0)
         if isinstance(x, int) and x < fit:
             extent = _short_window(ctx, axis, x, fit, stride, not truncates)
-            # With ceil_mode a window may not start in the end padding either (below).
-            if ceil_mode and extent is not None and (extent - 1) * stride >= x + pad_begin:
-                extent -= 1
-            return extent
+            return _without_window_in_end_padding(extent, x, stride, pad_begin) if ceil_mode and extent else extent
         _require_fit(ctx, x, fit, stride, ceil_mode, not truncates)
     return window_extent(x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
+
+
+def _without_window_in_end_padding(out: int, x: int, stride: int, pad_begin: int) -> int:
+    """``out`` ceil_mode windows less the last when it would start in the end padding (past
+    ``x + pad_begin``), as the definition and onnxruntime drop it, short windows included."""
+    return out - 1 if (out - 1) * stride >= x + pad_begin else out
 
 
 def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, refuse: bool) -> Dim:
