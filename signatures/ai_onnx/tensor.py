@@ -261,12 +261,11 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
         # elements whatever v is. A -1 there is refused at run time where a 0 entry copies the
         # input's extent, so it may be divided out; with allowzero, see _nonzero_quotient.
         divides = (infer_at == j and not allowzero) or (ctx.dims.lower_bound(rest) or 0) >= 1
-        if rest is not None and rest != 0 and not divides and infer_at == j and data is not None:
-            out[j] = _nonzero_quotient(ctx, data, [d for k, d in enumerate(out) if k != j])
+        if rest is not None and rest != 0 and not divides:
+            if infer_at == j and data is not None:
+                out[j] = _nonzero_quotient(ctx, data, [d for k, d in enumerate(out) if k != j])
             if out[j] is None:
                 ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
-        elif rest is not None and rest != 0 and not divides:
-            ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
         elif rest is not None and rest != 0:
             if _never_divides(total, rest):
                 raise RuleError(
