@@ -2,7 +2,7 @@
 
     python examples/compiler_pass.py
 
-A compiler reads the result as Python objects: every dim is an ``int`` or a sympy expression
+A compiler reads the result as Python objects: every dim is an ``int`` or an ``infer.dims.Expr``
 over the model's dimension variables (``batch``, ``sequence``), so sizes can be planned once for
 every input size and evaluated when the sizes are known. After a rewrite, the new nodes are
 inferred one at a time with ``infer.infer_node`` from the types the model already has.
@@ -37,7 +37,7 @@ def lower_matmul_to_gemm(result: infer.InferenceResult, model: onnx.ModelProto) 
     """Rewrite a batched MatMul by a weight as Reshape -> Gemm -> Reshape, inferring each new node."""
     weights = {t.name: t for t in model.graph.initializer}
     node = next(n for n in model.graph.node if n.op_type == "MatMul" and n.input[1] in weights)
-    x = result.type_of(node.input[0])  # float[batch,sequence,32]: Type objects, sympy dims
+    x = result.type_of(node.input[0])  # float[batch,sequence,32]: Type objects, dims.Expr dims
     w = result.type_of(node.input[1])  # float[32,32]
     print(f"rewriting {node.name}: MatMul({x}, {w}) -> {result.type_of(node.output[0])}")
     *lead, k = x.shape

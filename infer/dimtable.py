@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-import sympy
-
 from . import dims as D
 from .dimparse import is_identifier, names_in, parse_dim
 from .dims import Dim
@@ -61,7 +59,7 @@ class Origin:
 @dataclass(slots=True)
 class Variable:
     name: str
-    symbol: sympy.Symbol
+    symbol: D.Expr  # the variable as a dim
     origin: Origin
     definition: Dim = None  # the expression a defined name stands for (strict output style)
 
@@ -132,7 +130,7 @@ class DimTable:
     bindings: Mapping[str, int] = field(default_factory=dict)
     variables: dict[str, Variable] = field(default_factory=dict)
     facts: list[Fact] = field(default_factory=list)
-    _by_key: dict[Hashable, sympy.Symbol] = field(default_factory=dict)
+    _by_key: dict[Hashable, D.Expr] = field(default_factory=dict)
     _by_definition: dict[Dim, str] = field(default_factory=dict)
     _counter: int = 0
     _fact_set: set[Fact] = field(default_factory=set)
@@ -197,7 +195,7 @@ class DimTable:
             if name not in self.reserved and name not in self.variables:
                 return name
 
-    def fresh(self, origin: Origin, key: Hashable | None = None, prefix: str = "unk") -> sympy.Symbol:
+    def fresh(self, origin: Origin, key: Hashable | None = None, prefix: str = "unk") -> D.Expr:
         """A new variable for an extent inference cannot determine (Clause 9.3).
 
         The same ``key`` gives the same variable, so re-inferring a subgraph is stable.
@@ -214,8 +212,9 @@ class DimTable:
 
     def name_for(self, expr: Dim) -> str:
         """An identifier standing for ``expr`` (the strict output style), defined once."""
-        if isinstance(expr, sympy.Symbol):
-            return expr.name
+        name = D.variable_name(expr)
+        if name is not None:
+            return name
         name = self._by_definition.get(expr)
         if name is None:
             name = self._new_name("dim")
@@ -317,19 +316,24 @@ class DimTable:
         """``d >= value`` for ``d`` monotone in one variable gives that variable a least value
         (``floor((h + 3)/4) >= 8`` gives ``h >= 29``), which bounds every monotone expression in
         it (``floor((h + 3)/32) >= 1``)."""
-        if d is None or isinstance(d, int) or len(d.free_symbols) != 1 or not D.is_monotone(d):
+        if d is None or isinstance(d, int) or len(D.free_names(d)) != 1 or not D.is_monotone(d):
             return
-        (sym,) = d.free_symbols
-        lo, hi = self.var_minimums.get(sym.name, D.lower_bound(sym) or 0), 1 << 40
-        if (D.evaluate(d, {sym.name: lo}) or 0) >= value or (D.evaluate(d, {sym.name: hi}) or 0) < value:
+        (name,) = D.free_names(d)
+        lo, hi = self.var_minimums.get(name, self._least(name)), 1 << 40
+        if (D.evaluate(d, {name: lo}) or 0) >= value or (D.evaluate(d, {name: hi}) or 0) < value:
             return
         while hi - lo > 1:  # the least v with d(v) >= value lies in (lo, hi]
             mid = (lo + hi) // 2
-            if (D.evaluate(d, {sym.name: mid}) or 0) >= value:
+            if (D.evaluate(d, {name: mid}) or 0) >= value:
                 hi = mid
             else:
                 lo = mid
-        self.var_minimums[sym.name] = hi
+        self.var_minimums[name] = hi
+
+    def _least(self, name: str) -> int:
+        """The least value variable ``name`` takes by its kind: 1 declared, 0 fresh or unknown."""
+        var = self.variables.get(name)
+        return 1 if var is not None and D.lower_bound(var.symbol) == 1 else 0
 
     def lower_bound(self, d: Dim) -> int | None:
         """``dims.lower_bound`` sharpened by what the model's validity requires: the one lower
@@ -340,11 +344,14 @@ class DimTable:
         if not self.minimums:
             return best
         candidates = [best, self.minimums.get(d)]
-        const, rest = d.as_coeff_Add()
-        if const != 0 and rest in self.minimums and const.is_Integer:
-            candidates.append(self.minimums[rest] + int(const))
-        if self.var_minimums and any(s.name in self.var_minimums for s in d.free_symbols) and D.is_monotone(d):
-            env = {s.name: self.var_minimums.get(s.name, D.lower_bound(s) or 0) for s in d.free_symbols}
+        const = D.constant_of(d)
+        if const:
+            rest = D.sub(d, const)
+            if rest in self.minimums:
+                candidates.append(self.minimums[rest] + const)
+        names = D.free_names(d)
+        if self.var_minimums and any(n in self.var_minimums for n in names) and D.is_monotone(d):
+            env = {n: self.var_minimums.get(n, self._least(n)) for n in names}
             least = D.evaluate(d, env)
             candidates.append(least if isinstance(least, int) else None)
         known = [c for c in candidates if c is not None]

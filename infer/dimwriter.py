@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 
-import sympy
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 
 from . import dims as D
@@ -48,7 +47,7 @@ def write_text(d: Dim) -> Written:
         return None
     if isinstance(d, int):
         return d if 0 <= d <= INT64_MAX else None
-    return d.name if d.is_Symbol else D.to_str(d)
+    return D.to_str(d)  # a variable alone is its name as declared
 
 
 class DimWriter:
@@ -91,12 +90,12 @@ class DimWriter:
             out = self._written[d] = self._symbolic(d)
         return out
 
-    def _symbolic(self, d: sympy.Expr) -> str:
+    def _symbolic(self, d: D.Expr) -> str:
         if self._names is not None:
             return self._names.name(d)
-        if d.is_Symbol:
-            return d.name
-        return D.to_str(d) if self.style == "expressions" else self.table.name_for(d)
+        if D.is_variable(d) or self.style == "expressions":
+            return D.to_str(d)
+        return self.table.name_for(d)
 
     # -- keeping what a value already declares ------------------------------------------------
 
@@ -247,7 +246,7 @@ class _OnnxNames:
         self.taken: dict[str, str] = dict.fromkeys(declared | set(table.reserved), "")
         self.spellings = self._spellings(declared)
         self._graph_keys: dict[str, str] = {}
-        self._keys: dict[sympy.Expr, str] = {}
+        self._keys: dict[D.Expr, str] = {}
         self._names: dict[str, str] = {}  # key -> the name given
         # Fresh variables are named first, all at once, so that which name wins where two keys
         # hash alike does not depend on the order in which values are written.
@@ -264,42 +263,35 @@ class _OnnxNames:
             if is_identifier(name) or self.table.get(name) is not None:
                 continue
             d = _read_declared(self.table, name)
-            if d is not None and not isinstance(d, int) and not d.is_Symbol:
+            if D.is_symbolic(d) and not D.is_variable(d):
                 out.setdefault(d, name)
         return out
 
-    def name(self, d: sympy.Expr) -> str:
-        if d.is_Symbol and d.name not in self._fresh_keys:
-            return d.name  # a declared variable
-        if not d.is_Symbol:
+    def name(self, d: D.Expr) -> str:
+        var = D.variable_name(d)
+        if var is not None and var not in self._fresh_keys:
+            return var  # a declared variable
+        if var is None:
             spelled = self.spellings.get(d)
             if spelled is not None:
                 return spelled
         return self._claim(self.key(d))
 
-    def preferred(self, d: sympy.Expr) -> str | None:
+    def preferred(self, d: D.Expr) -> str | None:
         """The name ``d``'s key hashes to, before any advance past a taken one: what the drop-in
         wrote for this extent where the name was still free (``None`` for a declared variable)."""
-        if d.is_Symbol and d.name not in self._fresh_keys:
+        var = D.variable_name(d)
+        if var is not None and var not in self._fresh_keys:
             return None
         return UNKNOWN_PREFIX + str(_hash(self.key(d)))
 
-    def key(self, d: sympy.Expr) -> str:
+    def key(self, d: D.Expr) -> str:
         """What ``d`` is, as text over fresh variables' keys and declared names, independent of
-        sympy's argument order (which follows the variables' names, and fresh variables are
-        named by a counter)."""
+        the order of terms (which follows the variables' names, and fresh variables are named by
+        a counter)."""
         out = self._keys.get(d)
         if out is None:
-            if d.is_Symbol:
-                out = self._fresh_keys.get(d.name) or repr(d.name)
-            elif d.is_Number:
-                out = str(d)
-            else:
-                args = [self.key(a) for a in d.args]
-                if isinstance(d, (sympy.Add, sympy.Mul, D.DimMax, D.DimMin)):
-                    args.sort()
-                out = f"{type(d).__name__}({','.join(args)})"
-            self._keys[d] = out
+            out = self._keys[d] = D.key_text(d, self._fresh_keys)
         return out
 
     def _keys_of_fresh(self) -> dict[str, str]:

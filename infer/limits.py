@@ -22,6 +22,7 @@ from typing import Any
 
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 
+from .dims.budget import MAX_EXPRESSION_SIZE
 from .nodeview import NodeView, read_light_nodes, read_nodes
 
 # -- the per-run limits (defaults of ``Limits``) ----------------------------------------------
@@ -35,7 +36,6 @@ MAX_EXPANSION_RATIO = 64  # expanded nodes <= 64 x nodes written + MAX_EXPANSION
 MAX_EXPANSION_BASE = 10_000
 MAX_NODE_VISITS_PER_NODE = 4  # node inferences per (expanded) node: re-walks of Loop/Scan bodies
 MAX_NODE_VISITS_BASE = 10_000  # ... plus this many, for small models with nested loops
-MAX_EXPRESSION_SIZE = 256  # terms of one symbolic extent; a larger one becomes a fresh variable
 MAX_MODEL_BYTES = (1 << 31) - 1  # a model file (protobuf cannot parse more in one message)
 # Wall-clock seconds of one node's rule: a node inference costs about a millisecond, so only a
 # construction built to be slow comes near it (docs/limits.md).
@@ -50,7 +50,6 @@ MAX_KNOWN_ELEMENTS = 1 << 12  # elements of a tensor whose contents are tracked 
 # Floating-point constants compute shapes only in small tensors (Resize scales, a Range's bounds);
 # larger ones are weights, whose elements would cost memory and time for nothing.
 MAX_KNOWN_FLOAT_ELEMENTS = 1 << 8
-MAX_INT_MAGNITUDE = 1 << 128  # integers in extent arithmetic; beyond, the result is unknown (dims)
 MAX_EXTERNAL_HASH_BYTES = 1 << 32  # bytes of external files hashed per run to verify checksums (infer.external)
 
 
@@ -178,20 +177,6 @@ class LimitExceeded(BaseException):
     their own bugs into ``rule-crash`` diagnostics, and must not swallow this one. The engine
     catches it at the top of the run and reports a ``limit`` diagnostic.
     """
-
-
-class NodeTimeout(BaseException):
-    """A rule ran past its node's time (``max_node_seconds``): raised by the dims core, which
-    reads the clock, and turned by the rule runner into a ``limit`` diagnosis of that node.
-
-    A ``BaseException`` for the reason ``LimitExceeded`` is. ``level``: the nesting of the rule
-    whose time is up (rules run inside rules: a Loop's body's), which the runner at that level
-    checks before it catches it.
-    """
-
-    def __init__(self, level: int):
-        super().__init__(level)
-        self.level = level
 
 
 @dataclass

@@ -34,11 +34,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
+from typing import Any
 
 import onnx
-import sympy
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
+from . import dims as D
 from . import onnx_compat
 
 __all__ = [
@@ -98,7 +99,7 @@ class SymbolicShapeInference:
         self.incomplete_: list[str] = []
         self.out_mp_ = ModelProto()
         self._known: dict[str, ValueInfoProto] | None = None
-        self._symbols: dict[str, sympy.Expr] | None = None
+        self._symbols: dict[str, Any] | None = None
 
     def _preprocess(self, in_mp: ModelProto) -> None:
         if not isinstance(in_mp, ModelProto):
@@ -145,9 +146,10 @@ class SymbolicShapeInference:
         return self._known
 
     @property
-    def symbolic_dims_(self) -> dict[str, sympy.Expr]:
+    def symbolic_dims_(self) -> dict[str, Any]:
         """Every ``dim_param`` of ``known_vi_`` as a sympy symbol, as onnxruntime's tool keeps them:
-        the graph inputs' names positive, the others non-negative."""
+        the graph inputs' names positive, the others non-negative (converted at the edge,
+        ``infer.dims.to_sympy``: this attribute is read as sympy by the tools that use it)."""
         if self._symbols is None:
             names = {d.dim_param for vi in self.known_vi_.values() for d in _dims(vi) if d.HasField("dim_param")}
             inputs = {d.dim_param for vi in self.out_mp_.graph.input for d in _dims(vi) if d.HasField("dim_param")}
@@ -286,10 +288,8 @@ def _graphs(g: GraphProto) -> Iterator[GraphProto]:
                     yield from _graphs(sub)
 
 
-def _symbol(name: str, positive: bool) -> sympy.Symbol:
-    if positive:
-        return sympy.Symbol(name, integer=True, positive=True)
-    return sympy.Symbol(name, integer=True, nonnegative=True)
+def _symbol(name: str, positive: bool) -> Any:
+    return D.to_sympy(D.symbol(name) if positive else D.fresh_symbol(name))
 
 
 def _dims(vi: ValueInfoProto) -> list[onnx.TensorShapeProto.Dimension]:

@@ -304,7 +304,7 @@ def with_empty_contents(v: Value) -> Value:
     """A tensor with no elements has known contents: none (an empty ``axes`` input, say)."""
     t = v.type
     if v.known is None and isinstance(t, T.TensorType) and t.shape is not None:
-        # Integers only (no symbolic extent is compared with 0: sympy's ``==`` is slow).
+        # Integers only: a symbolic extent may or may not be 0.
         empty = False
         for d in t.shape:
             if not isinstance(d, int):

@@ -157,7 +157,7 @@ class InferenceResult:
         return self.value(name, graph).type
 
     def shape_of(self, name: str, graph: str | None = None) -> tuple[D.Dim, ...] | None:
-        """Dims of tensor ``name``: ints and sympy expressions; ``None`` for unknown rank."""
+        """Dims of tensor ``name``: ints and ``dims.Expr``; ``None`` for unknown rank."""
         t = self.type_of(name, graph)
         return t.shape if isinstance(t, (T.TensorType, T.SparseTensorType)) else None
 

@@ -12,7 +12,8 @@ from . import dims as D
 from .claims import within_bounds
 from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
-from .limits import Limits, NodeTimeout
+from .dims.budget import NodeTimeout
+from .limits import Limits
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
 

@@ -112,7 +112,7 @@ class OpaqueType(Type):
 
 
 def tensor(elem: int | None, shape: Iterable[Dim] | None = None) -> TensorType:
-    """Build a tensor type; ints in ``shape`` stay ints, sympy integers become ints."""
+    """Build a tensor type; ints in ``shape`` stay ints, bools become ints."""
     return TensorType(elem, None if shape is None else tuple(D.normalize(d) for d in shape))
 
 

@@ -20,10 +20,11 @@ import numpy as np
 from onnx import TensorProto, numpy_helper
 
 from . import dims as D
-from .limits import MAX_INT_MAGNITUDE, MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
+from .dims.budget import MAX_INT_MAGNITUDE
+from .limits import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
 from .types import UNKNOWN, DimJoin, OptionalType, SequenceType, TensorType, Type, join, tensor
 
-Elem = Any  # int | float | bool | str | sympy.Expr (a symbolic integer) | SymFloat
+Elem = Any  # int | float | bool | str | dims.Expr (a symbolic integer) | SymFloat
 
 # The values each integer element type holds (Clause 6.2): the same for every tensor of that type.
 INT_RANGE: dict[int, tuple[int, int]] = {
@@ -68,9 +69,9 @@ class SymFloat:
 
     Its value is exactly ``num / den`` when ``rounded`` is 0; otherwise that quotient rounded once,
     to nearest with ties to even, to ``rounded`` bits of precision (what one IEEE operation on
-    exact operands gives). ``num`` is an integer dim (an ``int`` or a sympy expression over
+    exact operands gives). ``num`` is an integer dim (an ``int`` or a symbolic extent over
     dimension variables), ``den`` a positive ``int``, the fraction in lowest terms. Contents of an
-    integer tensor are never a ``SymFloat``, and contents of a float tensor are never a bare sympy
+    integer tensor are never a ``SymFloat``, and contents of a float tensor are never a bare symbolic
     expression: the domain of every element is its tensor's (``in_domain``).
     """
 
@@ -161,8 +162,8 @@ class Known:
                 out.append(int(e))
             elif e is None:
                 out.append(None)
-            elif hasattr(e, "is_integer") and e.is_integer:
-                out.append(D.normalize(e))
+            elif D.is_symbolic(e):
+                out.append(e)
             else:
                 return None
         return out
@@ -315,7 +316,7 @@ def _in_domain(e: Elem, kind: str) -> bool:
     if kind == "float":
         return t is float or t is SymFloat
     if kind == "int":
-        return t is int or (t is not SymFloat and t not in (float, bool, str))  # sympy: integer dims
+        return t is int or (t is not SymFloat and t not in (float, bool, str))  # dims.Expr: integer dims
     if kind == "bool":
         return t is bool
     return t is str

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import onnx
-import sympy
 from onnx import TensorProto, TypeProto, helper
 
 from . import dims as D
@@ -180,7 +179,7 @@ class _Claim:
     kind: str  # "dim" | "contents"
     index: int
     item: int | None
-    expr: Any  # a sympy expression, or an element with an ``evaluate(bindings)`` method
+    expr: Any  # a symbolic extent (``dims.Expr``), or an element with an ``evaluate(bindings)`` method
     actual: Any
     tolerance: tuple[float, float] | None  # float contents
 
@@ -226,15 +225,15 @@ def _same(claimed: Any, actual: Any, tolerance: tuple[float, float] | None) -> b
 
 
 def _is_symbolic_elem(k: Any) -> bool:
-    return isinstance(k, sympy.Basic) or callable(getattr(k, "evaluate", None))
+    return D.is_symbolic(k) or callable(getattr(k, "evaluate", None))
 
 
 def _elem_names(k: Any) -> frozenset[str] | None:
     """Variables an element mentions; ``None`` when the element does not say."""
-    if isinstance(k, sympy.Basic):
+    if D.is_symbolic(k):
         return D.free_names(k)
     num = getattr(k, "num", None)  # a float-domain element: an integer numerator over the variables
-    if num is not None and (isinstance(num, (int, sympy.Basic))):
+    if num is not None and (isinstance(num, int) or D.is_symbolic(num)):
         return D.free_names(num)
     names = getattr(k, "free_names", None)
     if names is not None:
@@ -251,7 +250,7 @@ def _claim_names(c: _Claim) -> frozenset[str] | None:
 def _evaluate(c: _Claim, full: Mapping[str, int], cache: dict[Any, Any]) -> Any:
     """The claim's value at ``full``: an int (dims, integer elements), a float, or ``None``."""
     k = c.expr
-    if isinstance(k, sympy.Basic):
+    if D.is_symbolic(k):
         try:
             v = cache[k]
         except KeyError:
@@ -261,22 +260,20 @@ def _evaluate(c: _Claim, full: Mapping[str, int], cache: dict[Any, Any]) -> Any:
         v = k.evaluate(full)
     except Exception:  # an element that cannot be evaluated at this binding is unchecked
         return None
-    if isinstance(v, (sympy.Integer, sympy.Float, sympy.Rational)):
-        v = float(v)
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _bare(c: _Claim) -> str | None:
     """The variable a claim is exactly (a dim ``N``, an element ``N``), else ``None``."""
     k = c.expr
-    if isinstance(k, sympy.Symbol):
-        return k.name
+    if D.is_variable(k):
+        return D.variable_name(k)
     num = getattr(k, "num", None)
-    if isinstance(num, sympy.Symbol) and getattr(k, "den", None) == 1 and getattr(k, "evaluate", None):
+    if D.is_variable(num) and getattr(k, "den", None) == 1 and getattr(k, "evaluate", None):
         # A float element standing for one variable: exact while the float holds the integer.
         bits = getattr(k, "rounded", 0) or 53
         if isinstance(c.actual, float) and c.actual.is_integer() and abs(c.actual) < 2**bits:
-            return num.name
+            return D.variable_name(num)
     return None
 
 
@@ -295,28 +292,27 @@ def _solve(c: _Claim, name: str, full: Mapping[str, int]) -> tuple[str, int | No
     """Solve the claim for its one unbound variable: ("ok", x), ("none", None) when no extent
     satisfies it (a contradiction), ("unsolved", None) when it is not linear in ``name``."""
     k = c.expr
-    if isinstance(k, sympy.Basic):
+    if D.is_symbolic(k):
         expr = k
         target = _integer_actual(c)
     else:
         num, den, rounded = getattr(k, "num", None), getattr(k, "den", None), getattr(k, "rounded", 0)
-        if not isinstance(num, sympy.Basic) or den != 1 or not isinstance(c.actual, float):
+        if not D.is_symbolic(num) or den != 1 or not isinstance(c.actual, float):
             return "unsolved", None
         if rounded and abs(c.actual) >= 2**rounded:
             return "unsolved", None  # the float may have rounded the integer
         expr, target = num, _integer_actual(c)
     if target is None:
-        return ("none", None) if isinstance(k, sympy.Basic) and c.kind == "dim" else ("unsolved", None)
+        return ("none", None) if D.is_symbolic(k) and c.kind == "dim" else ("unsolved", None)
     bound = {n: v for n, v in full.items() if n != name}
     e = D.evaluate(expr, bound)
     if isinstance(e, int):
         return "unsolved", None
-    x = next(s for s in e.free_symbols if s.name == name)
-    const, rest = e.as_independent(x, as_Add=True)
-    coeff = rest / x  # an integer when ``rest`` is a multiple of x (sympy cancels it at once)
-    if not (coeff.is_Integer and coeff != 0 and const.is_Integer):
+    linear = D.linear_in(e, name)
+    if linear is None or not isinstance(linear[1], int):
         return "unsolved", None
-    q, r = divmod(target - int(const), int(coeff))
+    coeff, const = linear
+    q, r = divmod(target - const, coeff)
     if r or q < 0:
         return "none", None
     return "ok", int(q)
@@ -564,7 +560,7 @@ class _RunChecker:
 
 
 def _elem_str(k: Any) -> str:
-    if isinstance(k, sympy.Basic):
+    if D.is_symbolic(k):
         return D.to_str(k)
     if isinstance(k, float) and k.is_integer() and abs(k) < 1e16:
         return repr(k)

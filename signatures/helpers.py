@@ -53,10 +53,11 @@ def require_single(ctx: RuleContext, i: int, what: str) -> None:
 
 def _drop_clamp(ctx: RuleContext, d: Dim) -> Dim:
     """``max(x, c)`` is ``x`` where what the model requires gives ``x >= c`` (a Slice's clamp)."""
-    if isinstance(d, D.DimMax) and len(d.args) == 2:
-        for x, c in (d.args, d.args[::-1]):
-            if c.is_Integer and (lb := ctx.dims.lower_bound(D.normalize(x))) is not None and lb >= int(c):
-                return D.normalize(x)
+    args = D.extremum_args(d, "max")
+    if args is not None and len(args) == 2 and isinstance(args[1], int):  # the constant comes last
+        x, c = args
+        if (lb := ctx.dims.lower_bound(x)) is not None and lb >= c:
+            return x
     return d
 
 
@@ -149,7 +150,7 @@ def norm_axis(ctx: RuleContext, axis: int, rank: int, what: str = "axis") -> int
     malformed).
     """
     try:
-        axis = operator.index(axis)  # ints, numpy and sympy integers
+        axis = operator.index(axis)  # ints and numpy integers
     except TypeError:
         raise RuleError("bad-attribute", f"{ctx.op_type}: {what} {axis!r} is not an integer") from None
     if not -rank <= axis < rank:

@@ -1,9 +1,9 @@
 """Computing on known contents: the partial values that carry shapes (DESIGN.md, values).
 
-Elements are ints, floats, bools, strings, sympy integer expressions (a dim read by ``Shape``),
+Elements are ints, floats, bools, strings, symbolic integers (``dims.Expr``, a dim read by ``Shape``),
 ``SymFloat`` (a float that depends on dimension variables, ``signatures.floatops``) or ``None``
 (that element unknown). The domain of an element is its tensor's element type: integer tensors
-hold ints and sympy expressions, float tensors floats and ``SymFloat``s. ``arith(elem)`` gives
+hold ints and symbolic integers, float tensors floats and ``SymFloat``s. ``arith(elem)`` gives
 the operations of one element type; arithmetic on dims goes through ``infer.dims`` so symbolic
 extents stay exact, and anything that cannot be computed exactly yields ``None``.
 """
@@ -30,8 +30,8 @@ Op = Callable[..., Elem]
 
 
 def _is_sym(x: Any) -> bool:
-    """A symbolic integer (a sympy expression over dimension variables)."""
-    return x is not None and not isinstance(x, (bool, int, float, str, SymFloat))
+    """A symbolic integer (an expression over dimension variables)."""
+    return D.is_symbolic(x)
 
 
 def _num(x: Any) -> bool:

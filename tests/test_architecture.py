@@ -104,3 +104,26 @@ def test_no_module_of_the_tree_is_imported_behind_the_graphs_back():
             if isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and node in tree.body:
                 hidden.append(f"{mod}: a module-level __getattr__")
     assert not hidden, hidden
+
+
+def test_sympy_is_imported_at_the_edge_only():
+    """Nothing computes with sympy (issue 23): the one module that imports it converts an extent
+    for a caller who asks (``infer.dims.to_sympy``)."""
+    edge = {"infer.dims.edge"}
+    importers = set()
+    for mod, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "sympy" for a in node.names):
+                importers.add(mod)
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "sympy":
+                importers.add(mod)
+    assert importers == edge, sorted(importers - edge)
+
+
+def test_importing_infer_does_not_import_sympy():
+    import subprocess
+    import sys
+
+    code = "import sys, infer; infer.infer_model; print('sympy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stderr

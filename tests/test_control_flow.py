@@ -96,9 +96,10 @@ def _consistent(result: infer.InferenceResult, runs: list[tuple[dict[str, int], 
         seen: dict[str, tuple[int, str]] = {}
 
         def note(d: D.Dim, real: int, where: str) -> None:
-            if d is None or isinstance(d, int) or not d.is_Symbol or d.name in bindings:
+            name = D.variable_name(d)
+            if name is None or name in bindings:
                 return
-            prev = seen.setdefault(d.name, (real, where))
+            prev = seen.setdefault(name, (real, where))
             if prev[0] != real:
                 problems.append(f"`{d.name}` is {prev[0]} at {prev[1]} but {real} at {where}")
 
@@ -170,8 +171,8 @@ def shape(result: infer.InferenceResult, name: str, graph: str | None = None) ->
 
 def fresh_at(result: infer.InferenceResult, d: D.Dim) -> str:
     """The origin reason of fresh variable ``d``."""
-    assert d is not None and not isinstance(d, int) and d.is_Symbol and result.dims.is_fresh(d), d
-    return result.dims.get(d.name).origin.reason
+    assert D.is_variable(d) and result.dims.is_fresh(d), d
+    return result.dims.get(D.variable_name(d)).origin.reason
 
 
 def floats(*shape_: int, seed: int = 0) -> np.ndarray:

@@ -304,7 +304,7 @@ def test_pooling_windows_that_do_not_fit():
 def _least(result: infer.InferenceResult, name: str) -> int | None:
     """The least value recorded for the variable ``name``, if any."""
     for a in result.assumptions:
-        if not isinstance(a.expr, int) and a.expr.is_Symbol and a.expr.name == name:
+        if D.variable_name(a.expr) == name:
             return a.lower
     return None
 

@@ -127,7 +127,7 @@ class Body:
         origin = Origin("fresh", reason, site, value, axis)
         var = self.ctx.dims.fresh(origin, key=(site.graph, site.node_index, *key))
         if own:
-            self.own.add(var.name)
+            self.own.add(D.variable_name(var))
         return var
 
     def entry(self, j: int, axis: int, what: str) -> Dim:

@@ -10,7 +10,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import sympy
 from onnx import TensorProto
 
 from infer import dims as D
@@ -215,9 +214,9 @@ def _never_divides(total: Dim, rest: Dim) -> bool:
         return False
     if isinstance(total, int) and isinstance(rest, int):
         return bool(total % rest)
-    c1, m1 = sympy.sympify(total).as_coeff_Mul()
-    c2, m2 = sympy.sympify(rest).as_coeff_Mul()
-    return m1 == m2 and c1.is_Integer and c2.is_Integer and int(c2) != 0 and int(c1) % int(c2) != 0
+    c1, m1 = D.split_coefficient(total)
+    c2, m2 = D.split_coefficient(rest)
+    return m1 is m2 and c2 != 0 and c1 % c2 != 0
 
 
 def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Dim], allowzero: bool) -> list[Dim]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 
-import sympy
 from onnx import TensorProto
 
 from infer import dims as D
@@ -122,7 +121,7 @@ def _integral(x: object) -> Dim:
     """An integer bound: an integer expression, or a float element that is exactly one."""
     if isinstance(x, SymFloat):
         return x.num if x.den == 1 and not x.rounded else None
-    return x if isinstance(x, (int, sympy.Expr)) and not isinstance(x, bool) else None  # type: ignore[return-value]
+    return x if type(x) is int or D.is_symbolic(x) else None
 
 
 @rule("Unique", domain=MS)

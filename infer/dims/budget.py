@@ -1,0 +1,131 @@
+"""What one run may spend on extents (Clause 15.4): their size, their integers, a node's time.
+
+A model can make extents grow at every node (``x = concat(x, x)`` doubles a symbolic sum, a chain
+of ``Mul`` squares an integer, a product of sums multiplies their term counts). Past these bounds a
+result is ``None``: unknown, which the engine turns into a fresh variable. Unknown is always sound;
+the operands of every operation stay small, and the work of an operation is bounded before it
+starts (a product is refused from its operands' term counts), so no single operation takes long.
+
+The clock of the node whose rule is running is read here too, once every ``_TICKS`` operations on
+extents: past its deadline an operation raises ``NodeTimeout``, which the rule runner turns into a
+diagnosis of that node.
+
+This module sits at the bottom of the package: it imports nothing of ``infer``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+MAX_EXPRESSION_SIZE = 256  # terms of one symbolic extent; a larger one becomes a fresh variable
+MAX_INT_MAGNITUDE = 1 << 128  # integers in extent arithmetic; beyond, the result is unknown
+TOO_BIG = 1 << 62  # the size of anything past every bound
+
+
+class NodeTimeout(BaseException):
+    """A rule ran past its node's time (``max_node_seconds``): raised by the dims core, which
+    reads the clock, and turned by the rule runner into a ``limit`` diagnosis of that node.
+
+    A ``BaseException`` for the reason ``LimitExceeded`` is: a rule's ``except Exception`` must
+    not swallow it. ``level``: the nesting of the rule whose time is up (rules run inside rules: a
+    Loop's body's), which the runner at that level checks before it catches it.
+    """
+
+    def __init__(self, level: int):
+        super().__init__(level)
+        self.level = level
+
+
+class Budget:
+    """The expression bound of one run, and how many results it refused."""
+
+    __slots__ = ("max_size", "refused")
+
+    def __init__(self, max_size: int):
+        self.max_size = max_size
+        self.refused = 0
+
+
+# The budgets of the runs in progress in each thread, innermost last (a thread-local stack, not a
+# context variable: setting one replaces the context's mapping, which frees objects a program may
+# have frozen with ``gc.freeze``), and the budget of calls made outside any run.
+_runs = threading.local()
+_OUTSIDE_RUNS = Budget(MAX_EXPRESSION_SIZE)
+
+
+def current() -> Budget:
+    stack = getattr(_runs, "stack", None)
+    return stack[-1] if stack else _OUTSIDE_RUNS
+
+
+@contextmanager
+def expression_limit(max_size: int) -> Iterator[None]:
+    """Refuse expressions of more than ``max_size`` terms while the block runs (one run's
+    budget: ``overflow_count`` counts its refusals)."""
+    stack = getattr(_runs, "stack", None)
+    if stack is None:
+        stack = _runs.stack = []
+    stack.append(Budget(max_size))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def overflow_count() -> int:
+    """How many results the run in progress refused for their size."""
+    return current().refused
+
+
+def refuse() -> None:
+    """Count one refused result; the result is ``None`` (unknown)."""
+    current().refused += 1
+
+
+# -- the time of one node ------------------------------------------------------------------------
+
+_clock = threading.local()
+_TICKS = 32
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[int]:
+    """Bound the wall-clock time of the block (one node's rule) to ``seconds`` (``None`` or 0:
+    unbounded), the enclosing block's clock paused meanwhile. Yields the block's level, which
+    ``NodeTimeout.level`` names when its time is up."""
+    deadlines = getattr(_clock, "deadlines", None)
+    if deadlines is None:
+        deadlines = _clock.deadlines = []
+        _clock.ops = 0
+    level = len(deadlines)
+    now = time.monotonic()
+    paused = deadlines[-1] - now if deadlines else math.inf  # what the enclosing block has left
+    deadlines.append(now + seconds if seconds else math.inf)
+    _clock.earliest = deadlines[-1]
+    try:
+        yield level
+    finally:
+        deadlines.pop()
+        if deadlines:
+            deadlines[-1] = time.monotonic() + paused
+        _clock.earliest = deadlines[-1] if deadlines else math.inf
+
+
+def operations() -> int:
+    """Operations on extents counted so far in this thread (while a time limit runs): a measure
+    of work that, unlike a clock, a loaded machine does not move."""
+    return getattr(_clock, "ops", 0)
+
+
+def tick() -> None:
+    """Count one operation; past the deadline of the rule running, raise ``NodeTimeout``."""
+    earliest = getattr(_clock, "earliest", math.inf)
+    if earliest == math.inf:
+        return
+    _clock.ops += 1
+    if _clock.ops % _TICKS == 0 and time.monotonic() > earliest:
+        raise NodeTimeout(len(_clock.deadlines) - 1)
