@@ -14,6 +14,7 @@ from typing import Any
 from . import dims as D
 from . import types as T
 from .dims import Dim
+from .dims.bounds import lower as syntactic_lower
 from .values import Value
 
 INT64_MAX = (1 << 63) - 1
@@ -77,22 +78,14 @@ def _suspect(shape: tuple[Dim, ...] | list[Dim], max_rank: int) -> bool:
 # ``lower_bound`` of a symbolic extent depends on the expression alone (a variable's sign is part
 # of its symbol), and the same extents flow through many nodes: each is bounded once. Bounded, so
 # that a long-lived process does not keep every expression it ever saw.
-_LOWER_BOUNDS: dict[Any, int | None] = {}
-_MAX_LOWER_BOUNDS = 1 << 14
-
-
 def _past_int64(d: Dim) -> bool:
+    """Is ``d`` past int64 at every binding? (Its syntax's bound suffices: computed once per
+    expression, and a run's facts only raise it.)"""
     if d is None:
         return False
     if isinstance(d, int):
         return d > INT64_MAX
-    try:
-        low = _LOWER_BOUNDS[d]
-    except KeyError:
-        low = D.lower_bound(d)
-        if len(_LOWER_BOUNDS) >= _MAX_LOWER_BOUNDS:
-            _LOWER_BOUNDS.clear()
-        _LOWER_BOUNDS[d] = low
+    low = syntactic_lower(d)
     return low is not None and low > INT64_MAX
 
 

@@ -318,7 +318,7 @@ RULE_CLAUSES = [
     ("6.6.2", "multidirectional broadcasting", "`signatures.helpers.broadcast`"),
     ("6.6.3", "unidirectional broadcasting (PRelu's slope, attention masks)", "`signatures.helpers.unidirectional`"),
     ("6.6.4", "distinct variables never equated; `max(N, M)` with a recorded assumption",
-     "`signatures.helpers.broadcast_dim`, `infer.dimtable.DimTable.assume`"),
+     "`signatures.helpers.broadcast_dim`, `infer.dimscope.DimScope.assume`"),
     ("6.8", "sequence, map, optional and opaque types", "`infer.types`, `signatures/ai_onnx/sequence.py`, "
      "`signatures/ai_onnx/optional.py`"),
     ("7.2", "initializers: constants before IR 4, overridable defaults after",
@@ -331,7 +331,7 @@ RULE_CLAUSES = [
      "`infer.dispatch.Dispatcher`, `infer.graphs.Graphs.function`, `signatures.schema.function_body`"),
     ("9.1, 9.2", "one rule per operator version, element types from the schema's type constraints",
      "`signatures.registry`, `signatures/*/`"),
-    ("9.3", "fresh variables for undetermined extents, with their origin", "`infer.dimtable.DimTable.fresh`"),
+    ("9.3", "fresh variables for undetermined extents, with their origin", "`infer.dimscope.DimScope.fresh`"),
     ("9.4", "unknown rather than unentailed: unknown extents, refinement against declared types",
      "`infer.placement.Placement.refine_declared`"),
     ("9.5", "an unknown result is never an error by itself", "`infer.placement.Placement.fill_unknown`"),

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 from onnx import AttributeProto, NodeProto, TypeProto
 
 from .dims import Dim
-from .dimtable import DimTable, Site
+from .dimscope import DimScope
+from .dimtable import Origin, Site, Variable
 from .scopes import GraphPath
 from .types import UNKNOWN, OptionalType, SequenceType, SparseTensorType, TensorType, Type
 from .values import Known, Value
@@ -35,6 +36,15 @@ class Schema(Protocol):
     outputs: Sequence[Any]
 
 
+class Facts(Protocol):
+    """What decides the signs and sizes of extents in a run (``RuleContext``, ``DimScope``):
+    bounds read from an extent's syntax, sharpened by what the run has required."""
+
+    def lower_bound(self, d: Dim) -> int | None: ...
+
+    def bounds(self, d: Dim) -> tuple[int | None, int | None]: ...
+
+
 class Walker(Protocol):
     """What a rule may ask of the walk it runs in; the engine implements it.
 
@@ -43,7 +53,7 @@ class Walker(Protocol):
     its ``RuleContext``.
     """
 
-    table: DimTable
+    scope: DimScope
     ir_version: int
 
     def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None: ...
@@ -203,11 +213,48 @@ class RuleContext:
             raise RuleError("bad-attribute", f"{self.op_type} needs attribute '{name}'")
         return v
 
-    # -- reporting ------------------------------------------------------------------------------
+    # -- what the run knows of its dimension variables ------------------------------------------
 
-    @property
-    def dims(self) -> DimTable:
-        return self._walker.table
+    def lower_bound(self, d: Dim) -> int | None:
+        """The least value of ``d`` in a run of a valid model (what the run has required
+        included: a window that must fit makes its axis at least the window)."""
+        return self._walker.scope.lower_bound(d)
+
+    def bounds(self, d: Dim) -> tuple[int | None, int | None]:
+        """(lower, upper) bounds of ``d``, sharpened like ``lower_bound``; ``None`` where unknown."""
+        return self._walker.scope.bounds(d)
+
+    def exact(self, d: Dim) -> Dim:
+        """``d`` with the quotients the model's validity makes exact (``require_multiple``)."""
+        return self._walker.scope.exact(d)
+
+    def require_at_least(self, d: Dim, value: int, why: str) -> None:
+        """A model that runs has ``d >= value`` here (a window fits its axis): listed in
+        ``result.assumptions``, and it sharpens ``lower_bound`` from now on."""
+        self._walker.scope.require_at_least(d, value, self.site, why)
+
+    def require_multiple(self, d: Dim, k: Dim, why: str) -> None:
+        """A model that runs has ``k`` dividing ``d`` here (a Reshape's element count): listed as
+        ``mod(d, k) == 0``, and ``exact`` uses it."""
+        self._walker.scope.require_multiple(d, k, self.site, why)
+
+    def fresh(self, reason: str, key: tuple = (), value: str | None = None, axis: int | None = None,
+              causes: tuple[str, ...] = ()) -> Dim:  # fmt: skip
+        """A fresh variable of this node for an extent it cannot determine, with ``reason``; the
+        same ``key`` at this node gives the same variable (a subgraph walked again)."""
+        site = self.site
+        origin = Origin("fresh", reason, site, value, axis, causes)
+        return self._walker.scope.fresh(origin, key=(site.graph, site.node_index, *key))
+
+    def is_fresh(self, d: Dim) -> bool:
+        """Does ``d`` mention a fresh variable (an extent inference could not determine)?"""
+        return self._walker.scope.is_fresh(d)
+
+    def variable(self, name: str) -> Variable | None:
+        """The run's variable called ``name``, with its origin."""
+        return self._walker.scope.table.get(name)
+
+    # -- reporting ------------------------------------------------------------------------------
 
     @property
     def ir_version(self) -> int:
@@ -233,11 +280,11 @@ class RuleContext:
         self._walker.report_at(self.site, code, message, suggestion)
 
     def assume(self, text: str, dims: Sequence[Dim] = ()) -> None:
-        self._walker.table.assume(text, dims, self.site)
+        self._walker.scope.assume(text, dims, self.site)
 
     def assume_range(self, d: Dim, lower: int | None, upper: int | None, why: str) -> None:
         """Record that this node's claims assume ``lower <= d <= upper`` (``result.assumptions``)."""
-        self._walker.table.assume_range(d, lower, upper, self.site, why)
+        self._walker.scope.assume_range(d, lower, upper, self.site, why)
 
     def input_types_str(self) -> str:
         return ", ".join("-" if v is None else str(v.type) for v in self.inputs)

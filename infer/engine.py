@@ -33,6 +33,7 @@ from . import types as T
 from .attributes import rule_attributes
 from .context import RuleContext
 from .diagnostics import Diagnostic, Location
+from .dimscope import DimScope
 from .dimtable import DimTable, Site
 from .dispatch import CUSTOM_SCHEMA, FUNCTION, RULE, SCHEMA_BODY, Dispatcher, schema_body
 from .graphs import Graphs
@@ -122,7 +123,7 @@ class Engine:
         self.external_reads: dict[Any, Any] = {}  # external references already read (or refused)
         self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
         reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
-        self.table = DimTable(reserved=reserved, bindings=dict(o.bindings))
+        self.scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings)))
         self.diagnostics: list[Diagnostic] = []
         self.records: dict[str, GraphRecord] = {}
         self.opsets = self._read_opsets(model.opset_import)
@@ -188,6 +189,11 @@ class Engine:
     # -- what rules and placement ask of the run ------------------------------------------------
 
     @property
+    def table(self) -> DimTable:
+        """The run's dimension variables (what ``result.dims`` shows and the writers name)."""
+        return self.scope.table
+
+    @property
     def ir_version(self) -> int:
         return self.model.ir_version
 
@@ -220,11 +226,9 @@ class Engine:
         with collector_paused():
             try:
                 self._walk()
-                t = self.table
-                if not t.minimums or not any(v.is_fresh for v in t):
+                if not self.scope.minimums or not any(v.is_fresh for v in self.table):
                     return
-                self.table = DimTable(reserved=t.reserved, bindings=t.bindings, minimums=dict(t.minimums),
-                                      var_minimums=dict(t.var_minimums))  # fmt: skip
+                self.scope = self.scope.carried()
                 self.diagnostics, self.records = [], {}
                 self._start_walk()
                 self._walk()
@@ -288,7 +292,7 @@ class Engine:
         opset = frame.opsets.get(view.domain)
         inputs = self._inputs(frame, idx, view)
         first_implicit = self.implicit_default and not self._warned_default and view.domain == ""
-        key = None if first_implicit else self.memo.key(view, opset, inputs, self.table.minimums_epoch)
+        key = None if first_implicit else self.memo.key(view, opset, inputs, self.scope.epoch)
         if key is not None and (hit := self.memo.get(key)) is not None:
             prepared, plain = hit
             if plain is not None and not any(name in frame.declared for name in view.outputs):
@@ -369,8 +373,8 @@ class Engine:
 
     def _side_effect_mark(self) -> tuple[int, ...]:
         """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
-        t = self.table
-        return (len(self.diagnostics), len(t.variables), len(t.facts), t.minimums_epoch, t.fresh_calls,
+        s, t = self.scope, self.scope.table
+        return (len(self.diagnostics), len(t.variables), len(t.facts), s.epoch, s.fresh_calls,
                 D.overflow_count(), len(self.records))  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from . import dimparse, limits
 from . import dims as D
 from . import types as T
 from .diagnostics import Diagnostic, Location
+from .dimscope import Assumption
 from .dimtable import DimTable
 from .engine import Engine, Options
 from .scopes import Frame, GraphPath, GraphRecord, Scope
@@ -64,6 +65,7 @@ class NodeInference:
     values: list[Value]
     diagnostics: list[Diagnostic]
     dims: DimTable
+    assumptions: list[Assumption]  # what the claims rest on (``InferenceResult.assumptions``)
 
     @property
     def types(self) -> list[T.Type]:
@@ -223,4 +225,4 @@ def infer_node(
     engine.records["node"] = record
     frame = Frame(GraphPath("node"), scope, imports, {}, record, 0)
     outs = engine.infer_node(frame, 0, node)
-    return NodeInference(outs, engine.diagnostics, engine.table)
+    return NodeInference(outs, engine.diagnostics, engine.table, engine.scope.assumptions)

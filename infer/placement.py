@@ -24,6 +24,7 @@ from . import dims as D
 from . import types as T
 from .diagnostics import Location
 from .dims import Dim
+from .dimscope import DimScope
 from .dimtable import DimTable, Origin, Site
 from .scopes import ContentNote, Frame
 from .validate import admits, type_string
@@ -44,6 +45,7 @@ class Run(Protocol):
     """What placement reads of the run it places for (the engine)."""
 
     model: ModelProto
+    scope: DimScope
     table: DimTable
     propagate_values: bool
 
@@ -148,7 +150,7 @@ class Placement:
         origin and the key that makes a re-walk name them the same)."""
         if isinstance(t, (T.TensorType, T.SparseTensorType)) and t.shape is not None:
             if any(d is None for d in t.shape):
-                fresh = self.run.table.fresh
+                fresh = self.run.scope.fresh
                 return type(t)(t.elem, tuple(fresh(*origin_for(axis)) if d is None else d
                                              for axis, d in enumerate(t.shape)))  # fmt: skip
         elif isinstance(t, T.SequenceType):
@@ -167,14 +169,14 @@ class Placement:
             return t
         declared = self.declared_type(tp, name)
         is_output = name in frame.record.outputs
-        table = self.run.table
+        scope = self.run.scope
 
         def keep(axis: int, d: Dim, i: Dim) -> Dim:
             # Both hold; keep the more useful one and record the equality the model entails.
             if D.equal(d, i) is True:
                 return i
-            if not table.is_fresh(i):
-                table.learn_equal(d, i, site)
+            if not scope.is_fresh(i):
+                scope.learn_equal(d, i, site)
                 return d if isinstance(d, int) else i
             # An extent inference could not determine takes what the model declares, except that
             # a graph output's does not take a variable of the graph inputs: that would equate

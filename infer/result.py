@@ -14,7 +14,8 @@ from . import dims as D
 from . import types as T
 from .annotate import write_annotations
 from .diagnostics import ERROR, Diagnostic
-from .dimtable import Assumption, DimTable
+from .dimscope import Assumption
+from .dimtable import DimTable
 from .engine import Engine
 from .explain import Explanation, explain
 from .scopes import GraphRecord
@@ -120,7 +121,7 @@ class InferenceResult:
     def assumptions(self) -> list[Assumption]:
         """Conditions on dimension variables that some claims rest on (a window that fits, an
         integer exactly representable in float32); runs outside them are not covered."""
-        return self._engine.table.assumptions
+        return self._engine.scope.assumptions
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -211,7 +212,7 @@ class InferenceResult:
                     for var in table
                 ],
                 "facts": [str(f) for f in table.facts],
-                "assumptions": [str(a) for a in table.assumptions],
+                "assumptions": [str(a) for a in self.assumptions],
             },
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }

@@ -27,7 +27,8 @@ from . import types as T
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
-    from .dimtable import Assumption, DimTable
+    from .dimscope import Assumption
+    from .dimtable import DimTable
     from .scopes import GraphRecord
 
 

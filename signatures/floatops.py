@@ -63,9 +63,8 @@ def _rational(x: Elem) -> tuple[Dim, int, int] | None:
 class FloatArith:
     """Element operations of one float element type of ``bits`` bits of precision."""
 
-    def __init__(self, bits: int, assume: Assume | None,
-                 bounds: Callable[[Dim], tuple[int | None, int | None]] = D.bounds):  # fmt: skip
-        """``bounds`` decides signs and magnitudes (a model's ``DimTable.bounds``)."""
+    def __init__(self, bits: int, assume: Assume | None, bounds: Callable[[Dim], tuple[int | None, int | None]]):
+        """``bounds`` decides signs and magnitudes (the run's, ``Facts.bounds``)."""
         self.bits = bits
         self.assume = assume
         self.bounds = bounds

@@ -56,7 +56,7 @@ def _drop_clamp(ctx: RuleContext, d: Dim) -> Dim:
     args = D.extremum_args(d, "max")
     if args is not None and len(args) == 2 and isinstance(args[1], int):  # the constant comes last
         x, c = args
-        if (lb := ctx.dims.lower_bound(x)) is not None and lb >= c:
+        if (lb := ctx.lower_bound(x)) is not None and lb >= c:
             return x
     return d
 
@@ -87,7 +87,7 @@ def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
     for d in others[1:]:
         if D.equal(out, d):
             continue
-        if not all((lb := ctx.dims.lower_bound(e)) is not None and lb >= 1 for e in (out, d)):
+        if not all((lb := ctx.lower_bound(e)) is not None and lb >= 1 for e in (out, d)):
             # An expression may be 0 (0 broadcasts only with 1, to 0): max would be wrong there.
             ctx.because(f"{D.to_str(out)} and {D.to_str(d)} broadcast, and one of them may be 0")
             return None
@@ -105,7 +105,7 @@ def _broadcast_many(ctx: RuleContext, ds: list[Dim]) -> Dim:
     their maximum, unreduced past ``dims.EXTREMUM_COMPARED`` arguments (exact all the same).
     """
     for d in ds:
-        lb = ctx.dims.lower_bound(d)
+        lb = ctx.lower_bound(d)
         if lb is None or lb < 1:
             ctx.because(f"{D.to_str(d)} and {len(ds) - 1} other extents broadcast, and {D.to_str(d)} may be 0")
             return None
@@ -206,7 +206,7 @@ def same_dim(ctx: RuleContext, a: Dim, b: Dim, what: str) -> Dim:
     if eq is None and b is not None:
         ctx.assume(f"{D.to_str(a)} == {D.to_str(b)} ({what})", (a, b))
         # Either holds for a model that runs; an integer, then a non-fresh extent, says more.
-        if isinstance(b, int) or (ctx.dims.is_fresh(a) and not ctx.dims.is_fresh(b)):
+        if isinstance(b, int) or (ctx.is_fresh(a) and not ctx.is_fresh(b)):
             return b
     return a
 

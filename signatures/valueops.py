@@ -3,7 +3,7 @@
 Elements are ints, floats, bools, strings, symbolic integers (``dims.Expr``, a dim read by ``Shape``),
 ``SymFloat`` (a float that depends on dimension variables, ``signatures.floatops``) or ``None``
 (that element unknown). The domain of an element is its tensor's element type: integer tensors
-hold ints and symbolic integers, float tensors floats and ``SymFloat``s. ``arith(elem)`` gives
+hold ints and symbolic integers, float tensors floats and ``SymFloat``s. ``arith(elem, ...)`` gives
 the operations of one element type; arithmetic on dims goes through ``infer.dims`` so symbolic
 extents stay exact, and anything that cannot be computed exactly yields ``None``.
 """
@@ -20,8 +20,7 @@ import numpy as np
 from onnx import TensorProto
 
 from infer import dims as D
-from infer.context import RuleContext
-from infer.dimtable import DimTable
+from infer.context import Facts, RuleContext
 from infer.values import FLOAT_BITS, INT_RANGE, MAX_KNOWN_ELEMENTS, Elem, Known, SymFloat
 
 from .floatops import Assume, FloatArith
@@ -68,7 +67,7 @@ def _trunc_div(a: Any, b: Any) -> Any:
     return a / b
 
 
-def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None] = D.lower_bound) -> Any:
+def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None]) -> Any:
     """Integer ``Div`` truncates toward zero: floor division once the divisor is known positive
     and the dividend's sign is known (a symbolic divisor may be 0 or negative at run time)."""
     if isinstance(b, int):
@@ -90,7 +89,7 @@ def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None] = D.lower_
 
 
 def div_with(lower_bound: Callable[[Any], int | None]) -> Op:
-    """``Div`` on elements, deciding signs with ``lower_bound`` (e.g. a model's DimTable)."""
+    """``Div`` on elements, deciding signs with ``lower_bound`` (the run's, ``Facts``)."""
     return lift(lambda a, b: _sym_div(a, b, lower_bound), _trunc_div)
 
 
@@ -100,13 +99,15 @@ def _fmod_int(a: Any, b: Any) -> Any:
     return a % b
 
 
-def _c_remainder(a: Any, b: Any, lower_bound: Callable[[Any], int | None] = D.lower_bound) -> Any:
+def _c_remainder(a: Any, b: Any, lower_bound: Callable[[Any], int | None] | None = None) -> Any:
     """``Mod`` with ``fmod=1`` on integers: C's remainder, with the dividend's sign."""
     if isinstance(a, int) and isinstance(b, int):
         if b == 0:
             return None
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
+    if lower_bound is None:
+        return None  # (the integer path, through ``lift``)
     lba = lower_bound(a) if _is_sym(a) else a
     lbb = lower_bound(b) if _is_sym(b) else b
     if lba is not None and lba >= 0 and lbb is not None and lbb >= 1:
@@ -192,7 +193,7 @@ def neg(a: Elem) -> Elem:
 Bounds = Callable[[Any], "tuple[int | None, int | None]"]
 
 
-def _sign_of(a: Any, bounds: Bounds = D.bounds) -> int | None:
+def _sign_of(a: Any, bounds: Bounds) -> int | None:
     lo, hi = bounds(a)
     if lo is not None and lo >= 1:
         return 1
@@ -203,7 +204,7 @@ def _sign_of(a: Any, bounds: Bounds = D.bounds) -> int | None:
     return None
 
 
-def absolute(a: Elem, bounds: Bounds = D.bounds) -> Elem:
+def absolute(a: Elem, bounds: Bounds) -> Elem:
     if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     if _is_sym(a):
@@ -214,7 +215,7 @@ def absolute(a: Elem, bounds: Bounds = D.bounds) -> Elem:
     return abs(a)
 
 
-def _relu(a: Elem, bounds: Bounds = D.bounds) -> Elem:
+def _relu(a: Elem, bounds: Bounds) -> Elem:
     if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     if _is_sym(a):
@@ -223,7 +224,7 @@ def _relu(a: Elem, bounds: Bounds = D.bounds) -> Elem:
     return max(a, 0)
 
 
-def _sign(a: Elem, bounds: Bounds = D.bounds) -> Elem:
+def _sign(a: Elem, bounds: Bounds) -> Elem:
     if a is None or isinstance(a, (str, bool, SymFloat)):
         return None
     if _is_sym(a):
@@ -290,15 +291,14 @@ def _float_cmp(fa: FloatArith, want: Callable[[int], bool], nan: bool) -> Op:
     return op
 
 
-def arith(elem: int | None, assume: Assume | None = None, table: DimTable | None = None) -> Arith:
+def arith(elem: int | None, assume: Assume | None, facts: Facts) -> Arith:
     """The element operations of tensors of element type ``elem``.
 
     ``assume`` records what float results rest on (``RuleContext.assume_range``); without it,
-    symbolic float results that need an assumption are unknown. Signs are decided by ``table``'s
-    bounds (a model's ``DimTable`` knows what its convolutions require), else by the expressions'.
+    symbolic float results that need an assumption are unknown. Signs are decided by ``facts``
+    (the run's bounds: they know what its convolutions require).
     """
-    lower_bound = table.lower_bound if table is not None else D.lower_bound
-    bounds = table.bounds if table is not None else D.bounds
+    lower_bound, bounds = facts.lower_bound, facts.bounds
     bits = FLOAT_BITS.get(elem)  # type: ignore[arg-type]
     if bits is not None:
         f = FloatArith(bits, assume, bounds)
@@ -320,8 +320,8 @@ def arith(elem: int | None, assume: Assume | None = None, table: DimTable | None
 
 def ops_of(ctx: RuleContext, i: int = 0) -> Arith:
     """The element operations of the rule's input ``i``: its element type, float assumptions
-    recorded at its node, signs decided by the model's dimension table."""
-    return arith(ctx.elem(i), ctx.assume_range, ctx.dims)
+    recorded at its node, signs decided by what the run knows of its extents."""
+    return arith(ctx.elem(i), ctx.assume_range, ctx)
 
 
 _FLOAT_METHODS = ("add", "add_exact", "mul_exact", "sub", "mul", "div", "fmod", "pow", "max", "min", "neg", "relu",

@@ -255,7 +255,7 @@ def window_extent(
     Where the window does not fit (``x + pads < dilated kernel``) the definition floors a negative
     quotient and onnxruntime truncates it: concrete extents there are not claimed here (the rules
     give onnxruntime's through ``sliding_extent``), and symbolic ones hold as far as the rule
-    records (``_require_fit``, ``DimTable.require_at_least``).
+    records (``_require_fit``, ``RuleContext.require_at_least``).
     ``dilated_same``: a dilated SAME window gives ``ceil(x / stride)`` as the definition says
     (true of a convolution: onnxruntime refuses to run it, the reference evaluator agrees).
     """
@@ -353,4 +353,4 @@ def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, ceil_mode: boo
         least, why = fit - 2 * stride + 1, f"onnxruntime refuses a {op} whose window overshoots by two strides"
     else:
         least, why = fit, f"the window of {op} fits; short of it onnxruntime truncates where the definition floors"
-    ctx.dims.require_at_least(x, least, ctx.site, why)
+    ctx.require_at_least(x, least, why)

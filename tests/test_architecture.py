@@ -127,3 +127,20 @@ def test_importing_infer_does_not_import_sympy():
     code = "import sys, infer; infer.infer_model; print('sympy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_rules_ask_the_run_through_their_context():
+    """Bounds, requirements and fresh variables are the run's (``DimScope``), which rules reach
+    through ``RuleContext`` only: no rule imports the scope, the table of variables or the
+    syntax-only bounds of the core (which know nothing of what the run required)."""
+    g = _graph()
+    reach = {"infer.dimscope", "infer.dimtable", "infer.dims.bounds"}
+    bad = [(a, b) for a, b in g.edges if a.startswith("signatures") and b in reach]
+    assert not bad, bad
+    from infer.context import RuleContext
+
+    assert not hasattr(RuleContext, "dims")
+    # Syntax-only bounds: the core, the scope built on them, and the two checks of a value past
+    # int64 (which every run's facts could only raise).
+    users = {a for a, b in g.edges if b == "infer.dims.bounds"}
+    assert users <= {"infer.dims", "infer.dims.canon", "infer.dimscope", "infer.claims", "infer.dimwriter"}, users

@@ -14,8 +14,9 @@ non-negative, since such an extent can be 0 at run time. Two distinct variables 
 equal (Clause 9.3): comparisons return ``None`` when the answer depends on their values.
 
 What a run has learned (``x >= 4`` because a window must fit) is never read here: canonical forms
-and the bounds below hold in every run, so objects can be shared by all runs. The run's scope
-sharpens bounds with its facts.
+hold in every run, so objects can be shared by all runs. Bounds are the run's to answer
+(``infer.dimscope.DimScope``, which sharpens what an extent's syntax says, ``dims.bounds``, by
+what the run has required); comparisons here use the syntax alone.
 
 Integers stay Python ints on every path; every symbolic result is held to the run's expression
 bound (``budget``), past which it is ``None``.
@@ -28,7 +29,6 @@ from fractions import Fraction
 
 from . import canon, poly
 from .bounds import bounds as _bounds
-from .bounds import is_monotone
 from .budget import (
     MAX_INT_MAGNITUDE,
     expression_limit,
@@ -65,9 +65,6 @@ __all__ = [
     "dmin",
     "equal",
     "less",
-    "bounds",
-    "lower_bound",
-    "is_monotone",
     "product",
     "content",
     "divide_exact",
@@ -239,18 +236,6 @@ Expr.__rmod__ = lambda a, b: mod(b, a)  # type: ignore[method-assign,assignment]
 
 
 # -- comparisons ---------------------------------------------------------------------------------
-
-
-def bounds(d: Dim) -> tuple[int | None, int | None]:
-    """(lower, upper) bounds of a dim read from its syntax; ``None`` where unbounded or unknown.
-    A run's rules ask their scope instead, which knows what the run has learned."""
-    if d is None:
-        return None, None
-    return _bounds(d)
-
-
-def lower_bound(d: Dim) -> int | None:
-    return bounds(d)[0]
 
 
 def equal(a: Dim, b: Dim) -> bool | None:

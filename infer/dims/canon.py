@@ -186,7 +186,14 @@ def _mod_by_int(a: Expr, k: int) -> Ext:
 def _dominates(t: Expr, s: Expr, is_max: bool) -> bool:
     """``t >= s`` (``is_max``) or ``t <= s``, provably: then ``s`` adds nothing to the extremum.
     Only arguments that share a variable are compared (``M`` and ``M + N``, ``min(M, N)`` and
-    ``M + u``): a difference over unrelated variables is rarely bounded."""
+    ``M + u``) or whose ranges do not overlap: a difference over unrelated variables is
+    rarely bounded otherwise."""
+    if is_max:
+        lo, hi = lower(t), bounds(s)[1]
+    else:
+        lo, hi = lower(s), bounds(t)[1]
+    if lo is not None and hi is not None and lo >= hi:
+        return True
     if not (free_vars(t) & free_vars(s)):
         return False
     d = poly.sub(t, s) if is_max else poly.sub(s, t)

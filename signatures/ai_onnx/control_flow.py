@@ -22,9 +22,8 @@ from collections.abc import Callable
 from onnx import GraphProto, TensorProto
 
 from infer import dims as D
-from infer.context import RuleContext, RuleError
+from infer.context import Facts, RuleContext, RuleError
 from infer.dims import Dim
-from infer.dimtable import DimTable, Origin
 from infer.scopes import GraphPath
 from infer.types import (
     UNKNOWN,
@@ -68,12 +67,12 @@ def _known_dim(v: Value | None) -> Dim:
     return ds[0] if ds else None
 
 
-def _at_least(d: Dim, n: int, table: DimTable) -> bool:
+def _at_least(d: Dim, n: int, facts: Facts) -> bool:
     if d is None:
         return False
     if isinstance(d, int):
         return d >= n
-    lo = table.lower_bound(d)
+    lo = facts.lower_bound(d)
     return lo is not None and lo >= n
 
 
@@ -114,7 +113,7 @@ class Body:
         for name in D.free_names(d):
             if name in self.own:
                 return True
-            var = self.ctx.dims.get(name)
+            var = self.ctx.variable(name)
             if var is None or not var.is_fresh or var.origin.site is None:
                 continue
             if GraphPath(var.origin.site.graph).within(self.path):
@@ -123,9 +122,7 @@ class Body:
 
     def fresh(self, key: tuple, value: str, axis: int, reason: str, own: bool = False) -> Dim:
         """A fresh variable of this node (``own``: one that stands for a per-iteration extent)."""
-        site = self.ctx.site
-        origin = Origin("fresh", reason, site, value, axis)
-        var = self.ctx.dims.fresh(origin, key=(site.graph, site.node_index, *key))
+        var = self.ctx.fresh(reason, key, value, axis)
         if own:
             self.own.add(D.variable_name(var))
         return var
@@ -303,9 +300,7 @@ def if_(ctx: RuleContext) -> list:
                 f"If chooses between the then branch's extent {D.to_str(x)} and the else branch's "
                 f"{D.to_str(y)} at axis {axis} of `{name}`; the condition `{cond}` is not known"
             )
-            site = ctx.site
-            origin = Origin("fresh", reason, site, name, axis, (cond,) if cond else ())
-            return ctx.dims.fresh(origin, key=(site.graph, site.node_index, k, axis))
+            return ctx.fresh(reason, (k, axis), name, axis, (cond,) if cond else ())
 
         out.append(join_values(a, b, choice))
     return out
@@ -343,8 +338,8 @@ def loop(ctx: RuleContext) -> list:
     # onnxruntime stops when the body's condition turns false even where the condition input is
     # absent, so the trip count is M only when that condition is provably true throughout.
     always = _known_bool(state[0]) is True
-    exact = always and trips is not None and _at_least(trips, 0, ctx.dims)
-    at_least_one = starts and (m is None or _at_least(trips, 1, ctx.dims))
+    exact = always and trips is not None and _at_least(trips, 0, ctx)
+    at_least_one = starts and (m is None or _at_least(trips, 1, ctx))
 
     finals = _finals(body, initial[1:], outs[1 : 1 + n_carried], at_least_one)
     scans = []
@@ -463,7 +458,7 @@ def _trip(ctx: RuleContext, extents: list[Dim]) -> Dim:
         return None
     best = next((d for d in known if isinstance(d, int)), None)
     if best is None:
-        best = next((d for d in known if not ctx.dims.is_fresh(d)), known[0])
+        best = next((d for d in known if not ctx.is_fresh(d)), known[0])
     for d in known:
         eq = D.equal(best, d)
         if eq is False:
@@ -511,7 +506,7 @@ def scan_8(ctx: RuleContext) -> list:
     length = _trip(ctx, [v.type.shape[1] for v in rest[n:] if _rank_at_least(v.type, 2)])
     states = [Value(_drop(v.type, (0,))) for v in rest[:n]]
     slices = [Value(_drop(v.type, (0, 1))) for v in rest[n:]]
-    at_least_one = not ctx.has(0) and _at_least(length, 1, ctx.dims)
+    at_least_one = not ctx.has(0) and _at_least(length, 1, ctx)
     finals, per_step = _scan(ctx, body, states, slices, n, at_least_one, offset=1)
     if not per_step and not finals:
         return [None] * ctx.n_outputs
@@ -561,7 +556,7 @@ def scan_9(ctx: RuleContext) -> list:
             slices.append(Value(_drop(t, ())))
     trip = _trip(ctx, extents)
     # An empty scanned axis is an error in onnxruntime and in the reference evaluator alike.
-    finals, per_step = _scan(ctx, body, values[:n], slices, n, _at_least(trip, 1, ctx.dims))
+    finals, per_step = _scan(ctx, body, values[:n], slices, n, _at_least(trip, 1, ctx))
     if not per_step and not finals:
         return [None] * ctx.n_outputs
     out_axes = list(ctx.attr("scan_output_axes", None) or [0] * len(per_step))

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from infer import dims as D
-from infer.context import RuleContext, RuleError
+from infer.context import Facts, RuleContext, RuleError
 from infer.dims import Dim
-from infer.dimtable import DimTable, Origin
 from infer.types import TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
 
@@ -34,8 +33,7 @@ def shared_unknown(ctx: RuleContext, tag: str, reason: str, *inputs: int) -> Dim
     """
     ctx.because(reason, *inputs)
     out = next((o for o in ctx.node.output if o), None)
-    origin = Origin("fresh", reason, ctx.site, out, None, ctx.causes)
-    return ctx.dims.fresh(origin, key=(ctx.site.graph, ctx.site.node_index, tag))
+    return ctx.fresh(reason, (tag,), out, None, ctx.causes)
 
 
 def _concrete(k: Known | None) -> bool:
@@ -52,7 +50,7 @@ def _known(arr: np.ndarray) -> Known | None:
 # -- NonZero --------------------------------------------------------------------------------------
 
 
-def _is_nonzero(e: Any, table: DimTable) -> bool | None:
+def _is_nonzero(e: Any, facts: Facts) -> bool | None:
     """Whether one element counts as non-zero; ``None`` when that is not known."""
     if e is None or isinstance(e, str):
         return None  # strings: onnxruntime has no kernel, the reference tests for non-empty
@@ -60,7 +58,7 @@ def _is_nonzero(e: Any, table: DimTable) -> bool | None:
         return e != 0  # NaN is non-zero in every runtime
     if isinstance(e, SymFloat):
         e = e.num  # a non-zero quotient stays non-zero in the float (no underflow at these sizes)
-    lo, hi = table.bounds(e)
+    lo, hi = facts.bounds(e)
     return True if (lo is not None and lo > 0) or (hi is not None and hi < 0) else None
 
 
@@ -70,7 +68,7 @@ def nonzero(ctx: RuleContext) -> list:
     k = ctx.known(0)
     # A scalar input: onnxruntime answers with 1 row, the reference evaluator with 0.
     rows: Dim = len(s) if s is not None and s else None
-    flags = [_is_nonzero(e, ctx.dims) for e in k.elems] if k is not None else None
+    flags = [_is_nonzero(e, ctx) for e in k.elems] if k is not None else None
     if flags is not None and None not in flags:
         count: Dim = sum(bool(f) for f in flags)
         if rows is None:

@@ -74,7 +74,7 @@ def _transposed_extent(ctx: RuleContext, axis: int, x: Dim, out: Dim, stride: in
     if isinstance(eff, int):
         # stride * (x - 1) + out_pad + eff - pads >= 1
         least = 1 - (eff + out_pad - pads - 1) // stride
-        ctx.dims.require_at_least(x, least, ctx.site, f"onnxruntime refuses a {ctx.op_type} output extent below 1")
+        ctx.require_at_least(x, least, f"onnxruntime refuses a {ctx.op_type} output extent below 1")
     return out
 
 

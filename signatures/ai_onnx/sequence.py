@@ -68,7 +68,7 @@ def _per_element(ctx: RuleContext, d: Dim) -> bool:
     for one extent shared by every element; a variable that came with a tensor does.
     """
     for name in D.free_names(d):
-        var = ctx.dims.get(name)
+        var = ctx.variable(name)
         if var is None or not var.is_fresh:
             continue
         origin = var.origin

@@ -14,9 +14,8 @@ from onnx import TensorProto
 
 from infer import dims as D
 from infer import types as T
-from infer.context import RuleContext, RuleError
+from infer.context import Facts, RuleContext, RuleError
 from infer.dims import Dim
-from infer.dimtable import DimTable
 from infer.types import TensorType
 from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, SymFloat, Value, known_vector, round_float
 
@@ -65,13 +64,13 @@ def _wrap_int(v: int, to: int) -> int:
     return v - span if v > hi else v
 
 
-def _symbolic_int(i: Dim, to: int, assume: Assume, table: DimTable) -> Dim:
+def _symbolic_int(i: Dim, to: int, assume: Assume, facts: Facts) -> Dim:
     """An integer expression cast to integer type ``to``: kept where the type holds it; for the
     32- and 64-bit types, what it needs is assumed (an extent past 2^31 in an int32 wraps)."""
     if i is None or to == TensorProto.INT64:
         return i  # every integer element is an int64 value already
     lo, hi = INT_RANGE[to]
-    blo, bhi = table.bounds(i)
+    blo, bhi = facts.bounds(i)
     need_lo = None if blo is not None and blo >= lo else lo
     need_hi = None if bhi is not None and bhi <= hi else hi
     if need_lo is None and need_hi is None:
@@ -82,26 +81,26 @@ def _symbolic_int(i: Dim, to: int, assume: Assume, table: DimTable) -> Dim:
     return i
 
 
-def _cast_symbolic(e: Elem, to: int, assume: Assume, table: DimTable) -> Elem:
+def _cast_symbolic(e: Elem, to: int, assume: Assume, facts: Facts) -> Elem:
     """A symbolic element (an integer expression or a ``SymFloat``) after ``Cast(to=...)``."""
     bits = FLOAT_BITS.get(to)
     if type(e) is SymFloat:
-        f = FloatArith(e.rounded or 53, assume, table.bounds)
+        f = FloatArith(e.rounded or 53, assume, facts.bounds)
         if to == TensorProto.BOOL:
             s = f.sign(e)
             return None if s is None else s != 0
         if to in INT_RANGE:
-            return _symbolic_int(f.trunc_int(e), to, assume, table)
-        return FloatArith(bits, assume, table.bounds).convert(e) if bits is not None else None
+            return _symbolic_int(f.trunc_int(e), to, assume, facts)
+        return FloatArith(bits, assume, facts.bounds).convert(e) if bits is not None else None
     if to == TensorProto.BOOL:
-        lo, hi = table.bounds(e)
+        lo, hi = facts.bounds(e)
         return True if (lo is not None and lo >= 1) or (hi is not None and hi <= -1) else None
     if to in INT_RANGE:
-        return _symbolic_int(e, to, assume, table)
-    return FloatArith(bits, assume, table.bounds).from_integer(e) if bits is not None else None
+        return _symbolic_int(e, to, assume, facts)
+    return FloatArith(bits, assume, facts.bounds).from_integer(e) if bits is not None else None
 
 
-def _cast_elem(e: Elem, to: int, assume: Assume, table: DimTable) -> Elem:
+def _cast_elem(e: Elem, to: int, assume: Assume, facts: Facts) -> Elem:
     """One element after ``Cast(to=...)``, or ``None`` where the result is not certain."""
     if e is None or isinstance(e, str):
         if isinstance(e, str) and (to in INT_RANGE or to in _NP_FLOAT):
@@ -114,7 +113,7 @@ def _cast_elem(e: Elem, to: int, assume: Assume, table: DimTable) -> Elem:
         else:
             return None
     if not isinstance(e, (bool, int, float)):
-        return _cast_symbolic(e, to, assume, table)
+        return _cast_symbolic(e, to, assume, facts)
     if to == TensorProto.BOOL:
         return bool(e)
     if to in INT_RANGE:
@@ -128,12 +127,12 @@ def _cast_elem(e: Elem, to: int, assume: Assume, table: DimTable) -> Elem:
     return None
 
 
-def cast_known(k: Known | None, to: int, assume: Assume, table: DimTable) -> Known | None:
+def cast_known(k: Known | None, to: int, assume: Assume, facts: Facts) -> Known | None:
     """Contents after ``Cast``: rounded to the target type, integers wrapped like C casts;
     symbolic elements keep their exact value where ``assume`` records what that rests on."""
     if k is None:
         return None
-    return Known(k.shape, tuple(_cast_elem(e, to, assume, table) for e in k.elems))
+    return Known(k.shape, tuple(_cast_elem(e, to, assume, facts) for e in k.elems))
 
 
 def _to_type(to: object) -> int:
@@ -166,13 +165,13 @@ def _check_cast_target(ctx: RuleContext, to: int) -> None:
 def cast(ctx: RuleContext) -> list:
     to = _to_type(ctx.require("to"))
     _check_cast_target(ctx, to)
-    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to, ctx.assume_range, ctx.dims))]
+    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to, ctx.assume_range, ctx))]
 
 
 @rule("CastLike")
 def cast_like(ctx: RuleContext) -> list:
     to = ctx.elem(1)
-    known = cast_known(ctx.known(0), to, ctx.assume_range, ctx.dims) if to is not None else None
+    known = cast_known(ctx.known(0), to, ctx.assume_range, ctx) if to is not None else None
     return [Value(TensorType(to, ctx.shape(0)), known)]
 
 
@@ -240,7 +239,7 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
             out.append(None)
         elif isinstance(t, int) and t < -1:
             raise RuleError("shape-mismatch", f"target shape entry {t} is negative")
-        elif isinstance(t, int) or (ctx.dims.lower_bound(t) or 0) >= (0 if allowzero else 1):
+        elif isinstance(t, int) or (ctx.lower_bound(t) or 0) >= (0 if allowzero else 1):
             out.append(t)
         elif data is not None and i < len(data) and D.equal(t, data[i]) is True:
             out.append(t)  # copied or not, the extent is the same
@@ -249,8 +248,8 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
             # time: open, like an unknown entry.
             out.append(None)
     # Extents an earlier Reshape divided exactly count exactly: 2*floor(c/2) elements are c.
-    total = ctx.dims.exact(elements(data))
-    out = [ctx.dims.exact(d) for d in out]
+    total = ctx.exact(elements(data))
+    out = [ctx.exact(d) for d in out]
     open_ = [j for j, d in enumerate(out) if d is None]
     if len(open_) == 1 and total is not None:
         # Whatever the one open entry is (-1, a copied 0 or an extent), the element count fixes it.
@@ -259,7 +258,7 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
         # An entry that is not -1 fixes nothing when the others hold no elements: [0, v] holds 0
         # elements whatever v is. A -1 there is refused at run time where a 0 entry copies the
         # input's extent, so it may be divided out; with allowzero, see _nonzero_quotient.
-        divides = (infer_at == j and not allowzero) or (ctx.dims.lower_bound(rest) or 0) >= 1
+        divides = (infer_at == j and not allowzero) or (ctx.lower_bound(rest) or 0) >= 1
         if rest is not None and rest != 0 and not divides:
             if infer_at == j and data is not None:
                 out[j] = _nonzero_quotient(ctx, data, [d for k, d in enumerate(out) if k != j])
@@ -274,10 +273,10 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
             out[j] = D.floordiv(total, rest)
             # A run divides exactly (onnxruntime refuses 5 elements as [2, -1]): recorded, so
             # that a later 2*floor(c/2) is c.
-            ctx.dims.require_multiple(total, rest, ctx.site, f"{ctx.op_type} divides the element count exactly")
-            if D.is_symbolic(out[j]) and (ctx.dims.lower_bound(total) or 0) >= 1:
+            ctx.require_multiple(total, rest, f"{ctx.op_type} divides the element count exactly")
+            if D.is_symbolic(out[j]) and (ctx.lower_bound(total) or 0) >= 1:
                 # A run divides a non-empty element count exactly: the quotient is at least 1.
-                ctx.dims.require_at_least(out[j], 1, ctx.site, f"{ctx.op_type} divides the element count exactly")
+                ctx.require_at_least(out[j], 1, f"{ctx.op_type} divides the element count exactly")
         elif rest == 0 and infer_at is not None:
             ctx.because("-1 next to a 0 extent does not determine the inferred dim")
     elif open_:
@@ -310,9 +309,9 @@ def _nonzero_quotient(ctx: RuleContext, data: tuple[Dim, ...], others: list[Dim]
         else:
             del left[k]
     num, den = D.product(left), D.product(unmatched)
-    if num is None or den is None or any((ctx.dims.lower_bound(e) or 0) < 1 for e in (*left, den)):
+    if num is None or den is None or any((ctx.lower_bound(e) or 0) < 1 for e in (*left, den)):
         return None
-    ctx.dims.require_multiple(num, den, ctx.site, f"{ctx.op_type} divides the element count exactly")
+    ctx.require_multiple(num, den, f"{ctx.op_type} divides the element count exactly")
     return D.floordiv(num, den)
 
 
@@ -389,13 +388,13 @@ def _axes(ctx: RuleContext, attr_before: int, input_index: int) -> list[int] | b
     return axes
 
 
-def _is_one(d: Dim, table: DimTable) -> bool | None:
+def _is_one(d: Dim, facts: Facts) -> bool | None:
     """Is the extent 1? ``None`` when a variable decides it."""
     if isinstance(d, int):
         return d == 1
     if d is None:
         return None
-    lb = table.lower_bound(d)
+    lb = facts.lower_bound(d)
     return False if lb is not None and lb >= 2 else None
 
 
@@ -408,7 +407,7 @@ def squeeze(ctx: RuleContext) -> list:
     if axes == [] or (axes is False and vector_length(ctx, 1) == 0):
         # Axes given but empty: onnxruntime squeezes every extent of 1, as without axes; the
         # reference evaluator squeezes none. They agree only where no extent may be 1.
-        if any(_is_one(d, ctx.dims) is not False for d in s):
+        if any(_is_one(d, ctx) is not False for d in s):
             ctx.because("Squeeze with empty axes: onnxruntime removes the extents of 1, the reference evaluator none")
             return [None]
         axes = None
@@ -418,19 +417,19 @@ def squeeze(ctx: RuleContext) -> list:
         n = vector_length(ctx, 1)
         if n is None or n > len(s):
             return [None]
-        maybe = [i for i, d in enumerate(s) if _is_one(d, ctx.dims) is not False]
+        maybe = [i for i, d in enumerate(s) if _is_one(d, ctx) is not False]
         if len(maybe) == n:
             return [tuple(d for i, d in enumerate(s) if i not in maybe)]
         return [(None,) * (len(s) - n)]
     if axes is None:
-        if any(_is_one(d, ctx.dims) is None for d in s):
+        if any(_is_one(d, ctx) is None for d in s):
             ctx.because("Squeeze without axes removes the dims equal to 1, and a symbolic dim may be 1")
             return [None]
-        out = tuple(d for d in s if not _is_one(d, ctx.dims))
+        out = tuple(d for d in s if not _is_one(d, ctx))
     else:
         ax = set(norm_axes(ctx, axes, len(s)))
         for a in ax:
-            if _is_one(s[a], ctx.dims) is False:
+            if _is_one(s[a], ctx) is False:
                 raise RuleError("shape-mismatch", f"cannot squeeze axis {a} of extent {D.to_str(s[a])}")
         out = tuple(d for i, d in enumerate(s) if i not in ax)
     k = ctx.known(0)
@@ -566,13 +565,13 @@ def split(ctx: RuleContext) -> list:
 # -- slicing and gathering ------------------------------------------------------------------------
 
 
-def _nonneg(x: Dim, table: DimTable) -> bool | None:
+def _nonneg(x: Dim, facts: Facts) -> bool | None:
     """Is the index ``>= 0`` (counted from the start) or negative (from the end)? ``None``: unknown."""
     if isinstance(x, int):
         return x >= 0
     if x is None:
         return None
-    lo, hi = table.bounds(x)
+    lo, hi = facts.bounds(x)
     if lo is not None and lo >= 0:
         return True
     if hi is not None and hi < 0:
@@ -580,23 +579,23 @@ def _nonneg(x: Dim, table: DimTable) -> bool | None:
     return None
 
 
-def _forward(step: Dim, table: DimTable) -> bool | None:
+def _forward(step: Dim, facts: Facts) -> bool | None:
     """Is the slice step positive (``True``) or negative (``False``)? ``None`` when it may be 0
     (refused at run time) or of either sign."""
     if step is None or step == 0:
         return None
     if isinstance(step, int):
         return step > 0
-    lo, hi = table.bounds(step)
+    lo, hi = facts.bounds(step)
     if lo is not None and lo >= 1:
         return True
     return False if hi is not None and hi <= -1 else None
 
 
-def slice_extent(n: Dim, start: Dim, end: Dim, step: Dim, table: DimTable) -> Dim:
+def slice_extent(n: Dim, start: Dim, end: Dim, step: Dim, facts: Facts) -> Dim:
     """Extent of ``x[start:end:step]`` along an axis of extent ``n`` (ONNX clamping rules); a
     symbolic step counts where its sign is known (one read from a Shape is at least 1)."""
-    forward = _forward(step, table)
+    forward = _forward(step, facts)
     if n is None or start is None or end is None or forward is None:
         return None
     if forward:
@@ -604,7 +603,7 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: Dim, table: DimTable) -> Di
         def clamp(i: Dim) -> Dim:
             if isinstance(i, int) and i >= BIG:
                 return n
-            nonneg = _nonneg(i, table)
+            nonneg = _nonneg(i, facts)
             if nonneg is None:
                 return None
             return D.dmin(i, n) if nonneg else D.dmax(D.add(i, n), 0)
@@ -618,7 +617,7 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: Dim, table: DimTable) -> Di
         return None
     if n == 0:
         return 0  # nothing to walk backwards through (the clamping range [0, n - 1] is empty)
-    if not isinstance(n, int) and (table.lower_bound(n) or 0) < 1:
+    if not isinstance(n, int) and (facts.lower_bound(n) or 0) < 1:
         return None  # an extent that may be 0, where the clamps below would not apply
 
     def clamp_neg(i: Dim, low: int) -> Dim:
@@ -626,7 +625,7 @@ def slice_extent(n: Dim, start: Dim, end: Dim, step: Dim, table: DimTable) -> Di
             return D.sub(n, 1)
         if isinstance(i, int) and i <= -BIG:
             return low
-        nonneg = _nonneg(i, table)
+        nonneg = _nonneg(i, facts)
         if nonneg is None:
             return None
         return D.dmin(i, D.sub(n, 1)) if nonneg else D.dmax(D.add(i, n), low)
@@ -698,8 +697,8 @@ def _slice(ctx: RuleContext, s: tuple[Dim, ...], starts: list[Dim], ends: list[D
     for a, st, en, sp in zip(norm, starts, ends, steps):
         if sp == 0:
             raise RuleError("bad-attribute", "a slice step is 0")
-        out[a] = None if sp is None else slice_extent(s[a], st, en, sp, ctx.dims)  # type: ignore[arg-type]
-        if sp is not None and _forward(sp, ctx.dims) is None:
+        out[a] = None if sp is None else slice_extent(s[a], st, en, sp, ctx)  # type: ignore[arg-type]
+        if sp is not None and _forward(sp, ctx) is None:
             ctx.because(f"the slice step {D.to_str(sp)} may be 0 or of either sign", 4)
     known = None
     k = ctx.known(0)
@@ -747,7 +746,7 @@ def expand(ctx: RuleContext) -> list:
         rank = max(len(s), n)
         padded = (1,) * (rank - len(s)) + s
         # Where the input extent is not 1 it wins (the target must be 1 or equal there).
-        return [tuple(d if _is_one(d, ctx.dims) is False else None for d in padded)]
+        return [tuple(d if _is_one(d, ctx) is False else None for d in padded)]
     out = broadcast(ctx, s, target)
     known = None
     if ctx.known(0) is not None and out is not None and all(isinstance(d, int) for d in out):
@@ -1051,7 +1050,7 @@ def gather_nd(ctx: RuleContext) -> list:
             "shape-mismatch", f"indices address {last} axes after {b} batch dims of a rank-{len(data)} input"
         )
     out = tuple(idx[:-1]) + tuple(data[b + last :])
-    if all((ctx.dims.lower_bound(d) or 0) >= 1 for d in out):
+    if all((ctx.lower_bound(d) or 0) >= 1 for d in out):
         _check_gather_batches(data[:b], idx[:-1])
     return [out]
 

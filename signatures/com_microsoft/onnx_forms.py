@@ -158,7 +158,7 @@ def unfold_tensor(ctx: RuleContext) -> list:
     d = x[axis]
     if isinstance(d, int) and d < size:
         raise RuleError("shape-mismatch", f"size {size} is larger than the extent {d} of axis {axis}")
-    ctx.dims.require_at_least(d, size, ctx.site, f"onnxruntime refuses an {ctx.op_type} window larger than its axis")
+    ctx.require_at_least(d, size, f"onnxruntime refuses an {ctx.op_type} window larger than its axis")
     windows = D.add(D.floordiv(D.sub(d, size), step), 1)
     return [x[:axis] + (windows,) + x[axis + 1 :] + (size,)]
 

@@ -38,7 +38,7 @@ def tokenizer(ctx: RuleContext) -> list:
         raise RuleError("shape-mismatch", f"the input must be [C] or [N, C], has rank {len(x)}")
     if x[-1] == 0:
         return [x]
-    if (ctx.dims.lower_bound(x[-1]) or 0) < 1:
+    if (ctx.lower_bound(x[-1]) or 0) < 1:
         ctx.because("an empty input keeps its rank, any other gains the token axis")
         return [None]
     ctx.because("the number of tokens depends on the strings")

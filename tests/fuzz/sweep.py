@@ -31,6 +31,7 @@ import infer
 import signatures
 from infer import dims as D
 from infer import types as T
+from infer.dims.bounds import lower
 from infer.limits import MAX_RANK
 from infer.values import Known, Value
 from signatures.registry import REGISTRY
@@ -108,7 +109,7 @@ def _claim_problems(t: T.Type) -> list[str]:
     for axis, d in enumerate(t.shape):
         if d is None:
             continue
-        low = d if isinstance(d, int) else D.lower_bound(d)
+        low = d if isinstance(d, int) else lower(d)
         if isinstance(d, int) and d < 0:
             out.append(f"extent {d} at axis {axis}")
         elif low is not None and low > INT64_MAX:

@@ -1,0 +1,244 @@
+"""What one run has learned about its dimension variables, and every answer that depends on it.
+
+The expression core (``infer.dims``) knows only what an extent's syntax says: declared variables
+are at least 1, fresh ones at least 0. A run learns more as it walks: a Conv's window must fit
+(``H + 2 >= 3``), a Reshape divides its element count exactly (``mod(C*H, 12) == 0``), claims
+rest on integers staying exact in float32 (``H*W <= 2^24``). The ``DimScope`` of the run holds
+these (with the node and the reason of each, for ``result.assumptions``), the run's table of
+variables (``DimTable``: declared, fresh and defined ones with their origins), and the caches
+of the answers they sharpen: a lower bound asked twice under the same facts is computed once,
+and a new fact clears what it may change. Nothing here is shared between runs.
+
+Rules reach it only through their ``RuleContext`` (``ctx.lower_bound``, ``ctx.require_multiple``,
+``ctx.fresh``); the walker holds it for the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from . import dims as D
+from .dims import Dim
+from .dims.bounds import bounds as syntactic_bounds
+from .dims.bounds import is_monotone
+from .dimtable import DimTable, Origin, Site
+
+Bound = int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """A condition on dimension variables that some claims rest on: ``lower <= expr <= upper``.
+
+    A Conv assumes its window fits (``H + 2 >= 3``); contents that detour through float32
+    assume the integers they carry stay exactly representable (``H*W <= 2^24``). A run that
+    violates one may contradict claims resting on it; ``verify`` does not bind such runs.
+    """
+
+    expr: Dim
+    lower: int | None = None
+    upper: int | None = None
+    why: str = ""
+    site: Site | None = field(default=None, compare=False)
+
+    def holds(self, bindings: Mapping[str, int]) -> bool | None:
+        """Whether the condition holds at ``bindings``; ``None`` while a variable is unbound."""
+        value = D.evaluate(self.expr, bindings)
+        if not isinstance(value, int):
+            return None
+        return (self.lower is None or value >= self.lower) and (self.upper is None or value <= self.upper)
+
+    def __str__(self) -> str:
+        e = D.to_str(self.expr)
+        if self.lower is not None and self.lower == self.upper:
+            text = f"{e} == {self.lower}"
+        elif self.lower is not None and self.upper is not None:
+            text = f"{self.lower} <= {e} <= {self.upper}"
+        elif self.lower is not None:
+            text = f"{e} >= {self.lower}"
+        else:
+            text = f"{e} <= {self.upper}"
+        return text + (f" ({self.why})" if self.why else "")
+
+
+class DimScope:
+    """The dimension variables of one run and what the run has learned of them."""
+
+    def __init__(self, table: DimTable, minimums: Mapping[Dim, int] | None = None,
+                 var_minimums: Mapping[str, int] | None = None):  # fmt: skip
+        """``minimums`` and ``var_minimums``: what an earlier walk of the same model required
+        (``carried``), so that this walk starts knowing it."""
+        self.table = table
+        self.minimums: dict[Dim, int] = dict(minimums or {})  # extents a valid run needs this large
+        self.var_minimums: dict[str, int] = dict(var_minimums or {})  # least values they imply
+        self.ranges: dict[Dim, tuple[Bound, Bound]] = {}  # assumed, not required
+        # (a, b) where a valid run has b dividing a (a Reshape's element count by its other extents)
+        self.divisible: dict[tuple[Dim, Dim], None] = {}
+        # What each minimum or maximum rests on, for ``assumptions`` (the first reason given wins).
+        self._reasons: dict[tuple[Dim, str], tuple[str, Site | None]] = {}
+        # Bumped whenever a fact that sharpens bounds or quotients is learned: rule results
+        # computed before must not be reused after (the memo keys on it), and the caches go.
+        self.epoch = 0
+        # Calls of ``fresh``, found or made: a rule that names a variable after its node must never
+        # have its result reused for another node (the walker's memo checks this count).
+        self.fresh_calls = 0
+        self._lower: dict[Dim, Bound] = {}
+        self._exact: dict[Dim, Dim] = {}
+
+    def carried(self) -> DimScope:
+        """A scope for walking the same model again, knowing what this walk required."""
+        t = self.table
+        return DimScope(DimTable(reserved=t.reserved, bindings=t.bindings), self.minimums, self.var_minimums)
+
+    def _learned(self) -> None:
+        self.epoch += 1
+        self._lower.clear()
+        self._exact.clear()
+
+    # -- variables ------------------------------------------------------------------------------
+
+    def fresh(self, origin: Origin, key: Hashable | None = None, prefix: str = "unk") -> D.Expr:
+        """A new variable for an extent inference cannot determine (Clause 9.3); the same
+        ``key`` gives the same variable, so re-inferring a subgraph is stable."""
+        self.fresh_calls += 1
+        return self.table.fresh(origin, key, prefix)
+
+    def is_fresh(self, d: Dim) -> bool:
+        return self.table.is_fresh(d)
+
+    # -- bounds ---------------------------------------------------------------------------------
+
+    def lower_bound(self, d: Dim) -> Bound:
+        """The least value of ``d`` in a run of a valid model: its syntax's bound sharpened by
+        what the run has required (the one lower bound rules use)."""
+        if d is None or type(d) is int:
+            return d
+        if not self.minimums:
+            return syntactic_bounds(d)[0]
+        try:
+            return self._lower[d]
+        except KeyError:
+            out = self._lower[d] = self._sharpened(d)
+            return out
+
+    def _sharpened(self, d: D.Expr) -> Bound:
+        candidates = [syntactic_bounds(d)[0], self.minimums.get(d)]
+        const = D.constant_of(d)
+        if const:
+            rest = D.sub(d, const)
+            if rest in self.minimums:
+                candidates.append(self.minimums[rest] + const)
+        names = D.free_names(d)
+        if self.var_minimums and any(n in self.var_minimums for n in names) and is_monotone(d):
+            least = D.evaluate(d, {n: self.var_minimums.get(n, self._least(n)) for n in names})
+            candidates.append(least if isinstance(least, int) else None)
+        known = [c for c in candidates if c is not None]
+        return max(known) if known else None
+
+    def bounds(self, d: Dim) -> tuple[Bound, Bound]:
+        """(lower, upper) bounds of ``d``, the lower sharpened like ``lower_bound``."""
+        if d is None or type(d) is int:
+            return d, d
+        negated = D.neg(d)  # None when past the expression limit
+        least_negated = self.lower_bound(negated) if negated is not None else None
+        return self.lower_bound(d), None if least_negated is None else -least_negated
+
+    def _least(self, name: str) -> int:
+        """The least value variable ``name`` takes by its kind: 1 declared, 0 fresh or unknown."""
+        var = self.table.get(name)
+        return 1 if var is not None and syntactic_bounds(var.symbol)[0] == 1 else 0
+
+    def exact(self, d: Dim) -> Dim:
+        """``d`` with the quotients the model's validity makes exact (``require_multiple``)."""
+        if not self.divisible or d is None or type(d) is int:
+            return d
+        try:
+            return self._exact[d]
+        except KeyError:
+            out = self._exact[d] = D.exact_quotients(d, self.divisible)
+            return out
+
+    # -- what a valid run requires, and what claims assume --------------------------------------
+
+    def require_at_least(self, d: Dim, value: int, site: Site | None = None, why: str = "") -> None:
+        """Record that a model which runs has ``d >= value`` (a Conv needs its kernel to fit).
+
+        Like the broadcasting assumption this rests on the model being valid, and is listed
+        with the assumptions; ``lower_bound`` uses it (an integer Div of ``d - value`` floors).
+        """
+        if d is None or type(d) is int:
+            return
+        if value <= (syntactic_bounds(d)[0] or 0):
+            return
+        self.minimums[d] = max(value, self.minimums.get(d, value))
+        self._learn_variable_minimum(d, value)
+        self._learned()
+        self._reasons.setdefault((d, "min"), (why, site))
+        self.table.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
+
+    def require_multiple(self, d: Dim, k: Dim, site: Site | None = None, why: str = "") -> None:
+        """Record that a model which runs has ``d`` a multiple of ``k`` (Reshape divides its
+        element count exactly): listed as the assumption ``mod(d, k) == 0``, and used by
+        ``exact`` (``k*floor(d/k)`` is ``d``)."""
+        parts = D.quotient_parts(d, k)
+        remainder = D.mod(d, k)
+        if parts is None or remainder is None or type(remainder) is int or parts in self.divisible:
+            return
+        self.divisible[parts] = None
+        self._learned()
+        self.assume_range(remainder, 0, 0, site, why)
+
+    def assume_range(self, d: Dim, lower: Bound, upper: Bound, site: Site | None = None, why: str = "") -> None:
+        """Record that claims assume ``lower <= d <= upper`` (an integer carried through float32
+        stays exactly representable). Listed with the assumptions; unlike ``require_at_least``
+        it sharpens no bound: nothing about the model's validity follows from it."""
+        if d is None or type(d) is int or (lower is None and upper is None):
+            return
+        lo, hi = self.ranges.get(d, (None, None))
+        new_lo = lower if lo is None else lo if lower is None else max(lo, lower)
+        new_hi = upper if hi is None else hi if upper is None else min(hi, upper)
+        if (new_lo, new_hi) == (lo, hi):
+            return
+        self.ranges[d] = (new_lo, new_hi)
+        self._reasons.setdefault((d, "range"), (why, site))
+        self.table.note("assumption", str(Assumption(d, new_lo, new_hi, why)), (d,), site)
+
+    def assume(self, text: str, dims: Iterable[Dim] = (), site: Site | None = None) -> None:
+        """Record an assumption a conclusion rests on (e.g. ``N`` and ``M`` broadcast)."""
+        self.table.note("assumption", text, dims, site)
+
+    def learn_equal(self, a: Dim, b: Dim, site: Site | None = None) -> None:
+        """Record that the model entails ``a == b`` (a declared name against an inferred extent)."""
+        self.table.note("equality", f"{D.to_str(a)} == {D.to_str(b)}", (a, b), site)
+
+    @property
+    def assumptions(self) -> list[Assumption]:
+        """Every bound on an expression that claims rest on, one per expression."""
+        out = []
+        for d in dict.fromkeys([*self.minimums, *self.ranges]):
+            lo, hi = self.ranges.get(d, (None, None))
+            least = self.minimums.get(d)
+            if least is not None:
+                lo = least if lo is None else max(lo, least)
+            why, site = self._reasons.get((d, "min" if least is not None else "range"), ("", None))
+            out.append(Assumption(d, lo, hi, why, site))
+        return out
+
+    def _learn_variable_minimum(self, d: Dim, value: int) -> None:
+        """``d >= value`` for ``d`` monotone in one variable gives that variable a least value
+        (``floor((h + 3)/4) >= 8`` gives ``h >= 29``), which bounds every monotone expression in
+        it (``floor((h + 3)/32) >= 1``)."""
+        if d is None or type(d) is int or len(D.free_names(d)) != 1 or not is_monotone(d):
+            return
+        (name,) = D.free_names(d)
+        lo, hi = self.var_minimums.get(name, self._least(name)), 1 << 40
+        if (D.evaluate(d, {name: lo}) or 0) >= value or (D.evaluate(d, {name: hi}) or 0) < value:
+            return
+        while hi - lo > 1:  # the least v with d(v) >= value lies in (lo, hi]
+            mid = (lo + hi) // 2
+            if (D.evaluate(d, {name: mid}) or 0) >= value:
+                hi = mid
+            else:
+                lo = mid
+        self.var_minimums[name] = hi
