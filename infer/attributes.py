@@ -22,6 +22,8 @@ def rule_attributes(node: NodeProto, sig: Signature | None,
     field holds it cannot be told), and one whose type is not the schema's (a rule would take a
     string for an int). Validation reports both (``attribute-type``)."""
     attrs: dict[str, Any] = {}
+    if not node.attribute:
+        return attrs
     specs = sig.attributes if sig is not None else None
     for a in node.attribute:
         name, given = a.name, a

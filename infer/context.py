@@ -13,7 +13,7 @@ Unknown dims become fresh variables with the reason the rule gave through ``beca
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -86,6 +86,7 @@ class RuleContext:
 
     __slots__ = (
         "_frame",
+        "_site",
         "_walker",
         "attrs",
         "causes",
@@ -95,14 +96,13 @@ class RuleContext:
         "opset",
         "reason",
         "sig",
-        "site",
         "version",
     )  # fmt: skip
 
     def __init__(
         self,
         node: NodeProto,
-        site: Site,
+        site: Site | Callable[[], Site],
         sig: Schema | None,
         opset: int,
         inputs: list[Value | None],
@@ -110,10 +110,11 @@ class RuleContext:
         frame: Any,
         attrs: dict[str, Any],
     ):
-        """``walker`` and ``frame`` (the graph being walked, opaque here) are for the walker's
-        own calls back (``subgraph``); rules never read them."""
+        """``site``: the node's, or a function making it when first asked for (most nodes never
+        need one). ``walker`` and ``frame`` (the graph being walked, opaque here) are for the
+        walker's own calls back (``subgraph``); rules never read them."""
         self.node = node
-        self.site = site
+        self._site = site
         self.sig = sig
         self.opset = opset
         self.version = sig.since_version if sig is not None else opset
@@ -124,6 +125,14 @@ class RuleContext:
         self.attrs = attrs
         self.reason: str | None = None
         self.causes: tuple[str, ...] = ()
+
+    @property
+    def site(self) -> Site:
+        """The node in the model (graph path, position, name, operator, input types)."""
+        s = self._site
+        if type(s) is not Site:
+            s = self._site = s()
+        return s
 
     def view(self, indices: Sequence[int]) -> RuleContext:
         """This node as if its inputs were only ``indices`` of its own, in that order (a fused or

@@ -7,7 +7,7 @@ and a message that quotes the types involved. Codes are stable: tools may match 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 ERROR = "error"
 WARNING = "warning"
@@ -68,9 +68,9 @@ CODES: dict[str, tuple[str, str, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
-    """Where in the model: graph path, node, and the value or attribute concerned."""
+class Location(NamedTuple):
+    """Where in the model: graph path, node, and the value or attribute concerned (a named
+    tuple: made at every node that reports, and cheaper so than a frozen dataclass)."""
 
     graph: str = "main"
     node_index: int | None = None
@@ -96,6 +96,7 @@ class Location:
 
 
 _LOCATION_FIELDS = ("graph", "node_index", "node_name", "op_type", "value", "attribute")
+MODEL = Location()  # the model as a whole (the main graph, no node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,7 @@ class Diagnostic:
     code: str
     clause: str
     message: str
-    location: Location = Location()
+    location: Location = MODEL
     suggestion: str | None = None
 
     def __str__(self) -> str:
@@ -127,7 +128,7 @@ class Diagnostic:
 def make(
     code: str,
     message: str,
-    location: Location = Location(),
+    location: Location = MODEL,
     suggestion: str | None = None,
     severity: str | None = None,
 ) -> Diagnostic:

@@ -17,18 +17,36 @@ from .dimparse import is_identifier, names_in, parse_dim
 from .dims import Dim
 
 
-@dataclass(frozen=True, slots=True)
 class Site:
-    """A node in the model: graph path, position, name and operator."""
+    """A node in the model: graph path, position, name and operator. Immutable by convention
+    (a plain class: one is made for every node that names a variable or records a fact, and a
+    frozen dataclass costs four times as much to make)."""
 
-    graph: str
-    node_index: int | None = None
-    node_name: str = ""
-    op_type: str = ""
-    domain: str = ""
-    # The node's input types when it ran (``None`` for an absent input); formatted only when an
-    # explanation quotes them, so the walk does not pay for strings nobody reads.
-    inputs: tuple | None = field(default=None, compare=False)
+    __slots__ = ("domain", "graph", "inputs", "node_index", "node_name", "op_type")
+
+    def __init__(self, graph: str, node_index: int | None = None, node_name: str = "", op_type: str = "",
+                 domain: str = "", inputs: tuple | None = None):  # fmt: skip
+        self.graph = graph
+        self.node_index = node_index
+        self.node_name = node_name
+        self.op_type = op_type
+        self.domain = domain
+        # The node's input types when it ran (``None`` for an absent input); formatted only when
+        # an explanation quotes them, so the walk does not pay for strings nobody reads. Not part
+        # of what a site is (equality and hash leave it out).
+        self.inputs = inputs
+
+    def _key(self) -> tuple:
+        return (self.graph, self.node_index, self.node_name, self.op_type, self.domain)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Site and self._key() == other._key()  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Site{self._key()!r}"
 
     def __str__(self) -> str:
         if self.node_index is None:

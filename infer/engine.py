@@ -18,6 +18,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -297,8 +298,9 @@ class Engine:
             prepared, plain = hit
             if plain is not None and not any(name in frame.declared for name in view.outputs):
                 return list(plain)  # the common case of a repeated layer: nothing to add
-            return self.placement.place(frame, _site(frame, idx, view.node, inputs), view.node, prepared, None, ())
-        return self._infer_afresh(frame, idx, view.node, opset, inputs, key)
+            site = partial(_site, frame, idx, view.node, inputs)
+            return self.placement.place(frame, site, view.outputs, view.op_type, prepared, None, ())
+        return self._infer_afresh(frame, idx, view, opset, inputs, key)
 
     def _inputs(self, frame: Frame, idx: int, view: NodeView) -> list[Value | None]:
         """The node's input values: ``None`` for an absent one; an undefined one is reported."""
@@ -317,11 +319,11 @@ class Engine:
             inputs.append(v)
         return inputs
 
-    def _infer_afresh(self, frame: Frame, idx: int, node: NodeProto, opset: int | None, inputs: list[Value | None],
+    def _infer_afresh(self, frame: Frame, idx: int, view: NodeView, opset: int | None, inputs: list[Value | None],
                       key: tuple | None) -> list[Value]:  # fmt: skip
-        domain = canonical_domain(node.domain)
-        site = _site(frame, idx, node, inputs)
-        loc = Location(frame.path, idx, node.name, node.op_type)
+        node = view.node
+        domain = view.domain
+        loc = Location(frame.path, idx, node.name, view.op_type)
         if opset is None:
             # Clause 5.3.2: every domain a node uses is imported, a model-local function's too.
             self.report("domain-not-imported", f"{node.op_type} is in domain '{domain}', which the model does not "
@@ -331,13 +333,15 @@ class Engine:
             self.report("default-opset-implicit", f"{node.op_type} is in the default domain, whose version the model "
                         f"does not import; assuming opset {ONNX_OPSET}", loc,
                         "add an opset_import entry for domain ''")  # fmt: skip
-        sig, how = self.dispatcher.resolve(domain, node.op_type, node.overload, opset)
+        sig, how = self.dispatcher.resolve(domain, view.op_type, node.overload, opset)
         if opset is None and how.kind != FUNCTION:
-            prepared = self.placement.prepare_all(None, node.op_type, inputs, None, len(node.output))
-            return self.placement.place(frame, site, node, prepared, how.reason, ())
-        ctx = RuleContext(node, site, sig, opset or 1, inputs, self, frame, rule_attributes(node, sig, frame.attr_refs))
+            prepared = self.placement.prepare_all(None, view.op_type, inputs, None, len(view.outputs))
+            site = _site(frame, idx, node, inputs)
+            return self.placement.place(frame, site, view.outputs, view.op_type, prepared, how.reason, ())
+        ctx = RuleContext(node, partial(_site, frame, idx, node, inputs), sig, opset or 1, inputs, self, frame,
+                          rule_attributes(node, sig, frame.attr_refs))  # fmt: skip
         n_diagnostics = len(self.diagnostics)
-        check_node(self, ctx, loc)
+        check_node(self, ctx, loc, view)
         raw: list[Any] | None = None
         if how.kind == SCHEMA_BODY and (body := schema_body(domain, node, opset or 1, inputs)) is not None:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, body), ctx, loc)
@@ -347,7 +351,7 @@ class Engine:
             clean, mark = len(self.diagnostics) == n_diagnostics, self._side_effect_mark()
             raw = self.rules.run(how.target, ctx, loc)
             if key is not None and clean and ctx.reason is None and self._side_effect_mark() == mark:
-                return self._remember(frame, site, node, sig, inputs, raw, key)
+                return self._remember(frame, ctx, view, sig, inputs, raw, key)
         elif how.kind == FUNCTION:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)
         elif how.kind == CUSTOM_SCHEMA:
@@ -357,25 +361,31 @@ class Engine:
                                  ctx, loc)  # fmt: skip
         elif how.code is not None:
             self.report(how.code, how.reason or "", loc, how.suggestion)
-        prepared = self.placement.prepare_all(sig, node.op_type, inputs, raw, len(node.output))
-        return self.placement.place(frame, site, node, prepared, how.reason or ctx.reason, ctx.causes)
+        prepared = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
+        return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, prepared,
+                                    how.reason or ctx.reason, ctx.causes)  # fmt: skip
 
-    def _remember(self, frame: Frame, site: Site, node: NodeProto, sig: Any, inputs: list[Value | None],
+    def _remember(self, frame: Frame, ctx: RuleContext, view: NodeView, sig: Any, inputs: list[Value | None],
                   raw: list[Any] | None, key: tuple) -> list[Value]:  # fmt: skip
         """Place a pure run of a clean node, and offer it to the memo: a node with the same key
         gets the same outputs, passes the same checks, and nothing was reported or learned that
         a reuse would skip. Placing the ``plain`` values adds nothing when no output has unknown
         extents to name or contents to explain (and none is declared: checked at reuse)."""
-        values = self.placement.prepare_all(sig, node.op_type, inputs, raw, len(node.output))
+        values = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
         simple = not any(p.needs_fill or p.note or p.overflow is not None for p in values)
         self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None)
-        return self.placement.place(frame, site, node, values, None, ())
+        return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
 
     def _side_effect_mark(self) -> tuple[int, ...]:
         """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
         s, t = self.scope, self.scope.table
         return (len(self.diagnostics), len(t.variables), len(t.facts), s.epoch, s.fresh_calls,
                 D.overflow_count(), len(self.records))  # fmt: skip
+
+
+def _site_of(ctx: RuleContext) -> Callable[[], Site]:
+    """The context's site, made when first asked for (by the rule or by placement)."""
+    return lambda: ctx.site
 
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:

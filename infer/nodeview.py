@@ -92,6 +92,21 @@ class NodeView:
     def node(self) -> NodeProto:
         return self.source[self.index]
 
+    @property
+    def input_presence(self) -> tuple[bool, ...]:
+        """Which inputs are supplied (a non-empty name)."""
+        return tuple([bool(i) for i in self.inputs])
+
+    @property
+    def output_presence(self) -> tuple[bool, ...]:
+        return self.memo_base[3] if self.memo_base is not None else _presence(self.outputs)
+
+    @property
+    def attrs_summary(self) -> tuple[bytes, ...] | None:
+        """The attributes serialized (what a check of them reads, and more), when the view keeps
+        them (``None``: large attributes, references or subgraphs)."""
+        return None if self.memo_base is None else self.memo_base[4]
+
 
 _ALL_PRESENT = [(True,) * n for n in range(8)]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol
 
-from onnx import ModelProto, NodeProto, TensorProto, TypeProto
+from onnx import ModelProto, TensorProto, TypeProto
 
 from signatures.schema import Signature, parse_type_str
 
@@ -106,11 +106,12 @@ class Placement:
 
     # -- placing --------------------------------------------------------------------------------
 
-    def place(self, frame: Frame, site: Site, node: NodeProto, prepared: list[Prepared], reason: str | None,
-              causes: tuple[str, ...]) -> list[Value]:  # fmt: skip
-        """Name this node's unknown extents, refine by declarations, note unknown contents."""
+    def place(self, frame: Frame, site: Site | Callable[[], Site], outputs: Sequence[str], op_type: str,
+              prepared: list[Prepared], reason: str | None, causes: tuple[str, ...]) -> list[Value]:  # fmt: skip
+        """Name this node's unknown extents, refine by declarations, note unknown contents.
+        ``site``: the node's, or a function making it (most nodes never need one)."""
         outs: list[Value] = []
-        for k, name in enumerate(node.output):
+        for k, name in enumerate(outputs):
             p = prepared[k]
             if not name:
                 outs.append(p.value)
@@ -118,32 +119,34 @@ class Placement:
             if not p.needs_fill and name not in frame.declared:
                 v = p.plain
             else:
-                v = self._placed(frame, site, node, k, p, reason, causes)
+                site = site if type(site) is Site else site()
+                v = self._placed(frame, site, name, op_type, k, p, reason, causes)
             if p.note if v is p.plain else _needs_note(v):
-                frame.record.notes[name] = ContentNote(site, reason or default_reason(node.op_type), causes)
+                site = site if type(site) is Site else site()
+                frame.record.notes[name] = ContentNote(site, reason or default_reason(op_type), causes)
             if p.overflow is not None:
+                site = site if type(site) is Site else site()
                 self.run.report(
                     "integer-overflow",
-                    f"{node.op_type} computes {p.overflow} in `{name}`, outside the range of "
+                    f"{op_type} computes {p.overflow} in `{name}`, outside the range of "
                     f"{T.elem_name(p.value.type.elem)}; a runtime wraps it, so that element is left unknown",
                     Location(site.graph, site.node_index, site.node_name, site.op_type, value=name),
                 )
             outs.append(v)
         return outs
 
-    def _placed(self, frame: Frame, site: Site, node: NodeProto, k: int, p: Prepared, reason: str | None,
+    def _placed(self, frame: Frame, site: Site, name: str, op_type: str, k: int, p: Prepared, reason: str | None,
                 causes: tuple[str, ...]) -> Value:  # fmt: skip
-        name = node.output[k]
         t = p.value.type
         if p.needs_fill:
-            why = reason or default_reason(node.op_type)
+            why = reason or default_reason(op_type)
             t = self.fill_unknown(
                 t,
                 lambda axis: (Origin("fresh", why, site, name, axis, causes), (site.graph, site.node_index, k, axis)),
             )
         if name in frame.declared:
             t = self.refine_declared(frame, site, name, t)
-        return self.settle(p.value, t, node.op_type)
+        return self.settle(p.value, t, op_type)
 
     def fill_unknown(self, t: T.Type, origin_for: Callable[[int], tuple[Origin, Any]]) -> T.Type:
         """Replace unknown dims of tensor types by fresh variables (``origin_for(axis)`` gives the

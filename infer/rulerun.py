@@ -8,11 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from . import diagnostics as diag
-from . import dims as D
 from .claims import within_bounds
 from .context import RuleContext, RuleError
 from .diagnostics import Diagnostic, Location
-from .dims.budget import NodeTimeout
+from .dims.budget import NodeTimeout, end_limit, start_limit
+from .dims.budget import current as current_budget
 from .limits import Limits
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
@@ -39,20 +39,21 @@ class RuleRunner:
         """``fn(ctx)``'s outputs; ``None`` where it failed (reported). A refusal of an extent for
         its size that this node made, not a subgraph it walked, is reported here, and so is a
         rule that ran past ``max_node_seconds``."""
-        before = D.overflow_count()
+        budget = current_budget()
+        before = budget.refused
         self._nested.append(0)
+        level = start_limit(self.max_node_seconds)
         try:
-            with D.time_limit(self.max_node_seconds) as level:
-                try:
-                    return self._guarded(fn, ctx, loc)
-                except NodeTimeout as e:
-                    if e.level != level:
-                        raise  # an enclosing node's time is up, not this one's
-                    self._timed_out(ctx, loc)
-                    return None
+            return self._guarded(fn, ctx, loc)
+        except NodeTimeout as e:
+            if e.level != level:
+                raise  # an enclosing node's time is up, not this one's
+            self._timed_out(ctx, loc)
+            return None
         finally:
+            end_limit()
             inner = self._nested.pop()
-            total = D.overflow_count() - before
+            total = budget.refused - before
             if self._nested:
                 self._nested[-1] += total
             if total > inner:

@@ -33,6 +33,7 @@ from .diagnostics import Diagnostic, Location
 
 if TYPE_CHECKING:  # pragma: no cover
     from .context import RuleContext
+    from .nodeview import NodeView
 
 
 class Checker(Protocol):
@@ -111,6 +112,18 @@ def _check_key(ctx: RuleContext) -> tuple:
     return (id(ctx.sig), tuple(map(bool, node.input)), tuple(map(bool, node.output)), attrs, elems)
 
 
+def _view_key(ctx: RuleContext, view: NodeView) -> tuple:
+    """``_check_key`` from the view's fields (a node without attribute references)."""
+    tensor = T.TensorType
+    elems = tuple([
+        None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs
+    ])  # fmt: skip
+    return (id(ctx.sig), view.input_presence, view.output_presence, view.attrs_summary, elems)
+
+
+_TENSOR_TYPES = frozenset({AttributeProto.TENSOR, AttributeProto.SPARSE_TENSOR})
+
+
 def _ref_type(refs: dict | None, name: str) -> int:
     """What a reference to an enclosing function's attribute resolves to: its type, or -1 (none
     supplied and no default), or -2 (no enclosing function)."""
@@ -169,17 +182,21 @@ def _check_choices(engine: Checker, ctx: RuleContext, loc: Location) -> None:
             )
 
 
-def check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
-    """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4)."""
+def check_node(engine: Checker, ctx: RuleContext, loc: Location, view: NodeView | None = None) -> None:
+    """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4).
+    ``view``: the node's fields as the walk read them, when it has them (cheaper than protobuf's)."""
     sig = ctx.sig
-    _check_tensor_attributes(engine, ctx, loc)
-    _check_choices(engine, ctx, loc)
+    attr_types = view.attr_types if view is not None else None
+    if attr_types is None or _TENSOR_TYPES.intersection(attr_types):
+        _check_tensor_attributes(engine, ctx, loc)
+    if attr_types is None or attr_types:
+        _check_choices(engine, ctx, loc)
     if sig is None:
         _check_function_call(engine, ctx, loc)
         return
     # Repeated layers repeat their nodes' checks: a combination found clean once is not checked
     # again (``engine.clean_checks`` lives as long as the engine, which keeps its signatures).
-    key = _check_key(ctx)
+    key = _check_key(ctx) if view is None or view.has_ref or view.attrs_summary is None else _view_key(ctx, view)
     if key in engine.clean_checks:
         return
     n_diagnostics = len(engine.diagnostics)

@@ -88,44 +88,75 @@ def refuse() -> None:
 
 # -- the time of one node ------------------------------------------------------------------------
 
-_clock = threading.local()
+
+class _Clock(threading.local):
+    """The deadlines of the rules running in this thread, innermost last."""
+
+    def __init__(self) -> None:
+        self.deadlines: list[float] = []
+        self.ops = 0
+        self.earliest = math.inf
+
+
+_clock = _Clock()
 _TICKS = 32
 
 
-@contextmanager
-def time_limit(seconds: float | None) -> Iterator[int]:
-    """Bound the wall-clock time of the block (one node's rule) to ``seconds`` (``None`` or 0:
-    unbounded), the enclosing block's clock paused meanwhile. Yields the block's level, which
-    ``NodeTimeout.level`` names when its time is up."""
-    deadlines = getattr(_clock, "deadlines", None)
-    if deadlines is None:
-        deadlines = _clock.deadlines = []
-        _clock.ops = 0
+def start_limit(seconds: float | None) -> int:
+    """Bound the wall-clock time of what runs until the matching ``end_limit`` (one node's
+    rule) to ``seconds`` (``None`` or 0: unbounded), the enclosing rule's clock paused meanwhile.
+    Returns the level ``NodeTimeout.level`` names when its time is up."""
+    c = _clock
+    deadlines = c.deadlines
     level = len(deadlines)
-    now = time.monotonic()
-    paused = deadlines[-1] - now if deadlines else math.inf  # what the enclosing block has left
-    deadlines.append(now + seconds if seconds else math.inf)
-    _clock.earliest = deadlines[-1]
-    try:
-        yield level
-    finally:
-        deadlines.pop()
-        if deadlines:
-            deadlines[-1] = time.monotonic() + paused
-        _clock.earliest = deadlines[-1] if deadlines else math.inf
+    if level:
+        now = time.monotonic()
+        deadlines[-1] -= now  # what the enclosing rule has left, while this one runs
+        deadlines.append(now + seconds if seconds else math.inf)
+    else:
+        deadlines.append(time.monotonic() + seconds if seconds else math.inf)
+    c.earliest = deadlines[-1]
+    return level
+
+
+def end_limit() -> None:
+    """The innermost limit ends; the enclosing rule's clock runs again."""
+    c = _clock
+    deadlines = c.deadlines
+    deadlines.pop()
+    if deadlines:
+        deadlines[-1] += time.monotonic()
+        c.earliest = deadlines[-1]
+    else:
+        c.earliest = math.inf
+
+
+class time_limit:
+    """``with time_limit(seconds) as level``: ``start_limit`` and ``end_limit`` around a block."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+
+    def __enter__(self) -> int:
+        return start_limit(self.seconds)
+
+    def __exit__(self, *exc: object) -> None:
+        end_limit()
 
 
 def operations() -> int:
     """Operations on extents counted so far in this thread (while a time limit runs): a measure
     of work that, unlike a clock, a loaded machine does not move."""
-    return getattr(_clock, "ops", 0)
+    return _clock.ops
 
 
 def tick() -> None:
     """Count one operation; past the deadline of the rule running, raise ``NodeTimeout``."""
-    earliest = getattr(_clock, "earliest", math.inf)
-    if earliest == math.inf:
+    c = _clock
+    if c.earliest == math.inf:
         return
-    _clock.ops += 1
-    if _clock.ops % _TICKS == 0 and time.monotonic() > earliest:
-        raise NodeTimeout(len(_clock.deadlines) - 1)
+    c.ops += 1
+    if c.ops % _TICKS == 0 and time.monotonic() > c.earliest:
+        raise NodeTimeout(len(c.deadlines) - 1)
