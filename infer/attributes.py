@@ -14,13 +14,41 @@ _AS_PROTO = (AttributeProto.GRAPH, AttributeProto.GRAPHS, AttributeProto.TENSOR,
              AttributeProto.TYPE_PROTO)  # fmt: skip
 
 
-def rule_attributes(node: NodeProto, sig: Signature | None,
-                    attr_refs: Mapping[str, AttributeProto] | None) -> dict[str, Any]:  # fmt: skip
+def rule_attributes(node: NodeProto, sig: Signature | None, attr_refs: Mapping[str, AttributeProto] | None,
+                    serialized: tuple[bytes, ...] | None = None) -> dict[str, Any]:  # fmt: skip
     """The node's attributes as Python values, the ``ref_attr_name``s of a function body read from
     ``attr_refs`` (its call site's). What a rule must not read is left out, so that it falls back
     to the schema default or refuses the node cleanly: an attribute without a type (which value
     field holds it cannot be told), and one whose type is not the schema's (a rule would take a
-    string for an int). Validation reports both (``attribute-type``)."""
+    string for an int). Validation reports both (``attribute-type``).
+
+    ``serialized``: the attributes as the node's view keeps them (none a reference), when it does:
+    the values read from them are kept for the next node with the same attributes (a fresh
+    dict, its lists copied: a rule may change what it was handed), unless one is a protobuf
+    message (a tensor), which holds its whole model alive."""
+    if serialized is not None:
+        if not serialized:
+            return {}
+        key = (id(sig), serialized)
+        hit = _DECODED.get(key)
+        if hit is not None and hit[0] is sig:
+            return {k: list(v) if type(v) is list else v for k, v in hit[1].items()}
+    attrs = _decoded(node, sig, attr_refs)
+    if serialized is not None and not any(a.type in _AS_PROTO for a in node.attribute):
+        if len(_DECODED) >= _MAX_DECODED:
+            _DECODED.clear()
+        _DECODED[key] = (sig, {k: list(v) if type(v) is list else v for k, v in attrs.items()})
+    return attrs
+
+
+# (id(signature), serialized attributes) -> (the signature, the values a rule reads). The
+# signature is held so that its id is not reused while the entry lives; bounded for long-lived
+# processes. What it holds depends on the attributes and the schema alone.
+_DECODED: dict[tuple, tuple[Signature | None, dict[str, Any]]] = {}
+_MAX_DECODED = 1 << 12
+
+
+def _decoded(node: NodeProto, sig: Signature | None, attr_refs: Mapping[str, AttributeProto] | None) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
     if not node.attribute:
         return attrs

@@ -323,7 +323,7 @@ class Engine:
                       key: tuple | None) -> list[Value]:  # fmt: skip
         node = view.node
         domain = view.domain
-        loc = Location(frame.path, idx, node.name, view.op_type)
+        loc = Location(frame.path, idx, view.name, view.op_type)
         if opset is None:
             # Clause 5.3.2: every domain a node uses is imported, a model-local function's too.
             self.report("domain-not-imported", f"{node.op_type} is in domain '{domain}', which the model does not "
@@ -333,13 +333,13 @@ class Engine:
             self.report("default-opset-implicit", f"{node.op_type} is in the default domain, whose version the model "
                         f"does not import; assuming opset {ONNX_OPSET}", loc,
                         "add an opset_import entry for domain ''")  # fmt: skip
-        sig, how = self.dispatcher.resolve(domain, view.op_type, node.overload, opset)
+        sig, how = self.dispatcher.resolve(domain, view.op_type, view.overload, opset)
         if opset is None and how.kind != FUNCTION:
             prepared = self.placement.prepare_all(None, view.op_type, inputs, None, len(view.outputs))
             site = _site(frame, idx, node, inputs)
             return self.placement.place(frame, site, view.outputs, view.op_type, prepared, how.reason, ())
-        ctx = RuleContext(node, partial(_site, frame, idx, node, inputs), sig, opset or 1, inputs, self, frame,
-                          rule_attributes(node, sig, frame.attr_refs))  # fmt: skip
+        attrs = rule_attributes(node, sig, frame.attr_refs, view.attrs_summary if not view.has_ref else None)
+        ctx = RuleContext(node, partial(_site, frame, idx, node, inputs), sig, opset or 1, inputs, self, frame, attrs)
         n_diagnostics = len(self.diagnostics)
         check_node(self, ctx, loc, view)
         raw: list[Any] | None = None

@@ -42,8 +42,8 @@ class NodeView:
     mostly inferred from the memo without it.
     """
 
-    __slots__ = ("attr_types", "domain", "has_ref", "has_subgraph", "index", "inputs", "memo_base", "op_type",
-                 "outputs", "source")  # fmt: skip
+    __slots__ = ("attr_types", "domain", "has_ref", "has_subgraph", "index", "inputs", "memo_base", "name",
+                 "op_type", "outputs", "overload", "source")  # fmt: skip
 
     def __init__(
         self,
@@ -58,6 +58,7 @@ class NodeView:
         has_ref: bool,
         attrs: tuple[bytes, ...] | None,
         shared: dict[Any, Any],
+        name: str = "",
     ):
         """``attrs``: the attributes serialized, ``None`` when they take more than
         ``LARGE_ATTRIBUTE`` bytes in all (such a node is not memoized: its key would hold them).
@@ -72,6 +73,8 @@ class NodeView:
         for o in outs:
             shared.setdefault(o, o)
         self.op_type: str = shared.setdefault(op_type, op_type)
+        self.name = name
+        self.overload = overload
         # ``signatures.schema.canonical_domain``'s rule (importing it here would be circular:
         # the limits scan reads views, and the schema module imports the limits through dims).
         self.domain: str = "" if domain == "ai.onnx" else domain
@@ -280,7 +283,7 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
             serialized = None if None in each or sum(map(len, each)) > LARGE_ATTRIBUTE else each  # type: ignore[arg-type]
         out.append(NodeView(
             nodes, index, node.input, node.output, node.op_type, node.domain, node.overload,
-            tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs), serialized, shared,
+            tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs), serialized, shared, node.name,
         ))  # fmt: skip
     return Views(out, names.repeated(nodes))
 
@@ -460,7 +463,7 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
             ins: list[str] = []
             outs: list[str] = []
             spans: list[tuple[int, int]] = []  # each attribute's bytes
-            op_type = domain = overload = ""
+            op_type = domain = overload = name = ""
             while i < n:
                 tag = b[i]
                 if tag & 7 != 2 or tag > 0x7F:
@@ -485,7 +488,9 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
                 elif tag == _OVERLOAD:
                     overload = b[i:end].decode()
                 elif tag == _NAME and end > i:
-                    add_hash(hash(b[i:end]))
+                    raw = b[i:end]
+                    add_hash(hash(raw))
+                    name = raw.decode()
                 i = end
             types: tuple[int, ...] = ()
             has_ref = False
@@ -513,7 +518,8 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
                     has_ref = has_ref or kind[1]
                 types = tuple(found)
                 attrs = tuple(kept) if keep else None  # type: ignore[arg-type]
-            out.append(NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared))
+            view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared, name)
+            out.append(view)
     except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
         return None
     return Views(out, names.repeated(nodes))

@@ -84,6 +84,9 @@ class Placement:
                 for k in range(n)]  # fmt: skip
 
     def prepare(self, v: Value, op_type: str) -> Prepared:
+        t = v.type
+        if v.known is None and type(t) is T.TensorType:
+            return self._prepare_tensor(v, t)  # the usual case: a tensor of unknown contents
         v, overflow = without_overflow(in_domain(v))
         t = v.type
         needs_fill = not isinstance(t, (T.TensorType, T.SparseTensorType)) or (
@@ -91,6 +94,26 @@ class Placement:
         )
         plain = self.settle(v, t, op_type)
         return Prepared(v, needs_fill, plain, _needs_note(plain), overflow)
+
+    @staticmethod
+    def _prepare_tensor(v: Value, t: T.TensorType) -> Prepared:
+        """``prepare`` of a tensor without contents: nothing to keep in its domain or to settle
+        but empty contents, which a shape of integers with a 0 has."""
+        shape = t.shape
+        if shape is None:
+            return Prepared(v, False, v, True)  # unknown rank: noted
+        needs_fill = empty = False
+        symbolic = False
+        for d in shape:
+            if d is None:
+                needs_fill = True
+            elif type(d) is int:
+                empty = empty or d == 0
+            else:
+                symbolic = True
+        plain = Value(t, Known(tuple(shape), ())) if empty and not needs_fill and not symbolic else v
+        note = plain.known is None and t.elem in _SMALL_INTS and len(shape) <= 1
+        return Prepared(v, needs_fill, plain, note)
 
     def settle(self, v: Value, t: T.Type, op_type: str) -> Value:
         """``v`` with type ``t``: contents dropped where they do not fit (or are not propagated,
@@ -322,6 +345,9 @@ def with_empty_contents(v: Value) -> Value:
 
 def default_reason(op_type: str) -> str:
     return f"the rule for {op_type} cannot determine this extent from its inputs"
+
+
+_SMALL_INTS = frozenset({TensorProto.INT64, TensorProto.INT32})
 
 
 def _needs_note(v: Value) -> bool:

@@ -38,6 +38,7 @@ from .budget import (
     time_limit,
 )
 from .budget import current as _budget
+from .budget import state as _state
 from .edge import to_sympy
 from .terms import Expr, Op, Var, as_op, as_var, free_names, make, of_factor, quote_name, size_of, variable
 
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 _INT_BOUND = MAX_INT_MAGNITUDE
+_INF = float("inf")
 
 
 def symbol(name: str) -> Expr:
@@ -122,44 +124,46 @@ def variable_name(d: object) -> str | None:
 
 def _bounded(r: Dim) -> Dim:
     """``r``, or ``None`` when it is past the run's bounds."""
-    tick()
+    s = _state
+    if s.earliest != _INF:
+        tick()
     if r is None:
         return None
     if type(r) is int:
         if -_INT_BOUND <= r <= _INT_BOUND:
             return r
-    elif r.size <= _budget().max_size:
+    elif r.size <= s.max_size:
         return r
-    refuse()
+    s.refused += 1
     return None
 
 
 def add(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return None
-    if type(a) is int and type(b) is int:
-        return _bounded(a + b)
-    return _bounded(poly.add(a, b))
+    return _bounded(a + b if type(a) is int and type(b) is int else poly.add(a, b))
 
 
 def neg(a: Dim) -> Dim:
-    return mul(a, -1)
+    if a is None:
+        return None
+    return _bounded(-a if type(a) is int else poly.scale(a, -1))
 
 
 def sub(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return None
-    if type(a) is int and type(b) is int:
-        return _bounded(a - b)
-    return _bounded(poly.sub(a, b))
+    return _bounded(a - b if type(a) is int and type(b) is int else poly.sub(a, b))
 
 
 def mul(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return 0 if a == 0 or b == 0 else None
-    if type(a) is int and type(b) is int:
-        return _bounded(a * b)
-    if poly.work(a, b) > _budget().max_size:
+    if type(a) is int:
+        return _bounded(a * b if type(b) is int else poly.scale(b, a))
+    if type(b) is int:
+        return _bounded(poly.scale(a, b))
+    if poly.work(a, b) > _state.max_size:
         # Bounded before the work starts: a product of sums multiplies their term counts.
         tick()
         refuse()

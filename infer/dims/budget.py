@@ -40,65 +40,57 @@ class NodeTimeout(BaseException):
         self.level = level
 
 
-class Budget:
-    """The expression bound of one run, and how many results it refused."""
+class _State(threading.local):
+    """What the run in progress in this thread may spend and has spent: its expression bound and
+    the results it refused (the runs it interrupted are saved, innermost last), and the deadlines
+    of the rules running (innermost last). One thread-local object, read by every operation on
+    extents (a thread-local, not a context variable: setting one replaces the context's mapping,
+    which frees objects a program may have frozen with ``gc.freeze``)."""
 
-    __slots__ = ("max_size", "refused")
-
-    def __init__(self, max_size: int):
-        self.max_size = max_size
+    def __init__(self) -> None:
+        self.max_size = MAX_EXPRESSION_SIZE  # outside any run: the default bound
         self.refused = 0
+        self.saved: list[tuple[int, int]] = []
+        self.deadlines: list[float] = []
+        self.ops = 0
+        self.earliest = math.inf
 
 
-# The budgets of the runs in progress in each thread, innermost last (a thread-local stack, not a
-# context variable: setting one replaces the context's mapping, which frees objects a program may
-# have frozen with ``gc.freeze``), and the budget of calls made outside any run.
-_runs = threading.local()
-_OUTSIDE_RUNS = Budget(MAX_EXPRESSION_SIZE)
+state = _State()
 
 
-def current() -> Budget:
-    stack = getattr(_runs, "stack", None)
-    return stack[-1] if stack else _OUTSIDE_RUNS
+def current() -> _State:
+    """The budget of the run in progress (``max_size``, ``refused``)."""
+    return state
 
 
 @contextmanager
 def expression_limit(max_size: int) -> Iterator[None]:
     """Refuse expressions of more than ``max_size`` terms while the block runs (one run's
     budget: ``overflow_count`` counts its refusals)."""
-    stack = getattr(_runs, "stack", None)
-    if stack is None:
-        stack = _runs.stack = []
-    stack.append(Budget(max_size))
+    s = state
+    s.saved.append((s.max_size, s.refused))
+    s.max_size, s.refused = max_size, 0
     try:
         yield
     finally:
-        stack.pop()
+        s.max_size, s.refused = s.saved.pop()
 
 
 def overflow_count() -> int:
     """How many results the run in progress refused for their size."""
-    return current().refused
+    return state.refused
 
 
 def refuse() -> None:
     """Count one refused result; the result is ``None`` (unknown)."""
-    current().refused += 1
+    state.refused += 1
 
 
 # -- the time of one node ------------------------------------------------------------------------
 
 
-class _Clock(threading.local):
-    """The deadlines of the rules running in this thread, innermost last."""
-
-    def __init__(self) -> None:
-        self.deadlines: list[float] = []
-        self.ops = 0
-        self.earliest = math.inf
-
-
-_clock = _Clock()
+_clock = state  # (the deadlines live in the same thread-local object)
 _TICKS = 32
 
 

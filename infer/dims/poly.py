@@ -15,8 +15,11 @@ from .terms import Expr, Mono, make, mono, mono_product
 Ext = int | Expr
 
 
-def _merge(ta: tuple, tb: tuple) -> tuple:
-    """Two sorted term lists added: like terms combined, zero coefficients dropped."""
+def _merge(ta: tuple, tb: tuple, sign: int = 1) -> tuple:
+    """Two sorted term lists added (``sign`` -1: the second subtracted): like terms combined,
+    zero coefficients dropped."""
+    if sign == -1:
+        tb = tuple([(m, -c) for m, c in tb])
     out = []
     i = j = 0
     na, nb = len(ta), len(tb)
@@ -64,7 +67,11 @@ def scale(a: Ext, k: int) -> Ext:
 
 
 def sub(a: Ext, b: Ext) -> Ext:
-    return add(a, scale(b, -1))
+    if type(b) is int:
+        return add(a, -b)
+    if type(a) is int:
+        return make(tuple([(m, -c) for m, c in b.terms]), a - b.const)
+    return make(_merge(a.terms, b.terms, -1), a.const - b.const)
 
 
 def work(a: Ext, b: Ext) -> int:

@@ -80,11 +80,20 @@ class _Interned:
             if old is not None:
                 return old
             self.refs[key] = KeyedRef(obj, self._drop, key)
+            _RECENT[_recent_at[0]] = obj
+            _recent_at[0] = (_recent_at[0] + 1) & (_RECENT_SIZE - 1)
             return obj
 
     def __len__(self) -> int:
         return len(self.refs)
 
+
+# The last objects made, held strongly: an extent made, used and dropped at once (a difference
+# compared with 0, a product on the way to an element count) is usually made again soon, and
+# would otherwise be built from nothing each time. A fixed number, so nothing grows across runs.
+_RECENT_SIZE = 1 << 13
+_RECENT: list[Any] = [None] * _RECENT_SIZE
+_recent_at = [0]
 
 _VARS = _Interned()
 _OPS = _Interned()
