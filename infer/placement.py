@@ -160,35 +160,21 @@ class Placement:
         return t
 
     def refine_declared(self, frame: Frame, site: Site, name: str, t: T.Type) -> T.Type:
-        """``t`` refined by what the graph declares for ``name`` (Clause 9.4); clashes reported,
-        the inferred part kept (it is what the operators compute)."""
+        """``t`` refined by what the graph declares for ``name`` (Clause 9.4); a declaration
+        inference refutes is reported and the inferred part kept (it is what the operators
+        compute); one it cannot refute but adopts is a listed assumption (``_Refinement``)."""
         tp = frame.declared.get(name)
         if tp is None:
             return t
         declared = self.declared_type(tp, name)
-        is_output = name in frame.record.outputs
-        table = self.run.table
-
-        def keep(axis: int, d: Dim, i: Dim) -> Dim:
-            # Both hold; keep the more useful one and record the equality the model entails.
-            if D.equal(d, i) is True:
-                return i
-            if not table.is_fresh(i):
-                table.learn_equal(d, i, site)
-                return d if isinstance(d, int) else i
-            # An extent inference could not determine takes what the model declares, except that
-            # a graph output's does not take a variable of the graph inputs: that would equate
-            # this extent with one of theirs on the declaration's word alone, and exporters name
-            # output axes after input axes of equal extent at export time (TorchScript declared
-            # `batch` on a height).
-            return i if is_output and self._names_input_variable(d) else d
-
-        out, clashes = T.refine(declared, t, keep)
-        for c in clashes:
+        judge = _Refinement(self, site, name, name in frame.record.outputs)
+        out, clashes = T.refine(declared, t, judge.keep)
+        location = Location(site.graph, site.node_index, site.node_name, site.op_type, value=name)
+        for c in [*clashes, *judge.refuted]:
             self.run.report(
                 "declared-type-clash",
                 f"`{name}` is declared {declared} but {site.op_type} produces {t}: {c}",
-                Location(site.graph, site.node_index, site.node_name, site.op_type, value=name),
+                location,
                 "fix or remove the value_info entry" if name not in frame.record.outputs else None,
             )
         return out
@@ -203,6 +189,56 @@ class Placement:
     def _input_names(self) -> frozenset[str]:
         """The main graph's inputs: the names they declare are positive variables."""
         return frozenset(i.name for i in self.run.model.graph.input)
+
+
+class _Refinement:
+    """What one value's declared extents add to the inferred ones (a ``types.DimRefine``).
+
+    An extent inference could not determine takes the declaration. Against an inferred extent
+    a declared integer it refutes (outside the extent's bounds) is collected in ``refuted``; one
+    it cannot refute replaces the inferred extent under the listed assumption that they are
+    equal (``floor(N/20) - 1 == 0``), which ``verify`` respects. A declared name keeps the
+    inferred extent, the equality the model states recorded.
+    """
+
+    def __init__(self, placement: Placement, site: Site, name: str, is_output: bool):
+        self.placement, self.site, self.name, self.is_output = placement, site, name, is_output
+        self.table = placement.run.table
+        self.refuted: list[T.Clash] = []
+
+    def keep(self, axis: int, d: Dim, i: Dim) -> Dim:
+        if D.equal(d, i) is True:
+            return i
+        if self.table.is_fresh(i):
+            # An extent inference could not determine takes what the model declares, except that
+            # a graph output's does not take a variable of the graph inputs: that would equate
+            # this extent with one of theirs on the declaration's word alone, and exporters name
+            # output axes after input axes of equal extent at export time (TorchScript declared
+            # `batch` on a height).
+            return i if self.is_output and self.placement._names_input_variable(d) else d
+        if isinstance(d, int):
+            return self._integer(axis, d, i)
+        # Both hold; keep the inferred one and record the equality the model states.
+        self.table.learn_equal(d, i, self.site)
+        return i
+
+    def _integer(self, axis: int, d: int, i: Dim) -> Dim:
+        """A declared integer against an inferred symbolic extent: refuted where the extent's
+        bounds exclude it, else adopted under the assumption ``i == d``. A variable may denote
+        0 (Clause 6.5.1), so a declared 0 is refuted only by the extent's least value with every
+        variable at 0 or at what the model's validity requires of it."""
+        if d == 0:
+            least = (D.evaluate(i, {n: self.table.var_minimums.get(n, 0) for n in D.free_names(i)})
+                     if D.is_monotone(i) else None)  # fmt: skip
+            refuted = isinstance(least, int) and least > 0
+        else:
+            lo, hi = self.table.bounds(i)
+            refuted = (lo is not None and lo > d) or (hi is not None and hi < d)
+        if refuted:
+            self.refuted.append(T.Clash("dim", str(d), D.to_str(i), axis))
+            return i
+        self.table.assume_range(i, d, d, self.site, f"`{self.name}` is declared {d} at axis {axis}")
+        return d
 
 
 _ABSENT = object()  # an absent input, in a key of ``_SCHEMA_TYPES``
