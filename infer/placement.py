@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any, NamedTuple, Protocol
 
+import sympy
 from onnx import ModelProto, NodeProto, TensorProto, TypeProto
 
 from signatures.schema import Signature, parse_type_str
@@ -55,6 +56,11 @@ class Placement:
 
     def __init__(self, run: Run):
         self.run = run
+        # A declared name -> the extent it stands for and where that was (``meaning``).
+        self.meanings: dict[str, tuple[Dim, str]] = {}
+        # Names the model gives to extents inference does not prove equal -> the extent each
+        # stands for: the drop-ins write such a name only over that extent (infer/dimwriter.py).
+        self.conflicts: dict[str, Dim] = {}
 
     def declared_type(self, tp: TypeProto, value: str) -> T.Type:
         """A type the model writes for ``value``, its dim names declarations of the model's
@@ -177,13 +183,34 @@ class Placement:
                 location,
                 "fix or remove the value_info entry" if name not in frame.record.outputs else None,
             )
+        for text in judge.unproven:
+            self.run.report("declared-name-unproven", f"`{name}` is declared {declared} and {site.op_type} produces "
+                            f"{t}: {text}", location)  # fmt: skip
         return out
+
+    def meaning(self, d: Dim, i: Dim, where: str) -> Dim:
+        """The extent a declared dim stands for: a name declared only on values that nodes
+        produce stands for the extent ``i`` inferred where the model first declares it on a
+        known extent (``where``); a graph input's variable or a spelled expression for itself."""
+        if not isinstance(d, sympy.Symbol) or self._names_input_variable(d):
+            return d
+        return self.meanings.setdefault(d.name, (i, where))[0]
 
     def _names_input_variable(self, d: Dim) -> bool:
         """Does ``d`` mention a variable declared on an input of the main graph?"""
+        return bool(self._input_variables(d))
+
+    def _over_inputs(self, d: Dim) -> bool:
+        """Is ``d`` an integer or an expression over the main graph's inputs' variables only?"""
+        return isinstance(d, int) or self._input_variables(d) == D.free_names(d)
+
+    def _input_variables(self, d: Dim) -> set[str]:
         inputs, table = self._input_names, self.run.table
-        return any((v := table.get(n)) is not None and v.origin.kind == "declared" and v.origin.value in inputs
-                   for n in D.free_names(d))  # fmt: skip
+        return {
+            n
+            for n in D.free_names(d)
+            if (v := table.get(n)) is not None and v.origin.kind == "declared" and v.origin.value in inputs
+        }
 
     @cached_property
     def _input_names(self) -> frozenset[str]:
@@ -195,16 +222,21 @@ class _Refinement:
     """What one value's declared extents add to the inferred ones (a ``types.DimRefine``).
 
     An extent inference could not determine takes the declaration. Against an inferred extent
-    a declared integer it refutes (outside the extent's bounds) is collected in ``refuted``; one
-    it cannot refute replaces the inferred extent under the listed assumption that they are
-    equal (``floor(N/20) - 1 == 0``), which ``verify`` respects. A declared name keeps the
-    inferred extent, the equality the model states recorded.
+    a declaration it refutes (an integer outside the extent's bounds) is collected in
+    ``refuted``; a declared integer it cannot refute replaces the inferred extent under the
+    listed assumption that they are equal (``floor(N/20) - 1 == 0``), which ``verify`` respects.
+    A declared name keeps the inferred extent, and stands for one extent wherever it is
+    declared (``Placement.meaning``): given to one proved different it is refuted; given to two
+    extents the inputs determine that inference can prove neither equal nor different (two axes
+    of one output named alike, inferred ``batch`` and ``L - 4``) it is in ``unproven``,
+    reported once a name; either way it is a conflict, not written over the other extent.
     """
 
     def __init__(self, placement: Placement, site: Site, name: str, is_output: bool):
         self.placement, self.site, self.name, self.is_output = placement, site, name, is_output
         self.table = placement.run.table
         self.refuted: list[T.Clash] = []
+        self.unproven: list[str] = []
 
     def keep(self, axis: int, d: Dim, i: Dim) -> Dim:
         if D.equal(d, i) is True:
@@ -218,9 +250,38 @@ class _Refinement:
             return i if self.is_output and self.placement._names_input_variable(d) else d
         if isinstance(d, int):
             return self._integer(axis, d, i)
-        # Both hold; keep the inferred one and record the equality the model states.
-        self.table.learn_equal(d, i, self.site)
+        m = self.placement.meaning(d, i, f"`{self.name}` axis {axis}")
+        same = True if m is i else D.equal(m, i)
+        if same is False and T.zero_against_symbol(m, i):
+            same = None  # a variable may denote an empty extent (Clause 6.5.1)
+        if same is False:
+            self.refuted.append(T.Clash("dim", D.to_str(d), D.to_str(i), axis))
+            self._conflict(d, m)
+        elif same is None and self.placement._over_inputs(m) and self.placement._over_inputs(i):
+            # Two extents the inputs determine, which inference derives differently.
+            self._unproven(d, m, i, axis)
+        else:
+            # Both hold; the model states the equality (a name it declares only on values nodes
+            # produce stands for what it is declared on).
+            self.table.learn_equal(d, i, self.site)
         return i
+
+    def _conflict(self, d: Dim, m: Dim) -> str:
+        """Record that the model gives ``d``, which stands for ``m``, to another extent."""
+        key = d.name if isinstance(d, sympy.Symbol) else D.to_str(d)
+        self.placement.conflicts.setdefault(key, m)
+        return key
+
+    def _unproven(self, d: Dim, m: Dim, i: Dim, axis: int) -> None:
+        """The model gives ``d`` to ``i`` at ``axis``, where it stands for ``m``: reported once a name."""
+        seen = len(self.placement.conflicts)
+        key = self._conflict(d, m)
+        if len(self.placement.conflicts) == seen:
+            return
+        first = self.placement.meanings.get(key, (m, "a graph input"))[1]
+        self.unproven.append(f"`{D.to_str(d)}` stands for {D.to_str(m)} ({first}), which inference cannot prove equal "
+                             f"to {D.to_str(i)} at axis {axis}; each keeps its inferred extent, and the name is not "
+                             "written over it")  # fmt: skip
 
     def _integer(self, axis: int, d: int, i: Dim) -> Dim:
         """A declared integer against an inferred symbolic extent: refuted where the extent's

@@ -211,7 +211,7 @@ def _refine_elem(declared: int | None, inferred: int | None, clashes: list[Clash
     return inferred if inferred is not None else declared
 
 
-def _zero_against_symbol(d: Dim, i: Dim) -> bool:
+def zero_against_symbol(d: Dim, i: Dim) -> bool:
     """An extent 0 against a symbolic one: no contradiction. Inference takes variables to be
     positive, but an extent of 0 is permitted (Clause 6.5.1) and a variable may denote it, so a
     model declaring ``M`` for an empty tensor is valid."""
@@ -233,7 +233,7 @@ def refine_shape(
         return inferred
     out = []
     for axis, (d, i) in enumerate(zip(declared, inferred)):
-        if d is not None and i is not None and D.equal(d, i) is False and not _zero_against_symbol(d, i):
+        if d is not None and i is not None and D.equal(d, i) is False and not zero_against_symbol(d, i):
             clashes.append(Clash("dim", D.to_str(d), D.to_str(i), axis))
             out.append(i)
         elif d is None or i is None:

@@ -1,9 +1,11 @@
-"""Declared graph-output and value_info extents against what the operators compute (issue 27
-item 6).
+"""Declared graph-output and value_info extents against what the operators compute (issue 26
+item 2, issue 27 item 6).
 
-A declared integer inference refutes is a ``declared-type-clash``, and the inferred extent is
-kept; one it cannot refute is adopted under a listed assumption, which ``verify`` respects.
-Ground truth is onnxruntime.
+A declaration inference refutes is a ``declared-type-clash``, and the inferred extent is kept and
+written; a declared integer it cannot refute is adopted under a listed assumption, which
+``verify`` respects; a declared name given to extents the inputs determine that inference can
+prove neither equal nor different is a ``declared-name-unproven`` warning, and the drop-ins do not
+write it over the other extent (docs/onnx-compat.md). Ground truth is onnxruntime.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import infer
 from infer import dims as D
+from infer import onnx_compat, ort_compat
 from infer.verify import check_run, verify
 from tests.support.runtime import run
 
@@ -29,6 +32,20 @@ def _vi(name: str, dims) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, F, dims)
 
 
+def vocoder_like() -> onnx.ModelProto:
+    """The shape of issue 26's vocoder: a strided Conv1d over ``samples``, squeezed, its output
+    ``audio`` declared ``[S, S]`` as the TorchScript export names it, where the axes are
+    ``batch`` and ``floor((samples - 3)/2) + 1``."""
+    w = numpy_helper.from_array(np.full((1, 1, 3), 0.5, np.float32), "w")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], strides=[2]),
+        helper.make_node("Squeeze", ["c", "axes"], ["audio"]),
+    ]
+    name = "Squeezeaudio_dim_0"
+    return _model(nodes, [_vi("x", ["batch", 1, "samples"])], [_vi("audio", [name, name])], [w, axes])
+
+
 def _dims(tp: onnx.TypeProto) -> list:
     return [d.dim_param or d.dim_value for d in tp.tensor_type.shape.dim]
 
@@ -39,6 +56,51 @@ def _output(m: onnx.ModelProto, name: str) -> list:
 
 def _codes(r: infer.InferenceResult) -> set[tuple[str, str | None]]:
     return {(d.code, d.location.value) for d in r.diagnostics}
+
+
+# -- one name, two extents (issue 26 item 2) -------------------------------------------------------
+
+
+def test_the_vocoder_declaration_is_false_at_run_time_and_is_reported() -> None:
+    m = vocoder_like()
+    observed = run(m, {"x": np.ones((2, 1, 1253), np.float32)})
+    assert observed["audio"].shape == (2, 626)  # what the declaration equates differs
+    r = infer.infer_model(m)
+    assert ("declared-name-unproven", "audio") in _codes(r)
+    assert not r.errors  # neither equal nor different is provable: no contradiction claimed
+    assert check_run(r, {"batch": 2, "samples": 1253}, observed).ok
+    a, b = r.shape_of("audio")
+    assert a != b
+
+
+def test_the_drop_ins_do_not_write_one_name_over_two_extents() -> None:
+    m = vocoder_like()
+    for out in (onnx_compat.infer_shapes(m), ort_compat.SymbolicShapeInference.infer_shapes(m)):
+        first, second = _output(out, "audio")
+        assert first != second and second != "Squeezeaudio_dim_0", (first, second)
+        again = onnx_compat.infer_shapes(out)  # and what they wrote is a fixed point
+        assert again.SerializeToString() == onnx_compat.infer_shapes(again).SerializeToString()
+
+
+def test_one_name_for_provably_different_extents_is_a_contradiction() -> None:
+    pads = numpy_helper.from_array(np.array([0, 3], np.int64), "pads")
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Pad", ["x", "pads"], ["b"])]
+    m = _model(nodes, [_vi("x", ["N"])], [_vi("a", ["D"]), _vi("b", ["D"])], [pads])
+    observed = run(m, {"x": np.ones(4, np.float32)})
+    assert (observed["a"].shape, observed["b"].shape) == ((4,), (7,))
+    r = infer.infer_model(m)
+    assert ("declared-type-clash", "b") in _codes(r)
+    assert [D.to_str(d) for d in (*r.shape_of("a"), *r.shape_of("b"))] == ["N", "N + 3"]  # both kept
+    out = onnx_compat.infer_shapes(m)
+    assert _output(out, "a") == ["D"] and _output(out, "b") != ["D"]
+
+
+def test_a_graph_input_variable_is_not_written_over_another_inputs_extent() -> None:
+    m = _model([helper.make_node("Relu", ["z"], ["y"])], [_vi("x", ["N"]), _vi("z", ["M"])], [_vi("y", ["N"])])
+    r = infer.infer_model(m)
+    assert ("declared-name-unproven", "y") in _codes(r)
+    for out in (onnx_compat.infer_shapes(m), ort_compat.SymbolicShapeInference.infer_shapes(m)):
+        assert _output(out, "y") == ["M"]
 
 
 # -- declared integers (issue 27 item 6) ----------------------------------------------------------
