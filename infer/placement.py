@@ -242,15 +242,10 @@ class _Refinement:
         if D.equal(d, i) is True:
             return i
         if self.table.is_fresh(i):
-            # An extent inference could not determine takes what the model declares, except that
-            # a graph output's does not take a variable of the graph inputs: that would equate
-            # this extent with one of theirs on the declaration's word alone, and exporters name
-            # output axes after input axes of equal extent at export time (TorchScript declared
-            # `batch` on a height).
-            return i if self.is_output and self.placement._names_input_variable(d) else d
+            return self._unknown(axis, d, i)
         if isinstance(d, int):
             return self._integer(axis, d, i)
-        m = self.placement.meaning(d, i, f"`{self.name}` axis {axis}")
+        m = self.placement.meaning(d, i, self._where(axis))
         same = True if m is i else D.equal(m, i)
         if same is False and T.zero_against_symbol(m, i):
             same = None  # a variable may denote an empty extent (Clause 6.5.1)
@@ -265,6 +260,27 @@ class _Refinement:
             # produce stands for what it is declared on).
             self.table.learn_equal(d, i, self.site)
         return i
+
+    def _where(self, axis: int) -> str:
+        graph = "" if self.site.graph == "main" else f" in {self.site.graph}"
+        return f"`{self.name}` axis {axis}{graph}"
+
+    def _unknown(self, axis: int, d: Dim, i: Dim) -> Dim:
+        """An extent inference could not determine takes what the model declares, except that a
+        graph output's does not take a variable of the graph inputs (that would equate this
+        extent with one of theirs on the declaration's word alone, and exporters name output
+        axes after input axes of equal extent at export time: TorchScript declared `batch` on a
+        height), nor does any extent take a name that already stands for another one (two
+        NonZero counts named alike are not thereby equal)."""
+        if isinstance(d, int):
+            return d
+        where = self._where(axis)
+        stood = self.placement.meanings.get(d.name) if isinstance(d, sympy.Symbol) else None
+        if stood is not None and stood[1] != where:  # (the same place placed again takes it again)
+            self._conflict(d, stood[0])
+            return i
+        self.placement.meaning(d, d, where)
+        return i if self.is_output and self.placement._names_input_variable(d) else d
 
     def _conflict(self, d: Dim, m: Dim) -> str:
         """Record that the model gives ``d``, which stands for ``m``, to another extent."""

@@ -103,6 +103,20 @@ def test_a_graph_input_variable_is_not_written_over_another_inputs_extent() -> N
         assert _output(out, "y") == ["M"]
 
 
+def test_one_name_on_two_unknown_extents_does_not_equate_them() -> None:
+    nodes = [helper.make_node("NonZero", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("NonZero", ["r"], ["b"])]  # fmt: skip
+    i64 = [helper.make_tensor_value_info(n, TensorProto.INT64, [1, "K"]) for n in ("a", "b")]
+    m = _model(nodes, [_vi("x", ["N"])], i64)
+    observed = run(m, {"x": np.array([1.0, -2.0, 3.0, -4.0, 0.0], np.float32)})
+    assert (observed["a"].shape, observed["b"].shape) == ((1, 4), (1, 2))
+    r = infer.infer_model(m)
+    assert r.shape_of("a")[1] != r.shape_of("b")[1]
+    assert check_run(r, {"N": 5}, observed).ok
+    out = onnx_compat.infer_shapes(m)
+    assert _output(out, "a") == [1, "K"] and _output(out, "b")[1] != "K"
+
+
 # -- declared integers (issue 27 item 6) ----------------------------------------------------------
 
 
