@@ -239,10 +239,10 @@ class _Refinement:
         self.unproven: list[str] = []
 
     def keep(self, axis: int, d: Dim, i: Dim) -> Dim:
+        if i is None or self.table.is_fresh(i):  # (None: the inferred rank is unknown)
+            return self._unknown(axis, d, i)
         if D.equal(d, i) is True:
             return i
-        if self.table.is_fresh(i):
-            return self._unknown(axis, d, i)
         if isinstance(d, int):
             return self._integer(axis, d, i)
         m = self.placement.meaning(d, i, self._where(axis))

@@ -196,7 +196,8 @@ class Clash:
         return f"{self.what}{where}: declared {self.declared}, inferred {self.inferred}"
 
 
-# (axis, declared dim, inferred dim) -> kept dim; lets the engine record facts such as N == 3.
+# (axis, declared dim, inferred dim, None where the inferred rank is unknown) -> kept dim; lets the
+# engine record facts such as N == 3.
 DimRefine = Callable[[int, Dim, Dim], Dim]
 
 
@@ -226,8 +227,8 @@ def refine_shape(
 ) -> Shape | None:
     if declared is None:
         return inferred
-    if inferred is None:
-        return declared
+    if inferred is None:  # every declared extent is taken, as ``refine_dim`` decides
+        return tuple(d if d is None else refine_dim(axis, d, None) for axis, d in enumerate(declared))
     if len(declared) != len(inferred):
         clashes.append(Clash("rank", str(len(declared)), str(len(inferred))))
         return inferred

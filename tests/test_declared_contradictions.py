@@ -117,6 +117,20 @@ def test_one_name_on_two_unknown_extents_does_not_equate_them() -> None:
     assert _output(out, "a") == [1, "K"] and _output(out, "b")[1] != "K"
 
 
+def test_a_name_is_not_adopted_where_the_inferred_rank_is_unknown_either() -> None:
+    """``c`` has the rank of ``a``'s count (unknown): its declared ``K`` is not taken for the
+    count either (the oracle, seed 103832)."""
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    nodes = [helper.make_node("NonZero", ["x"], ["a"]), helper.make_node("Squeeze", ["a", "axes"], ["s"]),
+             helper.make_node("ConstantOfShape", ["s"], ["c"])]  # fmt: skip
+    outputs = [helper.make_tensor_value_info("a", TensorProto.INT64, [1, "K"]), _vi("c", ["K"])]
+    m = _model(nodes, [_vi("x", ["N"])], outputs, [axes])
+    observed = run(m, {"x": np.array([0.0, 0.0, 5.0, 0.0], np.float32)})
+    assert (observed["a"].shape, observed["c"].shape) == ((1, 1), (2,))
+    r = infer.infer_model(m)
+    assert check_run(r, {"N": 4}, observed).ok
+
+
 # -- declared integers (issue 27 item 6) ----------------------------------------------------------
 
 
