@@ -97,9 +97,9 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
             v.seconds = time.perf_counter() - start
             return v
     v.infer_seconds = time.perf_counter() - t0
-    v.inference_errors, v.declared_clashes = _errors(program, result)
     v.declared = len(program.declared)
     v.declared_false = sum(not all(d.holds) for d in program.declared)
+    skipped: set[int] = set()
     producers = {o: n.op_type for n in program.model.graph.node for o in n.output}
     for k, (bindings, observed) in enumerate(zip(program.bindings, outcome.outputs)):
         try:
@@ -110,6 +110,7 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
         v.runs += 1
         if rc.skipped is not None:
             v.skipped.append(f"{_fmt(bindings)}: {rc.skipped}")
+            skipped.add(k)
             continue
         v.claims += rc.claims
         v.unchecked += rc.unchecked
@@ -127,6 +128,7 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
                     k,
                 )
             )
+    v.inference_errors, v.declared_clashes = _errors(program, result, skipped)
     v.reference_mismatches = _reference_mismatches(program, outcome.outputs)
     for f in v.findings:
         f.reference_agrees = _reference_agrees(program, f)
@@ -134,11 +136,13 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
     return v
 
 
-def _errors(program: Program, result: Any) -> tuple[list[str], int]:
+def _errors(program: Program, result: Any, skipped: set[int]) -> tuple[list[str], int]:
     """The error diagnostics of a valid program, but ``declared-type-clash``es of an output axis
-    whose declared name the program contradicts at every binding (counted): a clash reported
-    where the name holds at some binding is an error like any other (issue 26)."""
-    refuted = {place for d in program.declared if d.false_everywhere for place in d.places}
+    whose declared name the program contradicts at every binding inside the result's assumptions
+    (not ``skipped``; counted): a clash reported where the name holds in such a run is an error
+    like any other (issue 26)."""
+    refuted = {place for d in program.declared for place in d.places
+               if not any(held for k, held in enumerate(d.holds) if k not in skipped)}  # fmt: skip
     errors, clashes = [], 0
     for d in result.errors:
         axis = re.search(r"at axis (\d+): declared", d.message)
