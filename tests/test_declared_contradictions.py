@@ -129,6 +129,10 @@ def test_a_name_is_not_adopted_where_the_inferred_rank_is_unknown_either() -> No
     assert (observed["a"].shape, observed["c"].shape) == ((1, 1), (2,))
     r = infer.infer_model(m)
     assert check_run(r, {"N": 4}, observed).ok
+    # nor is a graph input's variable, which nothing entails there
+    m.graph.output[1].CopyFrom(_vi("c", ["N"]))
+    r = infer.infer_model(m)
+    assert r.shape_of("c") == (None,) and check_run(r, {"N": 4}, observed).ok
 
 
 # -- declared integers (issue 27 item 6) ----------------------------------------------------------
