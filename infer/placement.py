@@ -64,8 +64,9 @@ class Placement:
 
     def declared_type(self, tp: TypeProto, value: str) -> T.Type:
         """A type the model writes for ``value``, its dim names declarations of the model's
-        variables (positive ones on the main graph's inputs)."""
-        table, is_input = self.run.table, value in self._input_names
+        variables (positive those the main graph's inputs declare, wherever they are met first:
+        a value declared twice is read before the inputs are bound)."""
+        table, inputs = self.run.table, self._input_dim_names
 
         def read_dim(t: Any, axis: int) -> Dim:
             d = t.shape.dim[axis]
@@ -73,7 +74,7 @@ class Placement:
             if kind == "dim_value":
                 return int(d.dim_value) if d.dim_value >= 0 else None
             if kind == "dim_param" and d.dim_param:
-                return table.declared(d.dim_param, f"on `{value}`", value, is_input)
+                return table.declared(d.dim_param, f"on `{value}`", value, d.dim_param in inputs)
             return None
 
         return T.from_proto(tp, read_dim)
@@ -205,17 +206,17 @@ class Placement:
         return isinstance(d, int) or self._input_variables(d) == D.free_names(d)
 
     def _input_variables(self, d: Dim) -> set[str]:
-        inputs, table = self._input_names, self.run.table
-        return {
-            n
-            for n in D.free_names(d)
-            if (v := table.get(n)) is not None and v.origin.kind == "declared" and v.origin.value in inputs
-        }
+        return {n for n in D.free_names(d) if n in self._input_dim_names}
 
     @cached_property
-    def _input_names(self) -> frozenset[str]:
-        """The main graph's inputs: the names they declare are positive variables."""
-        return frozenset(i.name for i in self.run.model.graph.input)
+    def _input_dim_names(self) -> frozenset[str]:
+        """The ``dim_param`` names the main graph's inputs declare."""
+        names = set()
+        for i in self.run.model.graph.input:
+            kind = i.type.WhichOneof("value")
+            if kind in ("tensor_type", "sparse_tensor_type"):
+                names.update(d.dim_param for d in getattr(i.type, kind).shape.dim if d.dim_param)
+        return frozenset(names)
 
 
 class _Refinement:

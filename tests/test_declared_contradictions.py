@@ -181,3 +181,22 @@ def test_a_declared_integer_the_extent_cannot_take_is_a_contradiction() -> None:
     assert not r.assumptions and D.to_str(r.shape_of("b")[0]) == "N + 3"
     rc = check_run(r, {"N": 4}, run(m, {"x": np.ones(4, np.float32)}))
     assert rc.ok and rc.claims
+
+
+def test_an_input_variable_is_positive_wherever_it_is_met_first() -> None:
+    """``S`` is declared on the input and on an output also listed in ``value_info`` (as
+    ``ort_compat`` writes its models), which is read first: it stays a positive variable, so the
+    Reshape's -1 beside it is still resolved (a fixed point of ``ort_compat`` on BERT)."""
+    consts = [
+        numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("one", [1]), ("two", [2]), ("ends", [-1, 16]))
+    ]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Slice", ["shape", "one", "two"], ["s"]),
+        helper.make_node("Concat", ["ends", "s"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"]),
+    ]
+    plain = _model(nodes, [_vi("x", ["B", "S", 32])], [_vi("y", [None, 16, "S"])], consts)
+    twice = _model(nodes, [_vi("x", ["B", "S", 32])], [_vi("y", [None, 16, "S"])], consts, [_vi("y", [None, 16, "S"])])
+    for m in (plain, twice):
+        assert [D.to_str(d) for d in infer.infer_model(m).shape_of("y")] == ["2*B", "16", "S"]
