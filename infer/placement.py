@@ -210,12 +210,18 @@ class Placement:
 
     @cached_property
     def _input_dim_names(self) -> frozenset[str]:
-        """The ``dim_param`` names the main graph's inputs declare."""
-        names = set()
-        for i in self.run.model.graph.input:
-            kind = i.type.WhichOneof("value")
+        """The ``dim_param`` names the main graph's inputs declare (in element types too)."""
+        names: set[str] = set()
+        stack = [i.type for i in self.run.model.graph.input]
+        while stack:
+            tp = stack.pop()
+            kind = tp.WhichOneof("value")
             if kind in ("tensor_type", "sparse_tensor_type"):
-                names.update(d.dim_param for d in getattr(i.type, kind).shape.dim if d.dim_param)
+                names.update(d.dim_param for d in getattr(tp, kind).shape.dim if d.dim_param)
+            elif kind in ("sequence_type", "optional_type"):
+                stack.append(getattr(tp, kind).elem_type)
+            elif kind == "map_type":
+                stack.append(tp.map_type.value_type)
         return frozenset(names)
 
 
