@@ -52,6 +52,8 @@ CODES: dict[str, tuple[str, str, str]] = {
     "subgraph-init-clash": (ERROR, "7.2", "a subgraph name is both an input and an initializer"),
     # inference (Clause 9)
     "declared-type-clash": (ERROR, "9.4", "a declared type contradicts the inferred one"),
+    # A warning: the model states an equality its operators do not entail, and it may hold.
+    "declared-name-unproven": (WARNING, "9.4", "a declared name stands for extents inference cannot prove equal"),
     "shape-mismatch": (ERROR, "10.3", "known extents contradict each other"),
     "type-mismatch": (ERROR, "10.3", "input types violate the operator's type constraints"),
     "bad-attribute": (ERROR, "10.4", "an attribute is missing, of the wrong type or out of range"),

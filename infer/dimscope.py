@@ -144,6 +144,17 @@ class DimScope:
         least_negated = self.lower_bound(negated) if negated is not None else None
         return self.lower_bound(d), None if least_negated is None else -least_negated
 
+    def least_where_empty(self, d: Dim) -> Bound:
+        """The least value of ``d`` where any variable may be 0 (Clause 6.5.1: a declared
+        variable may denote an empty extent) but for what the run requires of it; ``None``
+        unless ``d`` is monotone, which makes that its value with every variable at its least."""
+        if d is None or type(d) is int:
+            return d
+        if not is_monotone(d):
+            return None
+        least = D.evaluate(d, {n: self.var_minimums.get(n, 0) for n in D.free_names(d)})
+        return least if type(least) is int else None
+
     def _least(self, name: str) -> int:
         """The least value variable ``name`` takes by its kind: 1 declared, 0 fresh or unknown."""
         var = self.table.get(name)

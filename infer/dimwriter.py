@@ -23,7 +23,7 @@ schema's function body built for its inputs, ``infer.dispatch``; a registered in
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 
@@ -58,10 +58,14 @@ class DimWriter:
     the place being written, so that a caller can report it.
     """
 
-    def __init__(self, table: DimTable, style: str = "expressions", model: ModelProto | None = None):
+    def __init__(self, table: DimTable, style: str = "expressions", model: ModelProto | None = None,
+                 conflicts: Mapping[str, Dim] | None = None):  # fmt: skip
         if style not in STYLES:
             raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
         self.table = table
+        # Declared names the model gives to extents inference does not prove equal, and what
+        # each stands for (``Placement.conflicts``).
+        self.conflicts = conflicts or {}
         self.style = style
         self.keeps_declared = style == "onnx"
         self.overflows: list[tuple[str, str]] = []
@@ -109,8 +113,9 @@ class DimWriter:
         involved: the engine kept the declared name as an equality the model states); and where
         an unknown extent has the very name the ``onnx`` style derives from what it is (the
         drop-in wrote this place before). A declared name against a provably different extent,
-        or one the engine would not let an unknown extent take, is replaced. An integer extent
-        always replaces a name, as in onnx.
+        or one the engine would not let an unknown extent take, is replaced; so is a name the
+        model gives to extents inference does not prove equal (``conflicts``), everywhere but
+        over the one it stands for. An integer extent always replaces a name, as in onnx.
         """
         if isinstance(t, (T.TensorType, T.SparseTensorType)):
             kind = "tensor_type" if isinstance(t, T.TensorType) else "sparse_tensor_type"
@@ -139,12 +144,13 @@ class DimWriter:
             return True  # nothing inferred: the declaration is all there is
         if isinstance(d, int):
             return False
-        read = _read_declared(self.table, name)
+        conflict = self.conflicts.get(name)
+        read = conflict if conflict is not None else _read_declared(self.table, name)
         same = None if read is None else D.equal(read, d)
         if same is not None:
             return same
         if not self.table.is_fresh(d):
-            return True
+            return conflict is None
         # An unknown extent keeps the name it had when the drop-in wrote this place before.
         return self._names is not None and name == self._names.preferred(d)
 

@@ -98,7 +98,7 @@ def infer_shapes(
         raise ValidationError("\n".join(_describe(d) for d in validation))
     problems = _problems(proto, engine, check_type, strict_mode)
     declared = _subgraph_outputs(proto)
-    writer = DimWriter(engine.table, "onnx", proto)
+    writer = DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)
     _write(proto, engine, TypeWriter(writer))
     if strict_mode:
         problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
@@ -114,7 +114,7 @@ def infer_shapes(
             break
         declared = written
         engine = _engine(proto, data_prop, initializers_as_constants)
-        _write(proto, engine, TypeWriter(DimWriter(engine.table, "onnx", proto)))
+        _write(proto, engine, TypeWriter(DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)))
     return proto
 
 

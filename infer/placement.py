@@ -57,11 +57,17 @@ class Placement:
 
     def __init__(self, run: Run):
         self.run = run
+        # A declared name -> the extent it stands for and where that was (``meaning``).
+        self.meanings: dict[str, tuple[Dim, str]] = {}
+        # Names the model gives to extents inference does not prove equal -> the extent each
+        # stands for: the drop-ins write such a name only over that extent (infer/dimwriter.py).
+        self.conflicts: dict[str, Dim] = {}
 
     def declared_type(self, tp: TypeProto, value: str) -> T.Type:
         """A type the model writes for ``value``, its dim names declarations of the model's
-        variables (positive ones on the main graph's inputs)."""
-        table, is_input = self.run.table, value in self._input_names
+        variables (positive those the main graph's inputs declare, wherever they are met first:
+        a value declared twice is read before the inputs are bound)."""
+        table, inputs = self.run.table, self._input_dim_names
 
         def read_dim(t: Any, axis: int) -> Dim:
             d = t.shape.dim[axis]
@@ -69,7 +75,7 @@ class Placement:
             if kind == "dim_value":
                 return int(d.dim_value) if d.dim_value >= 0 else None
             if kind == "dim_param" and d.dim_param:
-                return table.declared(d.dim_param, f"on `{value}`", value, is_input)
+                return table.declared(d.dim_param, f"on `{value}`", value, d.dim_param in inputs)
             return None
 
         return T.from_proto(tp, read_dim)
@@ -188,49 +194,163 @@ class Placement:
         return t
 
     def refine_declared(self, frame: Frame, site: Site, name: str, t: T.Type) -> T.Type:
-        """``t`` refined by what the graph declares for ``name`` (Clause 9.4); clashes reported,
-        the inferred part kept (it is what the operators compute)."""
+        """``t`` refined by what the graph declares for ``name`` (Clause 9.4); a declaration
+        inference refutes is reported and the inferred part kept (it is what the operators
+        compute); one it cannot refute but adopts is a listed assumption (``_Refinement``)."""
         tp = frame.declared.get(name)
         if tp is None:
             return t
         declared = self.declared_type(tp, name)
-        is_output = name in frame.record.outputs
-        scope = self.run.scope
-
-        def keep(axis: int, d: Dim, i: Dim) -> Dim:
-            # Both hold; keep the more useful one and record the equality the model entails.
-            if D.equal(d, i) is True:
-                return i
-            if not scope.is_fresh(i):
-                scope.learn_equal(d, i, site)
-                return d if isinstance(d, int) else i
-            # An extent inference could not determine takes what the model declares, except that
-            # a graph output's does not take a variable of the graph inputs: that would equate
-            # this extent with one of theirs on the declaration's word alone, and exporters name
-            # output axes after input axes of equal extent at export time (TorchScript declared
-            # `batch` on a height).
-            return i if is_output and self._names_input_variable(d) else d
-
-        out, clashes = T.refine(declared, t, keep)
-        for c in clashes:
+        judge = _Refinement(self, site, name, name in frame.record.outputs)
+        out, clashes = T.refine(declared, t, judge.keep)
+        location = Location(site.graph, site.node_index, site.node_name, site.op_type, value=name)
+        for c in [*clashes, *judge.refuted]:
             self.run.report(
                 "declared-type-clash",
                 f"`{name}` is declared {declared} but {site.op_type} produces {t}: {c}",
-                Location(site.graph, site.node_index, site.node_name, site.op_type, value=name),
+                location,
                 "fix or remove the value_info entry" if name not in frame.record.outputs else None,
             )
+        for text in judge.unproven:
+            self.run.report("declared-name-unproven", f"`{name}` is declared {declared} and {site.op_type} produces "
+                            f"{t}: {text}", location)  # fmt: skip
         return out
+
+    def meaning(self, d: Dim, i: Dim, where: str) -> Dim:
+        """The extent a declared dim stands for: a name declared only on values that nodes
+        produce stands for the extent ``i`` inferred where the model first declares it on a
+        known extent (``where``); a graph input's variable or a spelled expression for itself."""
+        name = D.variable_name(d)
+        if name is None or self._names_input_variable(d):
+            return d
+        return self.meanings.setdefault(name, (i, where))[0]
 
     def _names_input_variable(self, d: Dim) -> bool:
         """Does ``d`` mention a variable declared on an input of the main graph?"""
-        inputs, table = self._input_names, self.run.table
-        return any((v := table.get(n)) is not None and v.origin.kind == "declared" and v.origin.value in inputs
-                   for n in D.free_names(d))  # fmt: skip
+        return bool(self._input_variables(d))
+
+    def _over_inputs(self, d: Dim) -> bool:
+        """Is ``d`` an integer or an expression over the main graph's inputs' variables only?"""
+        return isinstance(d, int) or self._input_variables(d) == D.free_names(d)
+
+    def _input_variables(self, d: Dim) -> set[str]:
+        return {n for n in D.free_names(d) if n in self._input_dim_names}
 
     @cached_property
-    def _input_names(self) -> frozenset[str]:
-        """The main graph's inputs: the names they declare are positive variables."""
-        return frozenset(i.name for i in self.run.model.graph.input)
+    def _input_dim_names(self) -> frozenset[str]:
+        """The ``dim_param`` names the main graph's inputs declare (in element types too)."""
+        names: set[str] = set()
+        stack = [i.type for i in self.run.model.graph.input]
+        while stack:
+            tp = stack.pop()
+            kind = tp.WhichOneof("value")
+            if kind in ("tensor_type", "sparse_tensor_type"):
+                names.update(d.dim_param for d in getattr(tp, kind).shape.dim if d.dim_param)
+            elif kind in ("sequence_type", "optional_type"):
+                stack.append(getattr(tp, kind).elem_type)
+            elif kind == "map_type":
+                stack.append(tp.map_type.value_type)
+        return frozenset(names)
+
+
+class _Refinement:
+    """What one value's declared extents add to the inferred ones (a ``types.DimRefine``).
+
+    An extent inference could not determine takes the declaration. Against an inferred extent
+    a declaration it refutes (an integer outside the extent's bounds) is collected in
+    ``refuted``; a declared integer it cannot refute replaces the inferred extent under the
+    listed assumption that they are equal (``floor(N/20) - 1 == 0``), which ``verify`` respects.
+    A declared name keeps the inferred extent, and stands for one extent wherever it is
+    declared (``Placement.meaning``): given to one proved different it is refuted; given to two
+    extents the inputs determine that inference can prove neither equal nor different (two axes
+    of one output named alike, inferred ``batch`` and ``L - 4``) it is in ``unproven``,
+    reported once a name; either way it is a conflict, not written over the other extent.
+    """
+
+    def __init__(self, placement: Placement, site: Site, name: str, is_output: bool):
+        self.placement, self.site, self.name, self.is_output = placement, site, name, is_output
+        self.scope = placement.run.scope
+        self.refuted: list[T.Clash] = []
+        self.unproven: list[str] = []
+
+    def keep(self, axis: int, d: Dim, i: Dim) -> Dim:
+        if i is None or self.scope.is_fresh(i):  # (None: the inferred rank is unknown)
+            return self._unknown(axis, d, i)
+        if D.equal(d, i) is True:
+            return i
+        if isinstance(d, int):
+            return self._integer(axis, d, i)
+        m = self.placement.meaning(d, i, self._where(axis))
+        same = True if m is i else D.equal(m, i)
+        if same is False and T.zero_against_symbol(m, i):
+            same = None  # a variable may denote an empty extent (Clause 6.5.1)
+        if same is False:
+            self.refuted.append(T.Clash("dim", D.to_str(d), D.to_str(i), axis))
+            self._conflict(d, m)
+        elif same is None and self.placement._over_inputs(m) and self.placement._over_inputs(i):
+            # Two extents the inputs determine, which inference derives differently.
+            self._unproven(d, m, i, axis)
+        else:
+            # Both hold; the model states the equality (a name it declares only on values nodes
+            # produce stands for what it is declared on).
+            self.scope.learn_equal(d, i, self.site)
+        return i
+
+    def _where(self, axis: int) -> str:
+        graph = "" if self.site.graph == "main" else f" in {self.site.graph}"
+        return f"`{self.name}` axis {axis}{graph}"
+
+    def _unknown(self, axis: int, d: Dim, i: Dim) -> Dim:
+        """An extent inference could not determine takes what the model declares, except that a
+        graph output's does not take a variable of the graph inputs (that would equate this
+        extent with one of theirs on the declaration's word alone, and exporters name output
+        axes after input axes of equal extent at export time: TorchScript declared `batch` on a
+        height), nor does any extent take a name that already stands for another one (two
+        NonZero counts named alike are not thereby equal)."""
+        if isinstance(d, int):
+            return d
+        where = self._where(axis)
+        name = D.variable_name(d)
+        stood = self.placement.meanings.get(name) if name is not None else None
+        if stood is not None and stood[1] != where:  # (the same place placed again takes it again)
+            self._conflict(d, stood[0])
+            return i
+        self.placement.meaning(d, d, where)
+        return i if self.is_output and self.placement._names_input_variable(d) else d
+
+    def _conflict(self, d: Dim, m: Dim) -> str:
+        """Record that the model gives ``d``, which stands for ``m``, to another extent."""
+        key = D.variable_name(d) or D.to_str(d)
+        self.placement.conflicts.setdefault(key, m)
+        return key
+
+    def _unproven(self, d: Dim, m: Dim, i: Dim, axis: int) -> None:
+        """The model gives ``d`` to ``i`` at ``axis``, where it stands for ``m``: reported once a name."""
+        seen = len(self.placement.conflicts)
+        key = self._conflict(d, m)
+        if len(self.placement.conflicts) == seen:
+            return
+        first = self.placement.meanings.get(key, (m, "a graph input"))[1]
+        self.unproven.append(f"`{D.to_str(d)}` stands for {D.to_str(m)} ({first}), which inference cannot prove equal "
+                             f"to {D.to_str(i)} at axis {axis}; each keeps its inferred extent, and the name is not "
+                             "written over it")  # fmt: skip
+
+    def _integer(self, axis: int, d: int, i: Dim) -> Dim:
+        """A declared integer against an inferred symbolic extent: refuted where the extent's
+        bounds exclude it, else adopted under the assumption ``i == d``. A variable may denote
+        0 (Clause 6.5.1), so a declared 0 is refuted only by the extent's least value with every
+        variable at 0 or at what the model's validity requires of it."""
+        if d == 0:
+            least = self.scope.least_where_empty(i)
+            refuted = least is not None and least > 0
+        else:
+            lo, hi = self.scope.bounds(i)
+            refuted = (lo is not None and lo > d) or (hi is not None and hi < d)
+        if refuted:
+            self.refuted.append(T.Clash("dim", str(d), D.to_str(i), axis))
+            return i
+        self.scope.assume_range(i, d, d, self.site, f"`{self.name}` is declared {d} at axis {axis}")
+        return d
 
 
 _ABSENT = object()  # an absent input, in a key of ``_SCHEMA_TYPES``

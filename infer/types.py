@@ -196,7 +196,8 @@ class Clash:
         return f"{self.what}{where}: declared {self.declared}, inferred {self.inferred}"
 
 
-# (axis, declared dim, inferred dim) -> kept dim; lets the engine record facts such as N == 3.
+# (axis, declared dim, inferred dim, None where the inferred rank is unknown) -> kept dim; lets the
+# engine record facts such as N == 3.
 DimRefine = Callable[[int, Dim, Dim], Dim]
 
 
@@ -211,7 +212,7 @@ def _refine_elem(declared: int | None, inferred: int | None, clashes: list[Clash
     return inferred if inferred is not None else declared
 
 
-def _zero_against_symbol(d: Dim, i: Dim) -> bool:
+def zero_against_symbol(d: Dim, i: Dim) -> bool:
     """An extent 0 against a symbolic one: no contradiction. Inference takes variables to be
     positive, but an extent of 0 is permitted (Clause 6.5.1) and a variable may denote it, so a
     model declaring ``M`` for an empty tensor is valid."""
@@ -226,14 +227,14 @@ def refine_shape(
 ) -> Shape | None:
     if declared is None:
         return inferred
-    if inferred is None:
-        return declared
+    if inferred is None:  # every declared extent is taken, as ``refine_dim`` decides
+        return tuple(d if d is None else refine_dim(axis, d, None) for axis, d in enumerate(declared))
     if len(declared) != len(inferred):
         clashes.append(Clash("rank", str(len(declared)), str(len(inferred))))
         return inferred
     out = []
     for axis, (d, i) in enumerate(zip(declared, inferred)):
-        if d is not None and i is not None and D.equal(d, i) is False and not _zero_against_symbol(d, i):
+        if d is not None and i is not None and D.equal(d, i) is False and not zero_against_symbol(d, i):
             clashes.append(Clash("dim", D.to_str(d), D.to_str(i), axis))
             out.append(i)
         elif d is None or i is None:

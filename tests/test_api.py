@@ -96,7 +96,8 @@ def test_declared_value_info_refines_and_contradictions_are_reported():
     codes = [(d.code, d.location.value) for d in r.diagnostics]
     assert ("declared-type-clash", "y") in codes
     assert r.shape_of("z") == (7, 3)  # the declared output extent 7 for N is kept
-    assert any(f.kind == "equality" for f in r.dims.facts)
+    # ... under a listed assumption, never as a silent fact (issue 27)
+    assert [str(a).split(" (")[0] for a in r.assumptions] == ["N == 7"]
 
 
 def test_if_with_unknown_condition_joins_the_branches():

@@ -701,8 +701,29 @@ def _paged_common(rng):
 
 
 def s_paged_attention(rng):
+    """SEPARATE caches or a LATENT one; v_head_size at times written as its default, 0 (issue 26)."""
+    if rng.random() < 0.3:
+        return _paged_latent(rng)
     _, n, kv, inputs = _paged_common(rng)
-    return Case("PagedAttention", inputs, {"num_heads": n, "kv_num_heads": kv}, n_out=int(rng.choice([1, 3])))
+    attrs = {"num_heads": n, "kv_num_heads": kv}
+    if rng.random() < 0.3:
+        attrs["v_head_size"] = 0
+    return Case("PagedAttention", inputs, attrs, n_out=int(rng.choice([1, 3])))
+
+
+def _paged_latent(rng):
+    """One latent cache row per token; V is its leading v_head_size channels (0: all of them)."""
+    t, n, head = _i(rng, 1, 9), _i(rng, 1, 4), 8 * _i(rng, 1, 4)
+    v_head = 8 * _i(rng, 0, head // 8)
+    cache = [_i(rng, 2, 6), 16, 1, head]
+    inputs = [In([t, n * head], H), In([t, head], H), None, In(cache, H), None, In([3], I32), In([2], I32),
+              In([2, 4], I32)]  # fmt: skip
+    attrs = {"num_heads": n, "kv_num_heads": 1, "kv_cache_layout": "LATENT"}
+    if v_head or rng.random() < 0.5:
+        attrs["v_head_size"] = v_head
+    if v_head not in (0, head):
+        attrs["scale"] = 0.125  # the schema asks for it where the widths differ
+    return Case("PagedAttention", inputs, attrs, n_out=int(rng.choice([1, 2])))
 
 
 def s_sparse_paged_attention(rng):
@@ -741,13 +762,31 @@ def s_packed_sparse_attention_indexer(rng):
         if update:
             common.append(In([b], I32))
         attrs.update(policy_mode="qsa", token_budget=ratio * _i(rng, 1, 3), state_update_capacity=update)
-        return Case("PackedSparseAttentionIndexer", common, attrs, n_out=7 if update else 6, omit=frozenset({4}))
-    common[1] = In([t, 2 * head])
-    common[8:12] = [In([t, 2 * head]), In([ratio, 2 * head]), In([t, heads]), In([t], I64)]
-    common[13] = In([b, 2 * ratio - 1, 2 * head])
-    common[14] = In([b, 2 * ratio - 1, 2 * head])
-    attrs.update(policy_mode="csa", index_topk=_i(rng, 1, 4))
-    return Case("PackedSparseAttentionIndexer", common, attrs, n_out=9, omit=frozenset({6, 7}))
+        case = Case("PackedSparseAttentionIndexer", common, attrs, n_out=7 if update else 6, omit=frozenset({4}))
+    else:
+        common[1] = In([t, 2 * head])
+        common[8:12] = [In([t, 2 * head]), In([ratio, 2 * head]), In([t, heads]), In([t], I64)]
+        common[13] = In([b, 2 * ratio - 1, 2 * head])
+        common[14] = In([b, 2 * ratio - 1, 2 * head])
+        attrs.update(policy_mode="csa", index_topk=_i(rng, 1, 4))
+        case = Case("PackedSparseAttentionIndexer", common, attrs, n_out=9, omit=frozenset({6, 7}))
+    return _index_share(rng, case, b) if rng.random() < 0.3 else case
+
+
+def _index_share(rng, case: Case, b: int) -> Case:
+    """The IndexShare form: max_output_entries wide merged inputs (one row per request, or none)
+    and the indexshare_status output."""
+    a = case.attrs
+    selected = a["token_budget"] + a["compress_ratio"] - 1 if a["policy_mode"] == "qsa" else a["index_topk"]
+    width = selected + _i(rng, 0, 3)  # at least the selection's width
+    rows = b if rng.random() < 0.7 else 0
+    inputs = list(case.inputs) + [None] * (18 - len(case.inputs))
+    inputs += [const([_i(rng, 0, 1)], I32), In([rows, width], I32), In([rows], I32), In([rows], I32)]
+    omit = {4} if case.attrs["policy_mode"] == "qsa" else {6}
+    if case.attrs["policy_mode"] == "qsa" and not case.attrs["state_update_capacity"]:
+        omit.add(6)
+    attrs = {**case.attrs, "max_output_entries": width}
+    return Case(case.op, inputs, attrs, n_out=9, omit=frozenset(omit))
 
 
 def s_packed_sparse_attention_indexer_merge(rng):
@@ -927,6 +966,64 @@ SCHEMA_DIFFERS = {
 }
 
 
+_SEPARATE = [In([5, 64], H), In([5, 32], H), In([5, 32], H), In([3, 16, 2, 16], H), In([3, 16, 2, 16], H),
+             In([3], I32), In([2], I32), In([2, 4], I32)]  # fmt: skip
+_LATENT = [In([5, 256], H), In([5, 64], H), None, In([3, 16, 1, 64], H), None, In([3], I32), In([2], I32),
+           In([2, 4], I32)]  # fmt: skip
+_LAT = {"num_heads": 4, "kv_num_heads": 1, "kv_cache_layout": "LATENT"}
+_PSAI = [In([3, 16]), In([3, 8]), In([8]), In([8]), In([20, 4]), In([20, 4]), In([3], I32), In([2], I32), None, None,
+         None, None, In([2, 4, 8]), In([2, 3, 8]), None, In([2, 2], I32), None, None]  # fmt: skip
+_SHARE = [const([1], I32), In([2, 7], I32), In([2], I32), In([2], I32)]
+_QSA = {"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 4, "state_capacity": 4}
+# Nodes checked against onnxruntime's schema inference as written (the random ones may miss them).
+SCHEMA_CASES: list[Case] = [
+    # v_head_size written as its default, 0, is the head size (issue 26)
+    Case("PagedAttention", _SEPARATE, {"num_heads": 4, "kv_num_heads": 2, "v_head_size": 0}, n_out=3),
+    Case("PagedAttention", _LATENT, {**_LAT, "v_head_size": 0}, n_out=2),
+    Case("PagedAttention", _LATENT, {**_LAT, "v_head_size": 32, "scale": 0.125}, n_out=2),
+    # IndexShare: selected_indices is max_output_entries wide, its rows open
+    Case(
+        "PackedSparseAttentionIndexer",
+        _PSAI + _SHARE,
+        {**_QSA, "max_output_entries": 7},
+        n_out=9,
+        omit=frozenset({4, 6}),
+    ),
+    Case("PackedSparseAttentionIndexer", _PSAI, {**_QSA, "max_output_entries": 0}, n_out=6, omit=frozenset({4})),
+]
+# Nodes onnxruntime's schema inference refuses (each must be an error of inference too).
+SCHEMA_REFUSED: list[Case] = [
+    Case("PagedAttention", _LATENT, {**_LAT, "v_head_size": 128, "scale": 0.125}),  # wider than the head
+    # IndexShare: a width without its inputs, inputs without a width, a width below the selection's,
+    # two of its four inputs, no status output, merged_indices' rows not the batch
+    Case("PackedSparseAttentionIndexer", _PSAI, {**_QSA, "max_output_entries": 7}, n_out=6, omit=frozenset({4})),
+    Case("PackedSparseAttentionIndexer", _PSAI + _SHARE, _QSA, n_out=9, omit=frozenset({4, 6})),
+    Case(
+        "PackedSparseAttentionIndexer",
+        _PSAI + _SHARE,
+        {**_QSA, "max_output_entries": 4},
+        n_out=9,
+        omit=frozenset({4, 6}),
+    ),
+    Case(
+        "PackedSparseAttentionIndexer",
+        _PSAI + _SHARE[:2],
+        {**_QSA, "max_output_entries": 7},
+        n_out=9,
+        omit=frozenset({4, 6}),
+    ),
+    Case(
+        "PackedSparseAttentionIndexer", _PSAI + _SHARE, {**_QSA, "max_output_entries": 7}, n_out=6, omit=frozenset({4})
+    ),
+    Case(
+        "PackedSparseAttentionIndexer",
+        _PSAI + [_SHARE[0], In([3, 7], I32), *_SHARE[2:]],
+        {**_QSA, "max_output_entries": 7},
+        n_out=9,
+        omit=frozenset({4, 6}),
+    ),
+]
+
 # Nodes onnxruntime refuses (each must be an error of inference too).
 REFUSED: list[Case] = [
     Case("Pad", [In([2, 3]), const(np.array([0, 3, 0, 0], I64))], {"mode": "reflect"}),
@@ -1051,6 +1148,18 @@ def test_random_nodes_against_onnxruntime_schema_inference(op: str) -> None:
     for _ in range(N_EXAMPLES):
         problems += _schema_agrees(SCHEMA_GENERATORS[op](rng))
     assert not problems, "\n".join(problems[:10])
+
+
+@pytest.mark.parametrize("case", SCHEMA_CASES, ids=str)
+def test_nodes_against_onnxruntime_schema_inference(case: Case) -> None:
+    problems = _schema_agrees(case)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("case", SCHEMA_REFUSED, ids=str)
+def test_nodes_onnxruntime_schema_inference_refuses_are_errors(case: Case) -> None:
+    assert ort_schema_inference(case).error is not None, f"onnxruntime's schema inference accepts {case}"
+    assert not refused_too(case)
 
 
 @pytest.mark.parametrize("op", sorted(GENERATORS))

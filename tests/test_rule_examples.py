@@ -110,3 +110,43 @@ Constant ConstantOfShape Shape Size Range Where Identity Dropout Trilu Einsum To
 def test_every_foundation_op_has_a_rule_and_an_example(op: str) -> None:
     assert ("", op) in REGISTRY.operators(), f"no rule registered for {op}"
     assert any(e.op_type == op for e in EXAMPLES), f"no invocation example for {op}"
+
+
+def _written_defaults() -> list:
+    """(example, attribute, default) for every attribute an accepted example leaves out whose
+    signature states a default (a list default only when it is not empty)."""
+    from onnx import AttributeProto as A
+
+    from signatures.schema import ONNX_OPSET, signature
+
+    out = []
+    for ex in EXAMPLES:
+        if ex.error:
+            continue
+        opset = ex.opset if ex.opset is not None else (ONNX_OPSET if ex.domain in ("", "ai.onnx") else 1)
+        sig = signature(ex.domain, ex.op_type, opset)
+        given = dict(ex.attrs)
+        for name, spec in (sig.attributes if sig is not None else {}).items():
+            simple = spec.type in (A.INT, A.FLOAT, A.STRING) or (spec.type in (A.INTS, A.FLOATS) and spec.default)
+            if name not in given and not spec.required and spec.default is not None and simple:
+                out.append((ex, name, spec.default))
+    return out
+
+
+def _outcome(ex, attrs: dict) -> tuple:
+    out = infer.infer_node(ex.op_type, list(ex.inputs), attrs, opset=ex.opset, domain=ex.domain,
+                           n_outputs=len(ex.outputs))  # fmt: skip
+    return [str(v.type) for v in out.values], sorted({d.code for d in out.diagnostics if d.severity != "info"})
+
+
+def test_writing_a_default_changes_nothing() -> None:
+    """An attribute written with its default value (0 meaning "the head size", -1 "unused") is
+    read as if omitted (issue 26): the same outputs and the same diagnostics."""
+    cases = _written_defaults()
+    assert len(cases) > 500
+    bad = []
+    for ex, name, default in cases:
+        base = _outcome(ex, dict(ex.attrs))
+        if _outcome(ex, {**dict(ex.attrs), name: default}) != base:
+            bad.append(f"{_id(ex)} with {name}={default!r}")
+    assert not bad, bad[:10]

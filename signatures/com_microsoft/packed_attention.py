@@ -47,7 +47,7 @@ op("PagedAttention",
     "kv_cache_layout": (STRING, "SEPARATE"), "kv_num_heads": (INT, REQUIRED), "local_window_size": (INT, -1),
     "num_heads": (INT, REQUIRED), "qk_norm_epsilon": (FLOAT, None), "rotary_interleaved": (INT, None),
     "rotary_offset": (INT, None), "scale": (FLOAT, None), "softcap": (FLOAT, None), "v_cache_dtype": (STRING, ""),
-    "v_head_size": (INT, None)})  # fmt: skip
+    "v_head_size": (INT, 0)})  # fmt: skip
 op("SparsePagedAttention",
    f"query:T key?:T value?:T key_cache:T_CACHE value_cache:T_CACHE {_PAGED_IN} slot_mapping?:S "
    "selected_indices:S selected_counts:S auxiliary_key?:T auxiliary_value?:T auxiliary_lengths?:S cos_cache?:T "
@@ -164,6 +164,21 @@ def _paged_head_size(ctx: RuleContext, q: Shape | None, n: int, kv: int) -> Dim:
     return _divide(ctx, q[1], n + 2 * kv, "packed QKV's width over num_heads + 2 * kv_num_heads")
 
 
+def _v_head_size(ctx: RuleContext, layout: str, head: Dim) -> Dim:
+    """The value head's width: v_head_size, where 0 (its default, also written explicitly) means
+    the head size; a narrower one is valid only with a LATENT cache."""
+    v_head = ctx.attr("v_head_size", 0)
+    if v_head < 0:
+        raise RuleError("bad-attribute", f"v_head_size must not be negative, is {v_head}")
+    if v_head == 0:
+        return head
+    if layout != "LATENT":
+        raise RuleError("bad-attribute", "v_head_size is valid only with kv_cache_layout LATENT")
+    if head is not None and D.less(head, v_head) is True:
+        raise RuleError("bad-attribute", f"v_head_size {v_head} exceeds the head size {D.to_str(head)}")
+    return v_head
+
+
 @rule("PagedAttention", domain=MS)
 def paged_attention(ctx: RuleContext) -> list:
     """(num_tokens, num_heads * v_head_size), v_head_size the head size unless a LATENT cache
@@ -175,13 +190,11 @@ def paged_attention(ctx: RuleContext) -> list:
     layout = ctx.attr("kv_cache_layout", "SEPARATE") or "SEPARATE"
     if layout not in ("SEPARATE", "LATENT"):
         raise RuleError("bad-attribute", f"kv_cache_layout {layout!r} is neither SEPARATE nor LATENT")
-    v_head = ctx.attr("v_head_size")
-    if v_head is not None and layout != "LATENT":
-        raise RuleError("bad-attribute", "v_head_size is valid only with kv_cache_layout LATENT")
+    v_head = _v_head_size(ctx, layout, head)
     if layout == "LATENT" and (ctx.has(2) or ctx.has(4)):
         raise RuleError("bad-attribute", "a LATENT cache has no value nor value_cache input")
     _caches_together(ctx)
-    width = D.mul(n, v_head if v_head is not None else head)
+    width = D.mul(n, v_head)
     tokens = None if q is None else q[0]
     return [(tokens, width), _cache_out(ctx, 3), _cache_out(ctx, 4)][: ctx.n_outputs]
 

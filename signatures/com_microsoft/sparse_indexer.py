@@ -20,6 +20,7 @@ from infer.types import TensorType
 from ..helpers import same_dim
 from ..registry import example, rule
 from . import FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from .common import output_wanted
 
 Shape = tuple[Dim, ...]
 _I64 = ("tensor(int64)",)
@@ -130,11 +131,40 @@ def sparse_attention_indexer(ctx: RuleContext) -> list:
     return [selected, present, (2, b, length, width)][: ctx.n_outputs]
 
 
+_SHARE_INPUTS = range(18, 22)  # indexshare_mode, merged_indices, merged_counts, merged_status
+_SHARE_STATUS = 7  # the indexshare_status output
+
+
+def _index_share(ctx: RuleContext, batch: Dim, selected: int) -> int:
+    """The IndexShare width: max_output_entries, 0 (its default) when IndexShare is off. Its
+    inputs, its status output and a width of at least the ``selected`` entries come together
+    (onnxruntime's schema); merged_indices is (batch, width)."""
+    width = ctx.attr("max_output_entries", 0)
+    given = [ctx.has(i) for i in _SHARE_INPUTS]
+    wanted = output_wanted(ctx, _SHARE_STATUS)
+    if not (width or any(given) or wanted):
+        return 0
+    if width < selected:
+        raise RuleError("bad-attribute", f"IndexShare needs max_output_entries of at least {selected}, has {width}")
+    if not all(given) or not wanted:
+        raise RuleError("arity", "IndexShare needs all four of its inputs, its status output and max_output_entries")
+    merged = ctx.shape(19)
+    if merged is not None:
+        if len(merged) != 2:
+            raise RuleError("shape-mismatch", f"merged_indices must be 2-D, has rank {len(merged)}")
+        same_dim(ctx, merged[1], width, "merged_indices' width and max_output_entries")
+        if D.equal(merged[0], 0) is not True and batch is not None:
+            same_dim(ctx, merged[0], batch, "merged_indices' rows and the batch")
+    return width
+
+
 @rule("PackedSparseAttentionIndexer", domain=MS)
 def packed_sparse_attention_indexer(ctx: RuleContext) -> list:
-    """selected_indices (tokens, capacity), selected_counts and indexshare_status (tokens); the
-    fixed-capacity state outputs are their past inputs; state_update (batch,
-    state_update_capacity, head_size); state_status (batch)."""
+    """selected_indices (tokens, capacity), selected_counts (tokens); the fixed-capacity state
+    outputs are their past inputs; state_update (batch, state_update_capacity, head_size);
+    state_status (batch). With IndexShare (max_output_entries set) selected_indices is
+    (rows, max_output_entries), and its rows, selected_counts' and indexshare_status' depend on
+    the run (onnxruntime's schema leaves them open)."""
     mode, _, capacity = _capacity(ctx)
     _outputs_for(ctx, mode, (4,))
     cap = ctx.attr("state_update_capacity", 0)
@@ -156,8 +186,15 @@ def packed_sparse_attention_indexer(ctx: RuleContext) -> list:
     def state(i: int) -> TensorType | None:
         return TensorType(ctx.elem(i), ctx.shape(i)) if ctx.has(i) else None
 
-    return [(tokens, capacity), (tokens,), state(12), state(13), state(14), state(15), (batch, cap, head), (tokens,),
-            (batch,)][: ctx.n_outputs]  # fmt: skip
+    shared = _index_share(ctx, batch, capacity)
+    if shared:
+        ctx.because("the rows of an IndexShare selection are left open (so does onnxruntime's schema)")
+        selected, rows = (None, shared), (None,)
+    else:
+        selected, rows = (tokens, capacity), (tokens,)
+    return [selected, rows, state(12), state(13), state(14), state(15), (batch, cap, head), rows, (batch,)][
+        : ctx.n_outputs
+    ]
 
 
 @rule("PackedSparseAttentionIndexerMerge", domain=MS)

@@ -74,6 +74,7 @@ def run_program(seed: int, max_nodes: int) -> dict[str, Any]:
             for f in v.findings
         ],
         "inference_errors": v.inference_errors,
+        "declared": [v.declared, v.declared_false, v.declared_clashes],
         "inference_crash": v.inference_crash,
         "reference_mismatches": v.reference_mismatches,
         "seconds": {
@@ -189,6 +190,7 @@ class Totals:
     inference_errors: list[tuple[int, str]] = field(default_factory=list)
     inference_crashes: list[tuple[int, str]] = field(default_factory=list)
     reference_mismatch_programs: int = 0
+    declared: Counter[str] = field(default_factory=Counter)  # names on output axes (issue 26)
     generator_errors: list[tuple[int, str]] = field(default_factory=list)
     nodes: int = 0
     ops: Counter[str] = field(default_factory=Counter)
@@ -223,6 +225,8 @@ class Totals:
         if r["inference_crash"]:
             self.inference_crashes.append((r["seed"], r["inference_crash"]))
         self.reference_mismatch_programs += bool(r["reference_mismatches"])
+        names, false, clashes = r.get("declared", (0, 0, 0))
+        self.declared.update(programs=bool(names), names=names, false=false, clashes=clashes)
 
     def lines(self, seconds: float) -> list[str]:
         b = ", ".join(f"{k}" for k in sorted(self.bindings)) or "-"
@@ -239,6 +243,9 @@ class Totals:
             f"{len(self.inference_crashes)} crashes",
             f"reference mismatches:  {self.reference_mismatch_programs} programs where onnxruntime and "
             f"onnx.reference differ",
+            f"declared names:        {self.declared['names']} on output axes of {self.declared['programs']} "
+            f"programs, {self.declared['false']} contradicted at some binding, {self.declared['clashes']} "
+            "reported as contradictions",
             f"time:                  {seconds:.1f} s, {self.built / seconds if seconds else 0:.2f} programs/s "
             f"(generate {self.seconds['generate']:.0f} s, infer {self.seconds['infer']:.0f} s, "
             f"onnxruntime {self.seconds['ort']:.0f} s, summed over workers)",

@@ -62,6 +62,9 @@ class Verdict:
     skipped: list[str] = field(default_factory=list)  # runs outside the result's assumptions
     findings: list[Finding] = field(default_factory=list)  # contradicted claims
     inference_errors: list[str] = field(default_factory=list)  # error diagnostics on a valid program
+    declared: int = 0  # names the generator put on output axes (``Program.declared``)
+    declared_false: int = 0  # of which the program contradicts at some binding
+    declared_clashes: int = 0  # declared-type-clash reports of names it contradicts at every binding
     inference_crash: str | None = None
     reference_mismatches: list[str] = field(default_factory=list)  # onnxruntime != onnx.reference
     seconds: float = 0.0
@@ -94,7 +97,9 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
             v.seconds = time.perf_counter() - start
             return v
     v.infer_seconds = time.perf_counter() - t0
-    v.inference_errors = [str(d) for d in result.errors]
+    v.declared = len(program.declared)
+    v.declared_false = sum(not all(d.holds) for d in program.declared)
+    skipped: set[int] = set()
     producers = {o: n.op_type for n in program.model.graph.node for o in n.output}
     for k, (bindings, observed) in enumerate(zip(program.bindings, outcome.outputs)):
         try:
@@ -105,6 +110,7 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
         v.runs += 1
         if rc.skipped is not None:
             v.skipped.append(f"{_fmt(bindings)}: {rc.skipped}")
+            skipped.add(k)
             continue
         v.claims += rc.claims
         v.unchecked += rc.unchecked
@@ -122,11 +128,29 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
                     k,
                 )
             )
+    v.inference_errors, v.declared_clashes = _errors(program, result, skipped)
     v.reference_mismatches = _reference_mismatches(program, outcome.outputs)
     for f in v.findings:
         f.reference_agrees = _reference_agrees(program, f)
     v.seconds = time.perf_counter() - start
     return v
+
+
+def _errors(program: Program, result: Any, skipped: set[int]) -> tuple[list[str], int]:
+    """The error diagnostics of a valid program, but ``declared-type-clash``es of an output axis
+    whose declared name the program contradicts at every binding inside the result's assumptions
+    (not ``skipped``; counted): a clash reported where the name holds in such a run is an error
+    like any other (issue 26)."""
+    refuted = {place for d in program.declared for place in d.places
+               if not any(held for k, held in enumerate(d.holds) if k not in skipped)}  # fmt: skip
+    errors, clashes = [], 0
+    for d in result.errors:
+        axis = re.search(r"at axis (\d+): declared", d.message)
+        if d.code == "declared-type-clash" and axis and (d.location.value, int(axis.group(1))) in refuted:
+            clashes += 1
+        else:
+            errors.append(str(d))
+    return errors, clashes
 
 
 def _fmt(b: Mapping[str, int]) -> str:

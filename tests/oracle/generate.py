@@ -109,6 +109,22 @@ class Val:
         return self.rank >= 1 and all(a.ndim == self.rank for a in self.arrays)
 
 
+@dataclass(frozen=True)
+class Declared:
+    """A ``dim_param`` the generator put on graph output axes (``places``: value and axis), and at
+    which bindings the program makes it true: its places' extents all equal (to the binding of
+    the variable, for a name the inputs declare)."""
+
+    name: str
+    places: tuple[tuple[str, int], ...]
+    holds: tuple[bool, ...]  # one per binding
+
+    @property
+    def false_everywhere(self) -> bool:
+        """Contradicted at every binding: a contradiction inference may prove and report."""
+        return not any(self.holds)
+
+
 @dataclass
 class Program:
     """A generated model with its bindings, input feeds and the reference value of every output."""
@@ -119,6 +135,7 @@ class Program:
     expected: dict[str, list[np.ndarray]]
     families: list[str] = field(default_factory=list)
     seed: int | None = None
+    declared: list[Declared] = field(default_factory=list)  # names on output axes (``declare``)
 
     @property
     def ops(self) -> set[str]:
@@ -1218,15 +1235,49 @@ class Generator:
             for o in n.output:
                 v = self.by_name[o]
                 if o not in used and len({a.ndim for a in v.arrays}) == 1:
-                    # element type and rank declared, extents left to inference
+                    # element type and rank declared, extents left to inference (or ``declare``d)
                     outputs.append(h.make_tensor_value_info(o, v.elem, [None] * v.rank))
+        declared = self.declare(outputs)
         graph = h.make_graph(const_nodes + self.nodes, "shape_program", self.inputs, outputs, inits)
         model = h.make_model(graph, opset_imports=[h.make_opsetid("", self.opset)])
         model.ir_version = IR_VERSION[self.opset]
         expected = {v.name: v.arrays for v in self.pool if v.name not in self.feeds[0]}
         for name in self.const_nodes & used:
             expected[name] = [self.consts[name]] * self.k
-        return Program(model, self.bindings, self.feeds, expected, self.families)
+        return Program(model, self.bindings, self.feeds, expected, self.families, declared=declared)
+
+    def declare(self, outputs: list[onnx.ValueInfoProto]) -> list[Declared]:
+        """Name some axes of the graph outputs (in about a third of the programs), the way
+        exporters do and mostly where the program contradicts it (issue 26): one new name on two
+        axes whose extents differ at some binding, or an input's variable on an axis that is
+        not that variable everywhere; sometimes on axes where the name holds."""
+        c = self.c
+        free = [(vi, a) for vi in outputs for a in range(len(vi.type.tensor_type.shape.dim))]
+        if not free or not chance(c, 35):
+            return []
+        out: list[Declared] = []
+        for _ in range(c.integer(1, 3)):
+            if len(free) >= 2 and chance(c, 60):
+                pairs = [(x, y) for i, x in enumerate(free) for y in free[i + 1 :]]
+                differ = [(x, y) for x, y in pairs if self._extents(x) != self._extents(y)]
+                places, name = list(choice(c, differ if differ and chance(c, 80) else pairs)), f"decl_{len(out)}"
+            elif free:
+                name = choice(c, self.variables)
+                wrong = [p for p in free if any(e != b[name] for e, b in zip(self._extents(p), self.bindings))]
+                places = [choice(c, wrong if wrong and chance(c, 80) else free)]
+            else:
+                break
+            for p in places:
+                p[0].type.tensor_type.shape.dim[p[1]].dim_param = name
+                free.remove(p)
+            columns = zip(*(self._extents(p) for p in places))
+            holds = tuple(len(set(col)) == 1 and (name not in b or col[0] == b[name])
+                          for col, b in zip(columns, self.bindings))  # fmt: skip
+            out.append(Declared(name, tuple((vi.name, a) for vi, a in places), holds))
+        return out
+
+    def _extents(self, place: tuple[onnx.ValueInfoProto, int]) -> list[int]:
+        return self.by_name[place[0].name].extents(place[1])
 
 
 def _constant_node(name: str, arr: np.ndarray) -> onnx.NodeProto:

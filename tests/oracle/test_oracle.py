@@ -68,6 +68,8 @@ def test_fixed_slice_has_no_contradicted_claim(runner, census):
         if v.inference_crash:
             problems.append(f"seed {seed}: inference crashed: {v.inference_crash.splitlines()[-1]}")
         problems += [f"seed {seed}: {f.message}" for f in v.findings[:3]]
+        # a contradiction reported of a declared name the program makes true at some binding
+        problems += [f"seed {seed}: {e}" for e in v.inference_errors if "declared-type-clash" in e]
     print(f"{ran} programs, {runs} runs, {claims} claims checked")
     assert runs >= 5 * ran and claims > 100 * ran
     assert not problems, "\n".join(problems[:30])
@@ -156,6 +158,35 @@ def test_bindings_include_small_odd_and_even_extents(census):
             assert any(v % 2 for v in large) and any(v % 2 == 0 for v in large), (p.seed, var, values)
         dims = {d.dim_param for i in p.model.graph.input for d in i.type.tensor_type.shape.dim if d.dim_param}
         assert dims == set(p.variables), p.seed
+
+
+def test_output_axes_get_declared_names_the_program_contradicts(census):
+    """Issue 26: a third of the programs name output axes, mostly where the program contradicts
+    the name (one name on axes that differ, an input's variable on an axis that is not it)."""
+    named = [p for p in census if p.declared]
+    assert len(named) >= len(census) // 5
+    declared = [d for p in named for d in p.declared]
+    assert sum(not all(d.holds) for d in declared) >= len(declared) // 2
+    assert any(d.false_everywhere for d in declared) and any(all(d.holds) for d in declared)
+    assert any(len(d.places) == 2 for d in declared) and any(d.name in p.variables for p in named for d in p.declared)
+    for p in named:  # the names are in the model, where the record says
+        dims = {o.name: o.type.tensor_type.shape.dim for o in p.model.graph.output}
+        assert all(dims[value][axis].dim_param == d.name for d in p.declared for value, axis in d.places)
+
+
+def test_a_contradiction_reported_where_the_declaration_holds_is_an_error(runner, census):
+    """The checker accepts ``declared-type-clash`` only on a declared name the program contradicts
+    at every binding; one on a name that holds somewhere is an inference error."""
+    p = next(p for p in census if any(all(d.holds) for d in p.declared))
+    value, axis = next(d for d in p.declared if all(d.holds)).places[0]
+    result = infer.infer_model(p.model)
+    before = check(p, runner, result=result)
+    planted = infer.Diagnostic("error", "declared-type-clash", "9.4", f"dim at axis {axis}: declared x, inferred y",
+                               infer.Location("main", value=value))  # fmt: skip
+    result.diagnostics.append(planted)
+    v = check(p, runner, result=result)
+    assert v.inference_errors == [*before.inference_errors, str(planted)]
+    assert v.declared_clashes == before.declared_clashes
 
 
 def test_same_seed_same_program(runner):
