@@ -13,6 +13,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from onnx import ModelProto
+
+from . import reuse
 from .diagnostics import Diagnostic, Location
 from .dimtable import DimTable
 from .engine import Engine, Options, collector_paused
@@ -76,6 +79,7 @@ def infer_model(
     read_external_data: bool = False,
     external_data_dir: str | os.PathLike | None = None,
     progress: Callable[[int, int], None] | None = None,
+    previous: InferenceResult | None = None,
 ) -> InferenceResult:
     """Infer the type and shape of every value of ``model``.
 
@@ -103,6 +107,10 @@ def infer_model(
     untrusted (Clause 15.5). A reference that fails a check is an ``external-data`` error.
 
     ``progress(done, total)`` is called after each node of the main graph (a progress bar).
+
+    Calling again (``infer.reuse``): a ``ModelProto`` whose content and options are those of a
+    recent call gets that call's result again (of models up to ``infer.reuse.MAX_KEPT_BYTES``),
+    as does one equal to ``previous``, an earlier result the caller passes (of any size).
     """
     from .annotate import STYLES
 
@@ -115,7 +123,7 @@ def infer_model(
              "max_node_seconds": max_node_seconds}  # fmt: skip
     run_limits = Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
     with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
-        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress)
+        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
 
 
 def _infer(
@@ -126,6 +134,7 @@ def _infer(
     read_external_data: bool,
     external_data_dir: str | os.PathLike | None,
     progress: Callable[[int, int], None] | None,
+    previous: InferenceResult | None = None,
 ) -> InferenceResult:
     from dataclasses import replace
     from pathlib import Path
@@ -141,12 +150,44 @@ def _infer(
         progress=progress,
     )
     directory = Path(external_data_dir) if external_data_dir is not None else loaded.directory
-    engine = Engine(loaded.model, options, directory=directory, light_nodes=loaded.light_nodes)
+    key, size = None, 0
+    if loaded.weightless is not None and not read_external_data:
+        run_options = (sorted(options.bindings.items()), limits, None if directory is None else str(directory))
+        key, size = reuse.model_key(loaded.model, loaded.weightless, run_options)
+        engine = _reused(previous, key, loaded.model)
+        if engine is not None:
+            if progress is not None:
+                progress(len(loaded.model.graph.node), len(loaded.model.graph.node))
+            return InferenceResult(engine, loaded.model, loaded.owned, dims_style)
+    source = loaded.model
+    keep = key is not None and size <= reuse.MAX_KEPT_BYTES and reuse.RECENT.enabled
+    if keep and not loaded.owned and len(source.functions):
+        # Kept for later calls, the run must not hold the caller's object, which the caller may
+        # change: a function call's nodes are not found again in the next caller's model
+        # (``reuse.rebound``), so a model with functions is walked in a copy (one this small
+        # costs little to copy).
+        source = ModelProto()
+        source.CopyFrom(loaded.model)
+    engine = Engine(source, options, directory=directory, light_nodes=loaded.light_nodes,
+                    previous=None if previous is None else previous._engine)  # fmt: skip
     loaded = replace(loaded, light_nodes=None)  # read by the engine's scan; not kept through the walk
     engine.run()
     if options.bindings and any(d.severity == "error" for d in engine.diagnostics):
-        _blame_bindings(engine, loaded.model, options, directory)
+        _blame_bindings(engine, source, options, directory)
+    if key is not None and engine.reusable:
+        engine.reuse_key = key
+        if keep:
+            reuse.RECENT.put(key, engine.snapshot())  # (the caller may change what its result holds)
     return InferenceResult(engine, loaded.model, loaded.owned, dims_style)
+
+
+def _reused(previous: InferenceResult | None, key: bytes, source: ModelProto) -> Engine | None:
+    """The run of an earlier call on a model of this content and these options, if one is kept
+    (``previous``'s, else a recent one's), as a run of ``source``."""
+    if previous is not None and getattr(previous._engine, "reuse_key", None) == key:
+        return reuse.rebound(previous._engine, source)
+    kept = reuse.RECENT.get(key)
+    return None if kept is None else reuse.rebound(kept, source)
 
 
 def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> None:

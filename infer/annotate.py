@@ -7,42 +7,18 @@ Two styles for symbolic dims (DESIGN.md), written by infer/dimwriter.py: ``expre
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from onnx import AttributeProto, GraphProto, ModelProto
+from onnx import ModelProto
 
 from . import types as T
 from .dimwriter import DimWriter, TypeWriter
+from .scopes import resolve_graph
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
 
 STYLES = ("expressions", "strict")  # the dims styles of annotate (infer/dimwriter.py)
-_PATH_STEP = re.compile(r"^(\d+):(.+)$")
-
-
-def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
-    """The graph at ``path`` (``main``, ``main/3:body``, ...) in ``model``."""
-    parts = path.split("/")
-    if parts[0] != "main":
-        return None
-    g = model.graph
-    for step in parts[1:]:
-        m = _PATH_STEP.match(step)
-        if not m:
-            return None  # a function body: not a graph of the model
-        idx, attr = int(m.group(1)), m.group(2)
-        if idx >= len(g.node):
-            return None
-        found = None
-        for a in g.node[idx].attribute:
-            if a.name == attr and a.type == AttributeProto.GRAPH:
-                found = a.g
-        if found is None:
-            return None
-        g = found
-    return g
 
 
 # Wire-format tags (onnx.proto): GraphProto.value_info is field 13, ValueInfoProto.name field 1

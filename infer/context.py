@@ -253,7 +253,7 @@ class RuleContext:
         same ``key`` at this node gives the same variable (a subgraph walked again)."""
         site = self.site
         origin = Origin("fresh", reason, site, value, axis, causes)
-        return self._walker.scope.fresh(origin, key=(site.graph, site.node_index, *key))
+        return self._walker.scope.fresh(origin, key=(*site.key, *key))
 
     def is_fresh(self, d: Dim) -> bool:
         """Does ``d`` mention a fresh variable (an extent inference could not determine)?"""
@@ -261,7 +261,7 @@ class RuleContext:
 
     def variable(self, name: str) -> Variable | None:
         """The run's variable called ``name``, with its origin."""
-        return self._walker.scope.table.get(name)
+        return self._walker.scope.variable(name)
 
     # -- reporting ------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ Rules reach it only through their ``RuleContext`` (``ctx.lower_bound``, ``ctx.re
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -22,7 +23,7 @@ from . import dims as D
 from .dims import Dim
 from .dims.bounds import bounds as syntactic_bounds
 from .dims.bounds import is_monotone
-from .dimtable import DimTable, Origin, Site
+from .dimtable import DimTable, Origin, Site, Variable
 
 Bound = int | None
 
@@ -62,6 +63,9 @@ class Assumption:
         return text + (f" ({self.why})" if self.why else "")
 
 
+_serials = itertools.count()
+
+
 class DimScope:
     """The dimension variables of one run and what the run has learned of them."""
 
@@ -70,6 +74,7 @@ class DimScope:
         """``minimums`` and ``var_minimums``: what an earlier walk of the same model required
         (``carried``), so that this walk starts knowing it."""
         self.table = table
+        self.serial = next(_serials)  # tells this scope from every other of the process (infer/memo.py)
         self.minimums: dict[Dim, int] = dict(minimums or {})  # extents a valid run needs this large
         self.var_minimums: dict[str, int] = dict(var_minimums or {})  # least values they imply
         self.ranges: dict[Dim, tuple[Bound, Bound]] = {}  # assumed, not required
@@ -85,6 +90,12 @@ class DimScope:
         self.fresh_calls = 0
         self._lower: dict[Dim, Bound] = {}
         self._exact: dict[Dim, Dim] = {}
+        # Questions rules asked whose answers depend on what the run has learned (bounds, exact
+        # forms) or on its table (which variables are fresh): a rule result that asked none is a
+        # function of the node and its inputs alone, and may be reused by any walk (infer.memo).
+        self.fact_reads = 0
+        self.table_reads = 0
+        self._facts_key: tuple | None = None
 
     def carried(self) -> DimScope:
         """A scope for walking the same model again, knowing what this walk required."""
@@ -95,6 +106,16 @@ class DimScope:
         self.epoch += 1
         self._lower.clear()
         self._exact.clear()
+        self._facts_key = None
+
+    @property
+    def facts_key(self) -> tuple:
+        """What the run has learned that sharpens answers, as a value: two scopes with equal
+        keys answer every bound and exact form alike."""
+        k = self._facts_key
+        if k is None:
+            k = self._facts_key = (tuple(self.minimums.items()), tuple(self.divisible))
+        return k
 
     # -- variables ------------------------------------------------------------------------------
 
@@ -105,7 +126,13 @@ class DimScope:
         return self.table.fresh(origin, key, prefix)
 
     def is_fresh(self, d: Dim) -> bool:
+        self.table_reads += 1
         return self.table.is_fresh(d)
+
+    def variable(self, name: str) -> Variable | None:
+        """The run's variable called ``name``, with its origin."""
+        self.table_reads += 1
+        return self.table.get(name)
 
     # -- bounds ---------------------------------------------------------------------------------
 
@@ -114,6 +141,7 @@ class DimScope:
         what the run has required (the one lower bound rules use)."""
         if d is None or type(d) is int:
             return d
+        self.fact_reads += 1
         if not self.minimums:
             return syntactic_bounds(d)[0]
         try:
@@ -129,9 +157,9 @@ class DimScope:
             rest = D.sub(d, const)
             if rest in self.minimums:
                 candidates.append(self.minimums[rest] + const)
-        names = D.free_names(d)
-        if self.var_minimums and any(n in self.var_minimums for n in names) and is_monotone(d):
-            least = D.evaluate(d, {n: self.var_minimums.get(n, self._least(n)) for n in names})
+        kinds = D.least_values(d)
+        if self.var_minimums and any(n in self.var_minimums for n in kinds) and is_monotone(d):
+            least = D.evaluate(d, {n: self.var_minimums.get(n, lo) for n, lo in kinds.items()})
             candidates.append(least if isinstance(least, int) else None)
         known = [c for c in candidates if c is not None]
         return max(known) if known else None
@@ -150,19 +178,18 @@ class DimScope:
         unless ``d`` is monotone, which makes that its value with every variable at its least."""
         if d is None or type(d) is int:
             return d
+        self.fact_reads += 1
         if not is_monotone(d):
             return None
         least = D.evaluate(d, {n: self.var_minimums.get(n, 0) for n in D.free_names(d)})
         return least if type(least) is int else None
 
-    def _least(self, name: str) -> int:
-        """The least value variable ``name`` takes by its kind: 1 declared, 0 fresh or unknown."""
-        var = self.table.get(name)
-        return 1 if var is not None and syntactic_bounds(var.symbol)[0] == 1 else 0
-
     def exact(self, d: Dim) -> Dim:
         """``d`` with the quotients the model's validity makes exact (``require_multiple``)."""
-        if not self.divisible or d is None or type(d) is int:
+        if d is None or type(d) is int:
+            return d
+        self.fact_reads += 1
+        if not self.divisible:
             return d
         try:
             return self._exact[d]
@@ -242,8 +269,8 @@ class DimScope:
         it (``floor((h + 3)/32) >= 1``)."""
         if d is None or type(d) is int or len(D.free_names(d)) != 1 or not is_monotone(d):
             return
-        (name,) = D.free_names(d)
-        lo, hi = self.var_minimums.get(name, self._least(name)), 1 << 40
+        ((name, least),) = D.least_values(d).items()
+        lo, hi = self.var_minimums.get(name, least), 1 << 40
         if (D.evaluate(d, {name: lo}) or 0) >= value or (D.evaluate(d, {name: hi}) or 0) < value:
             return
         while hi - lo > 1:  # the least v with d(v) >= value lies in (lo, hi]

@@ -22,10 +22,10 @@ class Site:
     (a plain class: one is made for every node that names a variable or records a fact, and a
     frozen dataclass costs four times as much to make)."""
 
-    __slots__ = ("domain", "graph", "inputs", "node_index", "node_name", "op_type")
+    __slots__ = ("domain", "graph", "inputs", "key", "node_index", "node_name", "op_type")
 
     def __init__(self, graph: str, node_index: int | None = None, node_name: str = "", op_type: str = "",
-                 domain: str = "", inputs: tuple | None = None):  # fmt: skip
+                 domain: str = "", inputs: tuple | None = None, key: tuple | None = None):  # fmt: skip
         self.graph = graph
         self.node_index = node_index
         self.node_name = node_name
@@ -35,6 +35,9 @@ class Site:
         # an explanation quotes them, so the walk does not pay for strings nobody reads. Not part
         # of what a site is (equality and hash leave it out).
         self.inputs = inputs
+        # The node as fresh variables made at it are keyed: its graph and itself by identity, not
+        # by position (``Frame.ident``); the position where none is given.
+        self.key = key if key is not None else (graph, node_index)
 
     def _key(self) -> tuple:
         return (self.graph, self.node_index, self.node_name, self.op_type, self.domain)
@@ -117,6 +120,8 @@ class DimTable:
     _by_definition: dict[Dim, str] = field(default_factory=dict)
     _counter: int = 0
     _fact_set: set[Fact] = field(default_factory=set)
+    # An earlier run's fresh variables by key (``seed``), taken up when a node asks again.
+    _seeds: dict[Hashable, D.Expr] = field(default_factory=dict)
 
     # -- variables ------------------------------------------------------------------------------
 
@@ -158,6 +163,13 @@ class DimTable:
             return None
         return None if d is None or (isinstance(d, int) and d < 0) else d
 
+    def seed(self, earlier: DimTable) -> None:
+        """Take up ``earlier``'s fresh variables (an earlier run of this model, or of a version of
+        it before an edit): a node that asks for a variable under a key an earlier run used gets
+        that run's variable, so its name stays what it was; new ones are numbered past them."""
+        self._seeds = dict(earlier._by_key)
+        self._counter = max(self._counter, earlier._counter)
+
     def _new_name(self, prefix: str) -> str:
         while True:
             name = f"{prefix}__{self._counter}"
@@ -170,8 +182,15 @@ class DimTable:
 
         The same ``key`` gives the same variable, so re-inferring a subgraph is stable.
         """
-        if key is not None and key in self._by_key:
-            return self._by_key[key]
+        if key is not None:
+            if key in self._by_key:
+                return self._by_key[key]
+            seeded = self._seeds.get(key)
+            name = D.variable_name(seeded)
+            if name is not None and name not in self.reserved and name not in self.variables:
+                self.variables[name] = Variable(name, seeded, origin)  # type: ignore[arg-type]
+                self._by_key[key] = seeded  # type: ignore[assignment]
+                return seeded  # type: ignore[return-value]
         name = self._new_name(prefix)
         var = Variable(name, D.fresh_symbol(name), origin)
         self.variables[name] = var

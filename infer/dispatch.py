@@ -62,6 +62,14 @@ class Dispatcher:
             hit = self._resolved[key] = (sig, self._how(domain, op_type, overload, opset, sig))
         return hit
 
+    @property
+    def depends_on_registrations(self) -> bool:
+        """Did an answer depend on the operator schemas registered at run time (one asked, or
+        none found where one could be registered later)? Then a result is not reused for a call
+        that presents the same model (``infer.reuse``)."""
+        return any(how.kind == CUSTOM_SCHEMA or (how.kind == NONE and how.code in ("no-rule", "unknown-function"))
+                   for _, how in self._resolved.values())  # fmt: skip
+
     def _how(self, domain: str, op_type: str, overload: str, opset: int | None, sig: Signature | None) -> How:
         fn = self.functions.get((domain, op_type, overload))
         if fn is not None and (sig is None or domain not in STANDARD_DOMAINS):

@@ -14,6 +14,7 @@ the same code, on a rule's request (the ``Walker`` protocol of infer/context.py)
 
 from __future__ import annotations
 
+import copy
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -25,9 +26,10 @@ from typing import Any
 from onnx import FunctionProto, ModelProto, NodeProto, TypeProto
 
 import signatures
+from signatures.registry import REGISTRY
 from signatures.schema import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 
-from . import custom_schemas, external, limits
+from . import custom_schemas, external, limits, reuse
 from . import diagnostics as diag
 from . import dims as D
 from . import types as T
@@ -38,7 +40,7 @@ from .dimscope import DimScope
 from .dimtable import DimTable, Site
 from .dispatch import CUSTOM_SCHEMA, FUNCTION, RULE, SCHEMA_BODY, Dispatcher, schema_body
 from .graphs import Graphs
-from .memo import Memo
+from .memo import FACTS, WALK, Memo, Store
 from .nodeview import NodeView, read_nodes
 from .order import SubgraphUses, order
 from .placement import Placement
@@ -109,15 +111,18 @@ class Engine:
     nodes. Implements the ``Walker`` protocol rules call back through."""
 
     def __init__(self, model: ModelProto, options: Options | None = None, directory: Path | None = None,
-                 light_nodes: list[bytes | None] | None = None):  # fmt: skip
+                 light_nodes: list[bytes | None] | None = None, previous: Engine | None = None):  # fmt: skip
         """``light_nodes``: the main graph's nodes serialized (``nodeview.light_nodes``), when the
-        caller has them (the loader does); the scan reads the nodes from them, consuming them."""
+        caller has them (the loader does); the scan reads the nodes from them, consuming them.
+        ``previous``: an earlier run of this model (or of a version before an edit), whose fresh
+        variables keep their names where the same nodes make them again."""
         signatures.load_all()
         self.model = model
         self.options = o = options or Options()
         if o.custom_schemas:
             signature.cache_clear()  # schemas registered or deregistered since the last run
         self.directory = directory  # where external data is resolved (Clause 13.2); None: nowhere
+        self.reuse_key: bytes | None = None  # what this run's result stands for (``infer.reuse``)
         # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
         # a model past a limit is refused by ``run`` and nothing else reads it.
         self.scan = limits.scan(model, o.limits.max_depth, o.limits.max_rank, o.limits.max_nodes, light_nodes)
@@ -125,6 +130,8 @@ class Engine:
         self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
         reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
         self.scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings)))
+        if previous is not None:
+            self.scope.table.seed(previous.table)
         self.diagnostics: list[Diagnostic] = []
         self.records: dict[str, GraphRecord] = {}
         self.opsets = self._read_opsets(model.opset_import)
@@ -135,7 +142,11 @@ class Engine:
         # With schemas registered at run time in play, signatures are read as the schemas are now.
         lookup = current_signature if o.custom_schemas else signature
         self.dispatcher = Dispatcher(self.functions, function_domains, o.custom_schemas, lookup)
-        self.memo = Memo(self.scan.expanded_nodes)
+        # What of the options a rule's result depends on (infer/memo.py); a run made while reuse
+        # across calls is disabled keeps its results to itself.
+        memo_options = (o.propagate_values, o.limits.max_expression_size, o.limits.max_rank, model.ir_version,
+                        o.custom_schemas, REGISTRY.generation)  # fmt: skip
+        self.memo = Memo(memo_options, None if reuse.RECENT.enabled else Store())
         self.uses = SubgraphUses()
         self.placement = Placement(self)
         self.graphs = Graphs(self)
@@ -145,7 +156,6 @@ class Engine:
     def _start_walk(self) -> None:
         """What each walk starts afresh: its results name that walk's variables."""
         self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.limits.max_node_visits)
-        self.memo.reset()
         self._shared: dict[Value, Value] = {}  # one object for equal values without contents
         self._warned_default = False
 
@@ -188,6 +198,25 @@ class Engine:
             self.diagnostics.extend(kept)
 
     # -- what rules and placement ask of the run ------------------------------------------------
+
+    def snapshot(self) -> Engine:
+        """This finished run as another result may hold it: what a result exposes that a caller
+        could change (the records, the diagnostics) copied, the rest shared (``infer.reuse``)."""
+        out = copy.copy(self)
+        out.records = {path: rec.copy() for path, rec in self.records.items()}
+        out.diagnostics = list(self.diagnostics)
+        return out
+
+    @property
+    def reusable(self) -> bool:
+        """May this run's result stand for another call on a model of the same content
+        (``infer.reuse``)? Not when it read what can change without the model changing:
+        external data, operator schemas registered at run time."""
+        return (
+            not self.external_reads
+            and not self.options.read_external_data
+            and (not self.dispatcher.depends_on_registrations)
+        )
 
     @property
     def table(self) -> DimTable:
@@ -293,8 +322,8 @@ class Engine:
         opset = frame.opsets.get(view.domain)
         inputs = self._inputs(frame, idx, view)
         first_implicit = self.implicit_default and not self._warned_default and view.domain == ""
-        key = None if first_implicit else self.memo.key(view, opset, inputs, self.scope.epoch)
-        if key is not None and (hit := self.memo.get(key)) is not None:
+        key = None if first_implicit else self.memo.key(view, opset, inputs)
+        if key is not None and (hit := self.memo.get(key, self.scope)) is not None:
             prepared, plain = hit
             if plain is not None and not any(name in frame.declared for name in view.outputs):
                 return list(plain)  # the common case of a repeated layer: nothing to add
@@ -349,9 +378,15 @@ class Engine:
             how = how.fallback  # type: ignore[assignment]
         if how.kind == RULE:
             clean, mark = len(self.diagnostics) == n_diagnostics, self._side_effect_mark()
+            s = self.scope
+            fact_reads, table_reads = s.fact_reads, s.table_reads
             raw = self.rules.run(how.target, ctx, loc)
             if key is not None and clean and ctx.reason is None and self._side_effect_mark() == mark:
-                return self._remember(frame, ctx, view, sig, inputs, raw, key)
+                # What the result rests on beyond its key: the walk's table, what it has
+                # learned, or nothing (infer/memo.py).
+                rests_on = ((WALK, s.serial) if s.table_reads != table_reads else
+                            (FACTS, s.facts_key) if s.fact_reads != fact_reads else None)  # fmt: skip
+                return self._remember(frame, ctx, view, sig, inputs, raw, key, rests_on)
         elif how.kind == FUNCTION:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)
         elif how.kind == CUSTOM_SCHEMA:
@@ -366,14 +401,14 @@ class Engine:
                                     how.reason or ctx.reason, ctx.causes)  # fmt: skip
 
     def _remember(self, frame: Frame, ctx: RuleContext, view: NodeView, sig: Any, inputs: list[Value | None],
-                  raw: list[Any] | None, key: tuple) -> list[Value]:  # fmt: skip
+                  raw: list[Any] | None, key: tuple, rests_on: tuple | None) -> list[Value]:  # fmt: skip
         """Place a pure run of a clean node, and offer it to the memo: a node with the same key
         gets the same outputs, passes the same checks, and nothing was reported or learned that
         a reuse would skip. Placing the ``plain`` values adds nothing when no output has unknown
         extents to name or contents to explain (and none is declared: checked at reuse)."""
         values = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
         simple = not any(p.needs_fill or p.note or p.overflow is not None for p in values)
-        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None)
+        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on)
         return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
 
     def _side_effect_mark(self) -> tuple[int, ...]:
@@ -390,4 +425,13 @@ def _site_of(ctx: RuleContext) -> Callable[[], Site]:
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:
     types = tuple(None if v is None else v.type for v in inputs)
-    return Site(frame.path, idx, node.name, node.op_type, node.domain, types)
+    return Site(frame.path, idx, node.name, node.op_type, node.domain, types, (frame.ident or frame.path,
+                node_identity(frame, idx, node.output)))  # fmt: skip
+
+
+def node_identity(frame: Frame, idx: int, outputs: Iterable[str]) -> str:
+    """The node at ``idx`` of ``frame``'s graph by what it is rather than where: its first output's
+    name (unique in a valid graph), else its position (no output, or one an earlier node of the
+    graph already produced)."""
+    first = next((o for o in outputs if o), None)
+    return first if first is not None and first not in frame.record.producers else f"#{idx}"

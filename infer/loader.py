@@ -37,6 +37,9 @@ class Loaded:
     # serialized (from the copy without weights the UTF-8 check of a ``ModelProto`` is made on);
     # the engine's scan reads the nodes from them (``nodeview``), and releases them.
     light_nodes: NodeBytes | list[bytes | None] | None = None
+    # The model serialized without its main graph's initializers, where the loader made it (the
+    # UTF-8 check of a ``ModelProto``): what ``infer.reuse`` keys a result on.
+    weightless: bytes | None = None
 
 
 def _parse(data: bytes, what: str) -> tuple[ModelProto, Any]:
@@ -59,7 +62,7 @@ def _parse(data: bytes, what: str) -> tuple[ModelProto, Any]:
     if not model.HasField("graph"):
         raise ModelLoadError(f"{what} is not an ONNX model: it has no graph")
     if pieces is None or verified is None:
-        return model, _check_strings(model, what)
+        return model, _check_strings(model, what)[0]
     if not verified or bad_initializer(model):
         field = walk_non_utf8_field(model)
         if field is not None:
@@ -67,11 +70,12 @@ def _parse(data: bytes, what: str) -> tuple[ModelProto, Any]:
     return model, pieces.nodes
 
 
-def _check_strings(model: ModelProto, what: str) -> Any:
+def _check_strings(model: ModelProto, what: str) -> tuple[Any, bytes | None]:
     """Every string field must be UTF-8 (names are text); protobuf hands back ``bytes`` otherwise.
 
     Returns the main graph's light nodes (``nodeview.light_nodes``), parsed from the copy of the
-    model the check is made on, or ``None``.
+    model the check is made on, or ``None``; and that copy's bytes (the model without its main
+    graph's initializers), or ``None``.
     """
     try:
         weightless: bytes | None = weightless_bytes(model)
@@ -80,7 +84,7 @@ def _check_strings(model: ModelProto, what: str) -> Any:
     field = non_utf8_field(model, weightless)
     if field is not None:
         raise ModelLoadError(f"{what} is not an ONNX model: the string {field} is not valid UTF-8")
-    return None if weightless is None else light_nodes(weightless)
+    return (None, None) if weightless is None else (light_nodes(weightless), weightless)
 
 
 def _not_a_file(path: Path, mode: int) -> ModelLoadError:
@@ -146,7 +150,8 @@ def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
     if isinstance(source, ModelProto):
         if not source.HasField("graph"):
             raise ModelLoadError("the ModelProto has no graph")
-        return Loaded(source, None, owned=False, light_nodes=_check_strings(source, "the ModelProto"))
+        light, weightless = _check_strings(source, "the ModelProto")
+        return Loaded(source, None, owned=False, light_nodes=light, weightless=weightless)
     if isinstance(source, (bytes, bytearray, memoryview)):
         if len(source) > max_bytes:
             raise ModelLoadError(f"the given bytes are {len(source)}, above the limit of {max_bytes} (max_model_bytes)")

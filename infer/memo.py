@@ -1,13 +1,22 @@
-"""Rule results reused across nodes that present the same question.
+"""Rule results reused across nodes, walks and calls that present the same question.
 
 Repeated layers present the same operator with the same input types, contents and attributes,
-so their rules run (and their checks pass) once. A node's key is everything its checks and its
-rule read: the node's bytes without its names (``NodeView.memo_base``), the opset, its input
-values, the epoch of the dimension table's minimums (which sharpen lower bounds), and the
-positions of ``-0.0`` elements in float contents (equal to ``0.0``, yet they divide
-differently).
+and a model inferred again after an edit presents most of its nodes unchanged: their rules run
+(and their checks pass) once. A node's key is everything its checks and its rule read of the
+node: its bytes without its names (``NodeView.memo_base``), the opset, its input values, the
+positions of ``-0.0`` elements in float contents (equal to ``0.0``, yet they divide differently),
+and the run's options a rule's result depends on (whether contents propagate, the expression and
+rank bounds, the model's IR version).
 
-What is never reused, and why:
+A result is kept with what it rests on beyond its key (``DimScope``'s counters of the questions
+the rule asked of the run):
+
+- nothing: a function of the key alone, valid in any walk of any later call;
+- what the run has learned (a bound, an exact form): valid where the run knows the same
+  (``DimScope.facts_key``);
+- the run's table (whether a variable is fresh, where one was made): valid in that walk only.
+
+What is never kept, and why:
 
 - a run that reported, learned a fact, made a variable, walked a subgraph or refused an extent
   (the walker compares its side-effect counters around the rule): a reuse would skip that;
@@ -16,13 +25,14 @@ What is never reused, and why:
 - a node without a key: one with subgraphs or attribute references (whose values live in the
   calling function), and the first node of an implicit default domain (warned about once).
 
-A key is stored the second time it is computed: most keys seen once are never seen again (a
-model's unique nodes), and storing them costs memory. A bitset of key hashes, sized to the
-model, records the first time.
+The store is shared by every run of the process and bounded (two generations of
+``GENERATION`` entries: a full young one becomes the old one, and the old one goes); a run made
+while ``infer.reuse`` is disabled keeps a store of its own.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,8 +42,7 @@ from . import types as T
 from .nodeview import NodeView
 from .values import Value
 
-# At most 2^20 bits (128 KB): about 8 bits a node, so few keys of a model share one.
-_MAX_SEEN_BITS = 1 << 20
+GENERATION = 1 << 14  # entries of each of the store's two generations
 
 _FLOAT_ELEMS = frozenset({
     TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,
@@ -42,20 +51,54 @@ _FLOAT_ELEMS = frozenset({
                                         "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(TensorProto, n)),
 })  # fmt: skip
 
+# What a kept result rests on beyond its key: nothing (``None``), ``(FACTS, facts_key)`` or
+# ``(WALK, the scope's serial number)``.
+FACTS, WALK = "facts", "walk"
+
+
+class Store:
+    """Kept results by key, in two generations (a hit in the old one moves it to the young)."""
+
+    def __init__(self, generation: int = GENERATION):
+        self.generation = generation
+        self.young: dict[tuple, tuple] = {}
+        self.old: dict[tuple, tuple] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> tuple | None:
+        entry = self.young.get(key)
+        if entry is None:
+            entry = self.old.get(key)
+            if entry is not None:
+                self.put(key, entry)
+        return entry
+
+    def put(self, key: tuple, entry: tuple) -> None:
+        with self._lock:
+            if len(self.young) >= self.generation:
+                self.old, self.young = self.young, {}
+            self.young[key] = entry
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self.old)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.young, self.old = {}, {}
+
+
+SHARED = Store()
+
 
 class Memo:
-    """The reusable results of one walk (they name that walk's variables)."""
+    """The results one run reuses and keeps (in ``SHARED``, or in a store of its own)."""
 
-    def __init__(self, expanded_nodes: int):
-        self._bits = min(_MAX_SEEN_BITS, 1 << max(12, (8 * expanded_nodes).bit_length()))
-        self.reset()
+    def __init__(self, options: tuple, store: Store | None = None):
+        """``options``: what of the run's options a result depends on (see the module docstring)."""
+        self.options = options
+        self.store = SHARED if store is None else store
 
-    def reset(self) -> None:
-        # key -> (the placed outputs, the plain values when placing them adds nothing)
-        self._store: dict[tuple, tuple[list[Any], tuple[Value, ...] | None]] = {}
-        self._seen = bytearray(self._bits // 8)
-
-    def key(self, view: NodeView, opset: int | None, inputs: Sequence[Value | None], epoch: int) -> tuple | None:
+    def key(self, view: NodeView, opset: int | None, inputs: Sequence[Value | None]) -> tuple | None:
         """The key of a node with these inputs, or ``None`` when its result must not be reused."""
         base = view.memo_base
         if base is None or opset is None:
@@ -70,17 +113,23 @@ class Memo:
                     return None  # sequences, optionals, maps: see the module docstring
             elif (known := v.known) is not None and t.elem in _FLOAT_ELEMS and (zeros := known.negative_zeros()):
                 signs += ((i, zeros),)
-        return (base, opset, tuple(inputs), epoch, signs)
+        return (base, opset, tuple(inputs), signs, self.options)
 
-    def get(self, key: tuple) -> tuple[list[Any], tuple[Value, ...] | None] | None:
-        return self._store.get(key)
+    def get(self, key: tuple, scope: Any) -> tuple[list[Any], tuple[Value, ...] | None] | None:
+        """The kept result of ``key`` that holds in ``scope`` (a ``DimScope``), if any."""
+        entry = self.store.get(key)
+        if entry is None:
+            return None
+        prepared, plain, rests_on = entry
+        if rests_on is not None:
+            kind, what = rests_on
+            if kind == WALK:
+                if what != scope.serial:
+                    return None
+            elif what is not scope.facts_key and what != scope.facts_key:
+                return None
+        return prepared, plain
 
-    def offer(self, key: tuple, prepared: list[Any], plain: tuple[Value, ...] | None) -> None:
-        """Keep a clean, pure run's outputs, from the second time its key is offered on (or that
-        of another key with the same hash bits: stored early, harmless)."""
-        h = hash(key) & (self._bits - 1)
-        byte, bit = h >> 3, 1 << (h & 7)
-        if self._seen[byte] & bit:
-            self._store[key] = (prepared, plain)
-        else:
-            self._seen[byte] |= bit
+    def offer(self, key: tuple, prepared: list[Any], plain: tuple[Value, ...] | None, rests_on: tuple | None) -> None:
+        """Keep a clean, pure run's outputs with what they rest on beyond their key."""
+        self.store.put(key, (prepared, plain, rests_on))

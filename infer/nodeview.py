@@ -95,6 +95,22 @@ class NodeView:
     def node(self) -> NodeProto:
         return self.source[self.index]
 
+    def at(self, source: Sequence[NodeProto], index: int) -> NodeView:
+        """This view's fields for the node at ``index`` of ``source`` (a node of the same bytes
+        read before: its fields are not worked out again)."""
+        v = object.__new__(NodeView)
+        v.source, v.index = source, index
+        v.inputs, v.outputs, v.op_type, v.name, v.overload = (
+            self.inputs,
+            self.outputs,
+            self.op_type,
+            self.name,
+            self.overload,
+        )
+        v.domain, v.attr_types, v.has_subgraph, v.has_ref, v.memo_base = (
+            self.domain, self.attr_types, self.has_subgraph, self.has_ref, self.memo_base)  # fmt: skip
+        return v
+
     @property
     def input_presence(self) -> tuple[bool, ...]:
         """Which inputs are supplied (a non-empty name)."""
@@ -435,7 +451,8 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
     leaves to protobuf (a field of another wire type, a field number past 15).
 
     Decoding the bytes of a node here costs less than reading its fields through protobuf, which
-    builds a Python object for every repeated field it hands out.
+    builds a Python object for every repeated field it hands out; a node decoded by an earlier
+    read (the same model again, or an edit of it) is not decoded again (``DECODED``).
     """
     if len(serialized) != len(nodes):
         return None
@@ -450,6 +467,7 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
     out = []
     names = _NameHashes()
     add_hash = names.hashes.append  # per named node: no method call
+    decoded = DECODED
     try:
         for index in range(len(nodes)):
             if in_place:
@@ -460,69 +478,132 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
                     return None  # read before
                 serialized[index] = None
                 i, n = 0, len(b)
-            ins: list[str] = []
-            outs: list[str] = []
-            spans: list[tuple[int, int]] = []  # each attribute's bytes
-            op_type = domain = overload = name = ""
-            while i < n:
-                tag = b[i]
-                if tag & 7 != 2 or tag > 0x7F:
+            # A small node's bytes are its key among the nodes read before; a large one (a long
+            # attribute) is neither copied nor kept.
+            small = n - i <= _REMEMBERED_NODE
+            if small and in_place:
+                b, i, n = b[i:n], 0, n - i
+            seen = decoded.get(b) if small else None
+            if seen is not None:
+                view, name_hash = seen
+                out.append(view.at(nodes, index))
+            else:
+                fields = _decode(b, i, n, nodes, index, kinds)
+                if fields is None:
                     return None
-                length = b[i + 1]
-                i += 2
-                if length > 0x7F:  # a varint of more bytes
-                    length, i = _varint_from(b, i, length)
-                end = i + length
-                if end > n:
-                    return None
-                if tag == _INPUT:
-                    ins.append(b[i:end].decode())
-                elif tag == _OUTPUT:
-                    outs.append(b[i:end].decode())
-                elif tag == _OP_TYPE:
-                    op_type = b[i:end].decode()
-                elif tag == _ATTRIBUTE:
-                    spans.append((i, end))
-                elif tag == _DOMAIN:
-                    domain = b[i:end].decode()
-                elif tag == _OVERLOAD:
-                    overload = b[i:end].decode()
-                elif tag == _NAME and end > i:
-                    raw = b[i:end]
-                    add_hash(hash(raw))
-                    name = raw.decode()
-                i = end
-            types: tuple[int, ...] = ()
-            has_ref = False
-            attrs: tuple[bytes, ...] | None = ()
-            if spans:
-                # The attributes are kept (for the memo's key) only when small in all.
-                keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
-                found, kept = [], []
-                for k, (s, e) in enumerate(spans):
-                    a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
-                    kind = kinds.get(a) if a is not None else None
-                    if kind is None:
-                        if a is not None and e - s <= _WALKED_ATTRIBUTE:
-                            kind = _attribute_kind(a)
-                            if kind is None:
-                                return None
-                        else:  # protobuf holds it parsed: its type is a field read
-                            proto = nodes[index].attribute[k]
-                            kind = (proto.type, bool(proto.ref_attr_name))
-                        if a is not None and len(kinds) < _KINDS_KEPT:
-                            kinds[a] = kind
-                    if keep:
-                        kept.append(a)
-                    found.append(kind[0])
-                    has_ref = has_ref or kind[1]
-                types = tuple(found)
-                attrs = tuple(kept) if keep else None  # type: ignore[arg-type]
-            view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared, name)
-            out.append(view)
+                ins, outs, op_type, domain, overload, types, has_ref, attrs, name, name_hash = fields
+                view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared, name)
+                if small:
+                    decoded.put(b, (view.at((), 0), name_hash))  # (held without the model's nodes)
+                out.append(view)
+            if name_hash is not None:
+                add_hash(name_hash)
     except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
         return None
     return Views(out, names.repeated(nodes))
+
+
+class _Decoded:
+    """Decoded nodes by their bytes, in two generations of ``size`` (a full young one becomes the
+    old one, and the old one goes): bounded, and shared by every read of the process."""
+
+    def __init__(self, size: int = 1 << 15):
+        self.size = size
+        self.enabled = True  # off: nothing kept (``infer.reuse.disabled``)
+        self.young: dict[bytes, tuple] = {}
+        self.old: dict[bytes, tuple] = {}
+
+    def get(self, b: bytes) -> tuple | None:
+        if not self.enabled:
+            return None
+        fields = self.young.get(b)
+        if fields is None:
+            fields = self.old.get(b)
+            if fields is not None:
+                self.put(b, fields)
+        return fields
+
+    def put(self, b: bytes, fields: tuple) -> None:
+        if not self.enabled:
+            return
+        if len(self.young) >= self.size:
+            self.old, self.young = self.young, {}
+        self.young[b] = fields
+
+    def clear(self) -> None:
+        self.young, self.old = {}, {}
+
+
+DECODED = _Decoded()
+
+
+_REMEMBERED_NODE = 1 << 12  # bytes of a node kept among the decoded ones at most
+
+
+def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict) -> tuple | None:
+    """The fields of the node serialized in ``b[i:n]`` (the ``index``-th of ``nodes``), as
+    ``NodeView`` takes them, with its name's hash; ``None`` for what this decoder leaves to
+    protobuf."""
+    ins: list[str] = []
+    outs: list[str] = []
+    spans: list[tuple[int, int]] = []  # each attribute's bytes
+    op_type = domain = overload = name = ""
+    name_hash = None
+    while i < n:
+        tag = b[i]
+        if tag & 7 != 2 or tag > 0x7F:
+            return None
+        length = b[i + 1]
+        i += 2
+        if length > 0x7F:  # a varint of more bytes
+            length, i = _varint_from(b, i, length)
+        end = i + length
+        if end > n:
+            return None
+        if tag == _INPUT:
+            ins.append(b[i:end].decode())
+        elif tag == _OUTPUT:
+            outs.append(b[i:end].decode())
+        elif tag == _OP_TYPE:
+            op_type = b[i:end].decode()
+        elif tag == _ATTRIBUTE:
+            spans.append((i, end))
+        elif tag == _DOMAIN:
+            domain = b[i:end].decode()
+        elif tag == _OVERLOAD:
+            overload = b[i:end].decode()
+        elif tag == _NAME and end > i:
+            raw = b[i:end]
+            name_hash = hash(raw)
+            name = raw.decode()
+        i = end
+    types: tuple[int, ...] = ()
+    has_ref = False
+    attrs: tuple[bytes, ...] | None = ()
+    if spans:
+        # The attributes are kept (for the memo's key) only when small in all.
+        keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
+        found, kept = [], []
+        for k, (s, e) in enumerate(spans):
+            a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
+            kind = kinds.get(a) if a is not None else None
+            if kind is None:
+                if a is not None and e - s <= _WALKED_ATTRIBUTE:
+                    kind = _attribute_kind(a)
+                    if kind is None:
+                        return None
+                else:  # protobuf holds it parsed: its type is a field read
+                    proto = nodes[index].attribute[k]
+                    kind = (proto.type, bool(proto.ref_attr_name))
+                if a is not None and len(kinds) < _KINDS_KEPT:
+                    kinds[a] = kind
+            if keep:
+                kept.append(a)
+            found.append(kind[0])
+            has_ref = has_ref or kind[1]
+        types = tuple(found)
+        attrs = tuple(kept) if keep else None  # type: ignore[assignment]
+    return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name, name_hash
 
 
 # -- the light message ------------------------------------------------------------------------

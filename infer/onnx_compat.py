@@ -37,12 +37,14 @@ from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 from onnx.checker import ValidationError
 from onnx.shape_inference import InferenceError
 
+from . import reuse
 from . import types as T
-from .annotate import resolve_graph, value_info_entry
+from .annotate import value_info_entry
 from .diagnostics import Diagnostic, Location
 from .dimwriter import DimWriter, TypeWriter
 from .engine import Engine, GraphRecord, Options
 from .nodeview import light_nodes
+from .scopes import resolve_graph
 from .utf8 import weightless_bytes
 from .values import Value
 
@@ -90,12 +92,58 @@ def infer_shapes(
     ``initializers_as_constants``: read an initializer that is also a graph input as a constant,
     as onnx does (the default); off, it is a default the caller may override (Clause 7.2) and its
     contents are unknown.
+
+    A ``ModelProto`` whose content and arguments are those of a recent call gets that call's
+    answer again (``infer.reuse``): its output, or the same exception.
     """
+    key = _reuse_key(model, (check_type, strict_mode, data_prop, initializers_as_constants))
+    kept = reuse.RECENT.get(key) if key is not None else None
+    if kept is not None:
+        return _from_kept(kept, model)  # type: ignore[arg-type]
+    try:
+        proto, engine = _infer_shapes(model, check_type, strict_mode, data_prop, initializers_as_constants)
+    except (InferenceError, ValidationError) as e:
+        if key is not None and getattr(e, "reusable", False):
+            reuse.RECENT.put(key, (type(e), str(e)))
+        raise
+    if key is not None and engine.reusable:
+        reuse.RECENT.put(key, weightless_bytes(proto))
+    return proto
+
+
+def _reuse_key(model: ModelProto | bytes, arguments: tuple) -> bytes | None:
+    """The key of this call (``infer.reuse``), where its answer may be kept: a ``ModelProto`` of
+    at most ``MAX_KEPT_BYTES`` whose text is UTF-8 (else the call reports it, as onnx does)."""
+    if not isinstance(model, ModelProto) or not reuse.RECENT.enabled or model.ByteSize() > reuse.MAX_KEPT_BYTES:
+        return None
+    try:
+        weightless = weightless_bytes(model)
+    except Exception:  # protobuf could not serialize it: the call reports why
+        return None
+    return reuse.model_key(model, weightless, ("onnx_compat", arguments))[0]
+
+
+def _from_kept(kept: bytes | tuple, model: ModelProto) -> ModelProto:
+    """A recent call's answer for ``model``: its output (kept without the main graph's
+    initializers, which are ``model``'s) or its exception."""
+    if isinstance(kept, tuple):
+        error, message = kept
+        raise error(message)
+    out = ModelProto()
+    out.ParseFromString(kept)
+    out.graph.initializer.extend(model.graph.initializer)
+    out.graph.sparse_initializer.extend(model.graph.sparse_initializer)
+    return out
+
+
+def _infer_shapes(model: ModelProto | bytes, check_type: bool, strict_mode: bool, data_prop: bool,
+                  initializers_as_constants: bool) -> tuple[ModelProto, Engine]:  # fmt: skip
+    """``infer_shapes``' work: the inferred copy, and the last run made."""
     proto = _copy_of(model)
     engine = _engine(proto, data_prop, initializers_as_constants)
     validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
     if validation:
-        raise ValidationError("\n".join(_describe(d) for d in validation))
+        raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine)
     problems = _problems(proto, engine, check_type, strict_mode)
     declared = _subgraph_outputs(proto)
     writer = DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)
@@ -103,7 +151,7 @@ def infer_shapes(
     if strict_mode:
         problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
     if problems:
-        raise InferenceError("\n".join(str(p) for p in problems))
+        raise _marked(InferenceError("\n".join(str(p) for p in problems)), engine)
     # The types just written on subgraph outputs are declarations the next reader sees, and what
     # some operators give depends on them (after no iteration, a Loop's scan outputs have the
     # rank its body declares, in onnxruntime): infer again until they settle, so that inferring
@@ -115,7 +163,13 @@ def infer_shapes(
         declared = written
         engine = _engine(proto, data_prop, initializers_as_constants)
         _write(proto, engine, TypeWriter(DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)))
-    return proto
+    return proto, engine
+
+
+def _marked(e: Exception, engine: Engine) -> Exception:
+    """``e``, marked as an answer later calls on the same model may be given (``infer.reuse``)."""
+    e.reusable = engine.reusable  # type: ignore[attr-defined]
+    return e
 
 
 def _engine(proto: ModelProto, data_prop: bool, initializers_as_constants: bool) -> Engine:

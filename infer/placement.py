@@ -171,7 +171,7 @@ class Placement:
             why = reason or default_reason(op_type)
             t = self.fill_unknown(
                 t,
-                lambda axis: (Origin("fresh", why, site, name, axis, causes), (site.graph, site.node_index, k, axis)),
+                lambda axis: (Origin("fresh", why, site, name, axis, causes), (*site.key, k, axis)),
             )
         if name in frame.declared:
             t = self.refine_declared(frame, site, name, t)

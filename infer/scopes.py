@@ -9,10 +9,11 @@ the enclosing graphs (Clause 5.4.3); ``Frame`` is the state of walking one graph
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from onnx import AttributeProto, NodeProto, TypeProto
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
 
 from .dimtable import Site
 from .values import Value
@@ -58,6 +59,32 @@ class GraphPath(str):
 
 
 MAIN = GraphPath("main")
+
+
+_PATH_STEP = re.compile(r"^(\d+):(.+)$")
+
+
+def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
+    """The graph at ``path`` (``main``, ``main/3:body``, ...) in ``model``."""
+    parts = path.split("/")
+    if parts[0] != "main":
+        return None
+    g = model.graph
+    for step in parts[1:]:
+        m = _PATH_STEP.match(step)
+        if not m:
+            return None  # a function body: not a graph of the model
+        idx, attr = int(m.group(1)), m.group(2)
+        if idx >= len(g.node):
+            return None
+        found = None
+        for a in g.node[idx].attribute:
+            if a.name == attr and a.type == AttributeProto.GRAPH:
+                found = a.g
+        if found is None:
+            return None
+        g = found
+    return g
 
 
 def find_record(records: Mapping[str, GraphRecord], path: str, name: str) -> GraphRecord | None:
@@ -117,6 +144,12 @@ class GraphRecord:
     initializers: set[str] = field(default_factory=set)
     notes: dict[str, ContentNote] = field(default_factory=dict)  # why type, rank or contents unknown
 
+    def copy(self) -> GraphRecord:
+        """A record whose containers are this one's copied (their items shared): changing one
+        does not change the other."""
+        return GraphRecord(self.path, self.kind, dict(self.values), dict(self.producers), self.nodes,
+                           list(self.inputs), list(self.outputs), set(self.initializers), dict(self.notes))  # fmt: skip
+
 
 @dataclass
 class Frame:
@@ -130,3 +163,7 @@ class Frame:
     depth: int
     functions_active: tuple[tuple[str, str, str], ...] = ()
     attr_refs: Mapping[str, AttributeProto] | None = None  # inside a function body
+    # The graph named by its nodes' identities instead of their positions (a node's first output:
+    # ``main/kv_loop:body``): what fresh variables are keyed on, so that a variable keeps its key
+    # when nodes are inserted or removed before the node that made it (``Site.key``).
+    ident: str = ""

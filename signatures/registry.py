@@ -47,8 +47,12 @@ class Entry:
 class Registry:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str], list[Entry]] = {}
+        # Bumped by every registration: results of rules kept across calls (infer/memo.py) are
+        # kept for one set of rules.
+        self.generation = 0
 
     def add(self, entry: Entry) -> None:
+        self.generation += 1
         key = (entry.domain, entry.op_type)
         versions = self._entries.setdefault(key, [])
         if any(e.since == entry.since for e in versions):

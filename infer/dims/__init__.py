@@ -40,7 +40,7 @@ from .budget import (
 from .budget import current as _budget
 from .budget import state as _state
 from .edge import to_sympy
-from .terms import Expr, Op, Var, as_op, as_var, free_names, make, of_factor, quote_name, size_of, variable
+from .terms import Expr, Op, Var, as_op, as_var, free_names, free_vars, make, of_factor, quote_name, size_of, variable
 
 Dim = int | Expr | None
 EXTREMUM_COMPARED = canon.EXTREMUM_COMPARED
@@ -70,6 +70,7 @@ __all__ = [
     "content",
     "divide_exact",
     "constant_of",
+    "least_values",
     "extremum_args",
     "split_coefficient",
     "linear_in",
@@ -101,6 +102,13 @@ def symbol(name: str) -> Expr:
 def fresh_symbol(name: str) -> Expr:
     """The dim of a fresh variable (integer, non-negative: it may be 0 at run time)."""
     return variable(name, False)
+
+
+def least_values(d: Dim) -> dict[str, int]:
+    """Each variable of ``d`` with the least value its kind allows: 1 declared, 0 fresh."""
+    if type(d) is not Expr:
+        return {}
+    return {v.name: v.lo for v in free_vars(d)}
 
 
 def is_int(d: Dim) -> bool:
