@@ -232,10 +232,14 @@ class Engine:
         return self.options.propagate_values
 
     def declared_type(self, tp: TypeProto, value: str) -> T.Type:
-        """A type the model writes, its dim names declarations of the model's variables."""
+        """A type the model writes, its dim names declarations of the model's variables (read
+        from the run's table: a rule result that asked is this walk's alone, infer/memo.py)."""
+        self.scope.table_reads += 1
         return self.placement.declared_type(tp, value)
 
     def recorded_value(self, graph: str, name: str) -> Value | None:
+        """What the walk has recorded for ``name`` in ``graph`` (this walk's alone, like the table)."""
+        self.scope.table_reads += 1
         rec = self.records.get(graph)
         return None if rec is None else rec.values.get(name)
 
