@@ -9,13 +9,20 @@ alike), best of ``--repeat``:
 
 * ``onnx``: ``onnx.shape_inference.infer_shapes(model, data_prop=True)``;
 * ``drop-in``: ``infer.onnx_compat.infer_shapes(model, data_prop=True)`` (a ``ModelProto`` in,
-  an inferred ``ModelProto`` out, as onnxslim, polygraphy and onnxsim call it);
-* ``infer_model``: ``infer.infer_model(model)`` (Python objects, nothing written), and
-  ``infer_model again``: a second call on the same model in the same process.
+  an inferred ``ModelProto`` out, as onnxslim, polygraphy and onnxsim call it), a first call:
+  nothing kept from an earlier one is reused (``infer.reuse.disabled``);
+* ``infer_model``: ``infer.infer_model(model)`` (Python objects, nothing written), a first call.
 
-Also the one-node call (a ``Relu`` through each, best of many) and the start-up of
-``onnx-infer check`` on a one-node model (wall clock of a fresh process). Prints a table and the
-median and worst ratios of the drop-in to onnx; ``--json`` writes every row.
+Then, each as its ratio to ``infer_model``'s first call:
+
+* ``again``: a second call on the unchanged model (its result is the first's, ``infer.reuse``);
+* ``renamed`` and ``inserted``: ``infer_model(edited, previous=first)`` after renaming one node,
+  or inserting an ``Identity`` before one (both in the middle of the graph), the first call's
+  node results kept (what a compiler re-inferring after each rewrite sees).
+
+Also the one-node call (a ``Relu`` through each, best of many; the drop-in's first call and its
+repeated one) and the start-up of ``onnx-infer check`` on a one-node model (wall clock of a
+fresh process). Prints a table and the median and worst ratios; ``--json`` writes every row.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ import onnx
 from onnx import TensorProto, helper, shape_inference
 
 import infer
-from infer import onnx_compat
+from infer import onnx_compat, reuse
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "models"
@@ -61,24 +68,59 @@ def _turns(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
     return best
 
 
+def _first(run: Callable[[], Any]) -> Callable[[], Any]:
+    """``run`` as a first call: nothing kept from an earlier call is reused."""
+
+    def first() -> Any:
+        with reuse.disabled():
+            return run()
+
+    return first
+
+
+def edited(model: onnx.ModelProto) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """``model`` with the middle node renamed, and with an ``Identity`` inserted before it (its
+    first input read through the new node)."""
+    renamed, inserted = onnx.ModelProto(), onnx.ModelProto()
+    renamed.CopyFrom(model)
+    inserted.CopyFrom(model)
+    k = len(model.graph.node) // 2
+    while not any(model.graph.node[k].input):
+        k += 1
+    renamed.graph.node[k].name += "_renamed"
+    node = inserted.graph.node[k]
+    i = next(j for j, x in enumerate(node.input) if x)
+    source, node.input[i] = node.input[i], node.input[i] + "_inserted"
+    inserted.graph.node.insert(k, helper.make_node("Identity", [source], [source + "_inserted"]))
+    return renamed, inserted
+
+
+def _after(first: onnx.ModelProto, second: onnx.ModelProto, repeat: int) -> float:
+    """Best seconds of ``infer_model(second, previous=...)`` right after a first call on ``first``."""
+    best = float("inf")
+    for _ in range(repeat):
+        reuse.clear()
+        previous = infer.infer_model(first)
+        start = time.perf_counter()
+        infer.infer_model(second, previous=previous)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def time_corpus_model(path: Path, repeat: int) -> dict[str, Any]:
-    """Seconds of each way of inferring the model at ``path`` (``infer_model again`` is the
-    second of two calls made back to back, best over ``repeat`` such pairs)."""
+    """Seconds of each way of inferring the model at ``path`` (see the module docstring)."""
     model = onnx.load(str(path))
     runs: dict[str, Callable[[], Any]] = {
         "onnx": lambda: shape_inference.infer_shapes(model, data_prop=True),
-        "drop-in": lambda: onnx_compat.infer_shapes(model, data_prop=True),
-        "infer_model": lambda: infer.infer_model(model),
+        "drop-in": _first(lambda: onnx_compat.infer_shapes(model, data_prop=True)),
+        "infer_model": _first(lambda: infer.infer_model(model)),
     }
     row: dict[str, Any] = {"model": path.stem, "nodes": len(model.graph.node)}
     row.update(_turns(runs, repeat))
-    again = float("inf")
-    for _ in range(repeat):
-        infer.infer_model(model)
-        start = time.perf_counter()
-        infer.infer_model(model)
-        again = min(again, time.perf_counter() - start)
-    row["infer_model again"] = again
+    renamed, inserted = edited(model)
+    row["again"] = _after(model, model, repeat)
+    row["renamed"] = _after(model, renamed, repeat)
+    row["inserted"] = _after(model, inserted, repeat)
     return row
 
 
@@ -93,12 +135,15 @@ def one_node_model() -> onnx.ModelProto:
 
 
 def time_one_node(repeat: int = 200) -> dict[str, float]:
-    """Milliseconds of one call on a one-node model (best of ``repeat``, after a warm-up)."""
+    """Milliseconds of one call on a one-node model (best of ``repeat``, after a warm-up): first
+    calls, and the drop-in called again on the same model (as onnxruntime's tool calls it node
+    after node)."""
     model = one_node_model()
     runs = {
         "onnx": lambda: shape_inference.infer_shapes(model, data_prop=True),
-        "drop-in": lambda: onnx_compat.infer_shapes(model, data_prop=True),
-        "infer_model": lambda: infer.infer_model(model),
+        "drop-in": _first(lambda: onnx_compat.infer_shapes(model, data_prop=True)),
+        "drop-in again": lambda: onnx_compat.infer_shapes(model, data_prop=True),
+        "infer_model": _first(lambda: infer.infer_model(model)),
     }
     for run in runs.values():
         run()
@@ -126,22 +171,27 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         row = time_corpus_model(path, a.repeat)
         rows.append(row)
+        first = row["infer_model"]
         print(
             f"{row['model']:34} {row['nodes']:6} nodes  onnx {1000 * row['onnx']:8.1f} ms  "
             f"drop-in {1000 * row['drop-in']:8.1f} ms ({row['drop-in'] / row['onnx']:5.1f}x)  "
-            f"infer_model {1000 * row['infer_model']:8.1f} ms  again {1000 * row['infer_model again']:8.1f} ms",
+            f"infer_model {1000 * first:8.1f} ms  again {row['again'] / first:5.2f}  "
+            f"renamed {row['renamed'] / first:5.2f}  inserted {row['inserted'] / first:5.2f}",
             flush=True,
         )
     summary: dict[str, Any] = {}
     if rows:
         ratios = sorted((r["drop-in"] / r["onnx"], r["model"]) for r in rows)
-        again = [r["infer_model again"] / r["infer_model"] for r in rows]
         summary = {
             "models": len(rows),
             "drop-in / onnx median": statistics.median(x for x, _ in ratios),
             "drop-in / onnx worst": ratios[-1],
-            "second infer_model / first, median": statistics.median(again),
+            "models over 6x": [m for x, m in ratios if x > 6],
         }
+        for what in ("again", "renamed", "inserted"):
+            each = sorted((r[what] / r["infer_model"], r["model"]) for r in rows)
+            summary[f"{what} / first, median"] = statistics.median(x for x, _ in each)
+            summary[f"{what} / first, worst"] = each[-1]
     summary["one node, ms"] = time_one_node()
     with tempfile.TemporaryDirectory() as tmp:
         summary["onnx-infer check, one node, s"] = time_startup(Path(tmp))

@@ -75,9 +75,6 @@ def _suspect(shape: tuple[Dim, ...] | list[Dim], max_rank: int) -> bool:
     return False
 
 
-# ``lower_bound`` of a symbolic extent depends on the expression alone (a variable's sign is part
-# of its symbol), and the same extents flow through many nodes: each is bounded once. Bounded, so
-# that a long-lived process does not keep every expression it ever saw.
 def _past_int64(d: Dim) -> bool:
     """Is ``d`` past int64 at every binding? (Its syntax's bound suffices: computed once per
     expression, and a run's facts only raise it.)"""

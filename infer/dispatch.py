@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from onnx import FunctionProto, NodeProto, defs
 
+import signatures
 from signatures.registry import lookup
 from signatures.schema import STANDARD_DOMAINS, Signature, function_body
 
@@ -58,6 +59,7 @@ class Dispatcher:
         key = (domain, op_type, overload, opset)
         hit = self._resolved.get(key)
         if hit is None:
+            signatures.ensure(domain, op_type)  # its rules and declared signatures
             sig = self.signature(domain, op_type, opset) if opset is not None else None
             hit = self._resolved[key] = (sig, self._how(domain, op_type, overload, opset, sig))
         return hit

@@ -25,7 +25,6 @@ from typing import Any
 
 from onnx import FunctionProto, ModelProto, NodeProto, TypeProto
 
-import signatures
 from signatures.registry import REGISTRY
 from signatures.schema import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 
@@ -116,7 +115,6 @@ class Engine:
         caller has them (the loader does); the scan reads the nodes from them, consuming them.
         ``previous``: an earlier run of this model (or of a version before an edit), whose fresh
         variables keep their names where the same nodes make them again."""
-        signatures.load_all()
         self.model = model
         self.options = o = options or Options()
         if o.custom_schemas:

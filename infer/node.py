@@ -178,6 +178,7 @@ def infer_node(
     Problems with the node are diagnostics, never exceptions; only an input type string that
     cannot be read raises ``ValueError``.
     """
+    import signatures
     from signatures.schema import ONNX_OPSET, signature
 
     model = ModelProto()
@@ -202,6 +203,7 @@ def infer_node(
         else:
             values.append(Value(x))
     names = [f"in{i}" if v is not None else "" for i, v in enumerate(values)]
+    signatures.ensure(domain, op_type)  # a custom domain's signature is declared with its rules
     sig = signature(domain, op_type, imports[domain])
     if n_outputs is None:
         n_outputs = max(len(sig.outputs), 1) if sig is not None else 1

@@ -144,3 +144,26 @@ def test_rules_ask_the_run_through_their_context():
     # int64 (which every run's facts could only raise).
     users = {a for a, b in g.edges if b == "infer.dims.bounds"}
     assert users <= {"infer.dims", "infer.dims.canon", "infer.dimscope", "infer.claims", "infer.dimwriter"}, users
+
+
+def test_the_index_of_rule_modules_is_what_the_modules_declare():
+    """``signatures/index.py`` (what ``signatures.ensure`` imports for an operator) is current:
+    regenerated in a fresh process, it is the same."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "infer.rule_index", "--check"], cwd=ROOT, check=False)
+    assert out.returncode == 0, "signatures/index.py is stale: run python -m infer.rule_index"
+
+
+def test_a_model_imports_the_rules_it_uses():
+    import subprocess
+    import sys
+
+    families = "('signatures.ai_onnx.', 'signatures.com_microsoft.')"
+    count = f"sum(m.startswith({families}) for m in sys.modules)"
+    code = f"import sys, infer; infer.infer_model('examples/bert_tiny.onnx'); print({count})"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    from signatures import family_modules
+
+    assert 0 < int(out.stdout) < len(family_modules()) // 3, out.stdout
