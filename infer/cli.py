@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 from . import Limits, __version__, infer_model
 from .annotate import STYLES
 from .diagnostics import ERROR, INFO, WARNING
+from .dims import free_names, is_symbolic
 from .loader import ModelLoadError
 from .output import OutputRefused, destination, write_file
 
@@ -318,11 +319,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = [d for d in diags if d.severity == ERROR]
     counts = _counts(result.diagnostics)
     assumptions = result.assumptions
+    outside = _outside(args)
     if args.json:
         _emit({"diagnostics": [d.to_dict() for d in diags], "summary": counts,
-               "assumptions": [_assumption_dict(a) for a in assumptions]})  # fmt: skip
+               "assumptions": [_assumption_dict(a) for a in assumptions],
+               "outside_domain": [{"binding": b, "constraint": c.to_json()} for b, c in outside]})  # fmt: skip
     elif not args.quiet:
         style = _style(args)
+        for b, c in outside:
+            by = f" (required by {c.demands[0]})" if c.demands else ""
+            print(style("red", f"the binding {b} is outside the model's domain: {c}{by}"))
         for sev in (ERROR, WARNING, INFO):
             group = [d for d in diags if d.severity == sev]
             if not group:
@@ -341,7 +347,52 @@ def cmd_check(args: argparse.Namespace) -> int:
                 print(f"  {a}" + (f" at {a.site}" if a.site else ""))
         hidden = "" if args.verbose or not counts[INFO] else " (-v lists the notes)"
         print(f"{args.model}: {_counts_line(counts, style)}{hidden}")
-    return EXIT_ERRORS if errors else EXIT_OK
+    return EXIT_ERRORS if errors or outside else EXIT_OK
+
+
+def _outside(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """``check --bind``: the given binding against the model's domain (inferred without it),
+    as (binding text, broken constraint) pairs."""
+    bindings = _bindings(getattr(args, "bind", None) or [])
+    if not bindings:
+        return []
+    free = _infer(argparse.Namespace(**{**vars(args), "bind": None, "quiet": True}))
+    broken = free.domain.violated(bindings)
+    shown = ", ".join(f"{k}={v}" for k, v in bindings.items())
+    return [(shown, c) for c in broken]
+
+
+def cmd_domain(args: argparse.Namespace) -> int:
+    result = _infer(args)
+    dom = result.domain
+    near = _bindings(args.near or [])
+    sample = dom.near(near) if near else dom.smallest()
+    if args.json:
+        _emit({**dom.to_json(), "sample": sample, "near": near or None})
+        return EXIT_OK
+    if args.quiet:
+        return EXIT_OK
+    style = _style(args)
+    names = ", ".join(dom.variables) or "none"
+    print(f"{style('bold', 'input variables')}: {names}")
+    if not dom.constraints and not dom.not_expressed:
+        print(style("green", "no requirement found: every binding of them is inside"))
+    for c in dom.constraints:
+        print(f"  {c}")
+        for d in c.demands[:3]:
+            print(style("dim", f"      by {d}"))
+        if len(c.demands) > 3:
+            print(style("dim", f"      and {len(c.demands) - 3} more nodes"))
+    for n in dom.not_expressed:
+        print(f"  {style('yellow', str(n))}")
+    what = (
+        "a valid binding near " + ", ".join(f"{k}={v}" for k, v in near.items()) if near else "smallest valid binding"
+    )
+    if sample is None:
+        print(style("red", f"{what}: none found"))
+    elif dom.variables:
+        print(f"{what}: " + ", ".join(f"{k}={v}" for k, v in sample.items()))
+    return EXIT_OK
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -350,8 +401,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         exp = result.explain(args.value, graph=args.graph, dim=args.dim)
     except KeyError:
         raise CliError(f"the model has no value named {args.value!r}") from None
+    shape = (
+        result.shape_of(args.value, args.graph) if args.graph or args.value in result.graphs["main"].values else None
+    )
+    names = set().union(*(free_names(d) for d in shape or () if is_symbolic(d)))
+    domain = [c for c in result.domain.constraints if c.variables & names]
     if args.json:
-        _emit(exp.to_dict())
+        _emit({**exp.to_dict(), "domain": [c.to_json() for c in domain]})
     elif not args.quiet:
         style = _style(args)
         print(f"{style('bold', '`' + exp.value + '`')}: {exp.type}")
@@ -360,6 +416,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for s in exp.steps:
             text = (style("red", "root: ") + s.text) if s.root else s.text
             print("  " * (s.depth + 1) + text)
+        if domain:  # where those variables may be (a run outside fails: `onnx-infer domain`)
+            print(f"the model accepts its variables only where: {'; '.join(map(str, domain))}")
     return EXIT_OK
 
 
@@ -540,6 +598,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("model", help="path of the .onnx model")
     c.add_argument("-v", "--verbose", action="store_true", help="also list informational notes")
     common(c)
+
+    dm = verb("domain", "which sizes of its inputs the model accepts (docs/domain.md)", cmd_domain)
+    dm.add_argument("model", help="path of the .onnx model")
+    dm.add_argument("--near", action="append", metavar="NAME=INT",
+                    help="also give a valid binding near these sizes (repeatable)")  # fmt: skip
+    common(dm)
 
     e = verb("explain", "explain why a value's shape is (partly) unknown", cmd_explain)
     e.add_argument("model", help="path of the .onnx model")

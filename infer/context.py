@@ -247,6 +247,31 @@ class RuleContext:
         ``mod(d, k) == 0``, and ``exact`` uses it."""
         self._walker.scope.require_multiple(d, k, self.site, why)
 
+    def require_at_most(self, d: Dim, value: int, why: str, every_run: bool = True) -> None:
+        """A model that runs has ``d <= value`` here (an index within its axis): listed in the
+        model's domain; ``every_run`` false where only some values of the inputs need it (the
+        bound is what every value needs)."""
+        self._walker.scope.require_at_most(d, value, self.site, why, every_run)
+
+    def require_broadcast(self, ds: Sequence[Dim], text: str, why: str = "broadcast") -> None:
+        """A model that runs has the extents ``ds`` broadcast (each 1 or equal to the others):
+        listed in the domain; ``text`` is the assumption ``explain`` shows."""
+        self._walker.scope.require_broadcast(ds, text, self.site, why)
+
+    def require_equal(self, a: Dim, b: Dim, text: str, why: str) -> None:
+        """A model that runs has ``a == b`` here (a MatMul's inner extents): listed in the domain."""
+        self._walker.scope.require_equal(a, b, text, self.site, why)
+
+    def require_unexpressed(self, text: str, reason: str) -> None:
+        """A model that runs needs ``text``, which no constraint over extents states (the values
+        of computed indices): listed in the domain as not expressed, with ``reason``."""
+        self._walker.scope.require_unexpressed(text, reason, self.site)
+
+    def refused_by_runtime(self, text: str) -> None:
+        """onnxruntime refuses this node although the definition allows it: a runtime's
+        requirement in the domain (the model runs nowhere there)."""
+        self._walker.scope.refused_by_runtime(text, self.site)
+
     def fresh(self, reason: str, key: tuple = (), value: str | None = None, axis: int | None = None,
               causes: tuple[str, ...] = ()) -> Dim:  # fmt: skip
         """A fresh variable of this node for an extent it cannot determine, with ``reason``; the

@@ -26,6 +26,7 @@ from .dims.bounds import is_monotone
 from .dimtable import DimTable, Origin, Site, Variable
 
 Bound = int | None
+MAX_DEMANDERS = 8  # nodes named for one requirement (the same layer repeated says nothing more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,9 @@ class DimScope:
         self.divisible: dict[tuple[Dim, Dim], None] = {}
         # What each minimum or maximum rests on, for ``assumptions`` (the first reason given wins).
         self._reasons: dict[tuple[Dim, str], tuple[str, Site | None]] = {}
+        # What a model that runs requires, as ``infer.domain`` reads it: a requirement (its kind
+        # and extents) to the nodes that make it, with why (the first few of them).
+        self.requirements: dict[tuple, list[tuple[str, Site | None]]] = {}
         # Bumped whenever a fact that sharpens bounds or quotients is learned: rule results
         # computed before must not be reused after (the memo keys on it), and the caches go.
         self.epoch = 0
@@ -209,6 +213,7 @@ class DimScope:
             return
         if value <= (syntactic_bounds(d)[0] or 0):
             return
+        self._demand(("at_least", d, value), why, site)
         self.minimums[d] = max(value, self.minimums.get(d, value))
         self._learn_variable_minimum(d, value)
         self._learned()
@@ -221,6 +226,8 @@ class DimScope:
         ``exact`` (``k*floor(d/k)`` is ``d``)."""
         parts = D.quotient_parts(d, k)
         remainder = D.mod(d, k)
+        if remainder is not None and type(remainder) is not int:
+            self._demand(("multiple", d, k), why, site)
         if parts is None or remainder is None or type(remainder) is int or parts in self.divisible:
             return
         self.divisible[parts] = None
@@ -241,6 +248,51 @@ class DimScope:
         self.ranges[d] = (new_lo, new_hi)
         self._reasons.setdefault((d, "range"), (why, site))
         self.table.note("assumption", str(Assumption(d, new_lo, new_hi, why)), (d,), site)
+
+    def require_at_most(self, d: Dim, value: int, site: Site | None = None, why: str = "",
+                        every_run: bool = True) -> None:  # fmt: skip
+        """Record that a model which runs has ``d <= value`` (an index within its axis); with
+        ``every_run`` false, that it runs at every value of its inputs only then (some values
+        may keep the index inside). Listed in the domain only: no bound is sharpened by it."""
+        if d is None or type(d) is int:
+            return
+        if (hi := syntactic_bounds(d)[1]) is not None and hi <= value:
+            return
+        self._demand(("at_most" if every_run else "at_most_every_value", d, value), why, site)
+        self.table.note("assumption", f"{D.to_str(d)} <= {value}" + (f" ({why})" if why else ""), (d,), site)
+
+    def require_broadcast(self, ds: Iterable[Dim], text: str, site: Site | None = None, why: str = "") -> None:
+        """Record that a model which runs has the extents ``ds`` broadcast (each 1 or equal to the
+        others that are not 1); ``text`` is the note ``explain`` shows."""
+        ds = tuple(dict.fromkeys(d for d in ds if d is not None and d != 1))
+        if len(ds) > 1:
+            self._demand(("broadcast", ds), why, site)
+        self.table.note("assumption", text, ds, site)
+
+    def require_equal(self, a: Dim, b: Dim, text: str, site: Site | None = None, why: str = "") -> None:
+        """Record that a model which runs has ``a == b`` (a MatMul's inner extents)."""
+        if a is not None and b is not None and a != b:
+            self._demand(("equal", a, b), why, site)
+        self.table.note("assumption", text, (a, b), site)
+
+    def refused_by_runtime(self, text: str, site: Site | None = None) -> None:
+        """Record that the runtime refuses this node although the definition allows it: the
+        model runs nowhere there (``infer.domain`` lists it as a runtime's requirement)."""
+        self._demand(("runtime", text), text, site)
+        self.table.note("assumption", text, (), site)
+
+    def require_unexpressed(self, text: str, reason: str, site: Site | None = None) -> None:
+        """Record a requirement that cannot be stated over extents (indices whose values are not
+        tracked must lie within their axis): the domain lists it as not expressed."""
+        self._demand(("unexpressed", text, reason), reason, site)
+
+    def _demand(self, key: tuple, why: str, site: Site | None) -> None:
+        # A rule result that makes a requirement is reused only within this walk, where the
+        # requirement is recorded (infer/memo.py): another run must make it again.
+        self.table_reads += 1
+        seen = self.requirements.setdefault(key, [])
+        if len(seen) < MAX_DEMANDERS and (why, site) not in seen:
+            seen.append((why, site))
 
     def assume(self, text: str, dims: Iterable[Dim] = (), site: Site | None = None) -> None:
         """Record an assumption a conclusion rests on (e.g. ``N`` and ``M`` broadcast)."""

@@ -130,7 +130,7 @@ class Placement:
         ):
             return Value(t)
         if known is None:
-            return with_empty_contents(Value(t) if t is not v.type else v)
+            return with_empty_contents(Value(t, None, v.span) if t is not v.type else v)
         return v if t is v.type else Value(t, known)
 
     # -- placing --------------------------------------------------------------------------------
@@ -418,21 +418,22 @@ def _schema_types(sig: Signature, inputs: Sequence[Value | None], n: int) -> lis
 def to_value(spec: Any, base: T.Type) -> Value:
     """Turn what a rule returned for one output into a value, filling the schema's types."""
     known: Known | None = None
+    span = None
     if isinstance(spec, Value):
-        known = spec.known
+        known, span = spec.known, spec.span
         spec = spec.type
     if spec is None:
         return Value(base)
     if isinstance(spec, (tuple, list)):
         elem = base.elem if isinstance(base, (T.TensorType, T.SparseTensorType)) else None
         cls = T.SparseTensorType if isinstance(base, T.SparseTensorType) else T.TensorType
-        return Value(cls(elem, tuple(D.normalize(d) for d in spec)), known)
+        return Value(cls(elem, tuple(D.normalize(d) for d in spec)), known, span)
     if isinstance(spec, (T.TensorType, T.SparseTensorType)) and spec.elem is None:
         if isinstance(base, (T.TensorType, T.SparseTensorType)):
             spec = type(spec)(base.elem, spec.shape)
     if isinstance(spec, T.UnknownType):
-        return Value(base, known)
-    return Value(spec, known)
+        return Value(base, known, span)
+    return Value(spec, known, span)
 
 
 def strip_shape(t: T.Type) -> T.Type:

@@ -130,6 +130,7 @@ def report_data(result: InferenceResult, title: str) -> dict[str, Any]:
         "diagnostics": [d.to_dict() for d in result.diagnostics],
         "dims": variables,
         "facts": [str(f) for f in result.dims.facts],
+        "domain": [str(c) for c in result.domain.constraints] + [str(n) for n in result.domain.not_expressed],
         "initial": _initial(graphs) if graphs else None,
     }
 
@@ -211,6 +212,7 @@ _PAGE = """<!DOCTYPE html>
   </section>
 </main>
 <section id="diagnostics-pane"><h2>Diagnostics</h2><div id="diagnostics"></div></section>
+<section id="domain-pane"><h2>Input domain: the sizes the model accepts</h2><div id="domain"></div></section>
 <section id="dims-pane"><h2>Dimension variables</h2><div id="dims"></div><div id="facts"></div></section>
 <footer id="footer"></footer>
 <script id="data" type="application/json">__DATA__</script>
@@ -721,6 +723,12 @@ function renderDims() {
     table.appendChild(tr);
   });
   if (DATA.dims.length) box.appendChild(table); else box.appendChild(el("p", "muted", "No dimension variables."));
+  var domain = document.getElementById("domain");
+  if (DATA.domain.length) {
+    var dl = el("ul");
+    DATA.domain.forEach(function (c) { dl.appendChild(el("li", "mono", c)); });
+    domain.appendChild(dl);
+  } else domain.appendChild(el("p", "muted", "No requirement found: every size of the inputs is accepted."));
   var facts = document.getElementById("facts");
   if (DATA.facts.length) {
     facts.appendChild(el("h2", null, "Facts and assumptions inference relied on"));

@@ -16,6 +16,7 @@ from .annotate import write_annotations
 from .diagnostics import ERROR, Diagnostic
 from .dimscope import Assumption
 from .dimtable import DimTable
+from .domain import Domain, domain_of
 from .engine import Engine
 from .explain import Explanation, explain
 from .scopes import GraphRecord
@@ -80,6 +81,7 @@ class InferenceResult:
         self._owned = owned
         self._dims_style = dims_style
         self._model: ModelProto | None = None
+        self._domain: Domain | None = None
 
     # -- the annotated model ------------------------------------------------------------------
 
@@ -122,6 +124,28 @@ class InferenceResult:
         """Conditions on dimension variables that some claims rest on (a window that fits, an
         integer exactly representable in float32); runs outside them are not covered."""
         return self._engine.scope.assumptions
+
+    @property
+    def input_variables(self) -> list[str]:
+        """The dimension variables of the main graph's inputs (initializers left out), in the
+        order the inputs give them: the sizes a caller chooses."""
+        main = self._engine.records["main"]
+        names: dict[str, None] = {}
+        for name in main.inputs:
+            if name in main.initializers or name not in main.values:
+                continue
+            for d in T.dims_of(main.values[name].type):
+                if D.is_symbolic(d):
+                    names.update(dict.fromkeys(sorted(D.free_names(d))))
+        return list(names)
+
+    @property
+    def domain(self) -> Domain:
+        """Which sizes of its inputs the model accepts: what its nodes require of the input
+        variables (``infer.domain``; docs/domain.md)."""
+        if self._domain is None:
+            self._domain = domain_of(self._engine.scope, self.input_variables)
+        return self._domain
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

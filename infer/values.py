@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import copysign
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from onnx import TensorProto, numpy_helper
@@ -187,18 +187,33 @@ def known_scalar(elem: Elem) -> Known:
     return Known((), (elem,))
 
 
+class Span(NamedTuple):
+    """Bounds of a tensor's integer elements (inclusive; an extent or ``None``). ``tight``: both
+    are reached whenever the tensor has elements (a Range's first and last), so what they
+    require holds at every input value; else some values may stay inside them (a running sum of
+    a mask reaches its bound only where the mask is all ones)."""
+
+    lo: D.Dim
+    hi: D.Dim
+    tight: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Value:
     """A value's type and, where tracked, its contents."""
 
     type: Type = UNKNOWN
     known: Known | None = None
+    # Where contents are not tracked, bounds every integer element lies within (inclusive, each
+    # an extent or ``None``): a Range's indices, which a Gather must find within its axis
+    # (what ``infer.domain`` reads); ``None`` where nothing is known.
+    span: Span | None = None
     _hash: int | None = field(default=None, init=False, compare=False, repr=False)  # see Known
 
     def __hash__(self) -> int:
         h = self._hash
         if h is None:
-            h = hash((self.type, self.known))
+            h = hash((self.type, self.known, self.span))
             object.__setattr__(self, "_hash", h)
         return h
 

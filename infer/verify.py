@@ -27,8 +27,10 @@ from . import types as T
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
+    from .dims import Dim
     from .dimscope import Assumption
     from .dimtable import DimTable
+    from .domain import Domain
     from .scopes import GraphRecord
 
 
@@ -47,6 +49,11 @@ class InferenceResult(Protocol):
     def source_annotated(self) -> bool: ...
     @property
     def directory(self) -> Path | None: ...
+    @property
+    def domain(self) -> Domain: ...
+    @property
+    def input_variables(self) -> list[str]: ...
+    def shape_of(self, name: str, graph: str | None = None) -> tuple[Dim, ...] | None: ...
 
 
 INSTALL_HINT = "pip install 'onnx-infer[verify]'"
@@ -750,6 +757,20 @@ def _anonymous(name: str, axis: int) -> str:
     return f"{name}[{axis}]"
 
 
+def domain_aliases(result: InferenceResult) -> dict[str, str]:
+    """The input variables of ``result.domain`` by the names bindings give them here: a
+    declared name as it is, the fresh variable of an anonymous input axis as ``input[axis]``."""
+    out = {v: v for v in result.input_variables}
+    for inp in _model_inputs(result.source):
+        shape = result.shape_of(inp.name)
+        dims = _dims(inp.type)
+        for axis, d in enumerate(shape or ()):
+            name = D.variable_name(d)
+            if name is not None and axis < len(dims) and dims[axis] == (None, None):
+                out[name] = _anonymous(inp.name, axis)
+    return out
+
+
 def _model_inputs(model: onnx.ModelProto) -> list[_Input]:
     inits = {t.name for t in model.graph.initializer} | {t.values.name for t in model.graph.sparse_initializer}
     return [_Input(i.name, i.type) for i in model.graph.input if i.name not in inits]
@@ -877,6 +898,9 @@ class _Planner:
         self.assumptions = [a for a in result.assumptions if D.free_names(a.expr) <= names]
         self.least = {v: self._least(v) for v in self.free}
         self.groups, self.single = self._facts(result, names)
+        self.domain = result.domain
+        self.alias = domain_aliases(result)  # domain variable -> the name bindings use here
+        self.drawn = self.undrawable = 0
 
     def _least(self, var: str) -> int:
         """The smallest extent at which every assumption on ``var`` alone holds (1 if none)."""
@@ -930,6 +954,23 @@ class _Planner:
         return {v: out[v] for v in self.variables}
 
     def respect(self, b: dict[str, int]) -> dict[str, int] | None:
+        """``b`` adjusted until every assumption over the inputs holds and it lies inside the
+        model's domain (the nearest binding there), or ``None``."""
+        b = self._assumed(b)
+        if b is None or not self.domain.binding:
+            return b
+        alias = self.alias
+        want = {v: b.get(alias.get(v, v), 1) for v in self.domain.variables}
+        fixed = {v: x for v, x in want.items() if alias.get(v, v) in self.pinned}
+        inside = self.domain.near(want, fixed)
+        if inside is None:
+            self.undrawable += 1
+            return None
+        self.drawn += 1
+        b.update({alias.get(v, v): x for v, x in inside.items()})
+        return b if all(a.holds(b) is not False for a in self.assumptions) else None
+
+    def _assumed(self, b: dict[str, int]) -> dict[str, int] | None:
         """``b`` adjusted until every assumption over the inputs holds, or ``None``."""
         b = dict(b)
         for _ in range(12):
@@ -1174,6 +1215,10 @@ def verify(
                 rc.contradictions.extend(found)
             report.runs.append(rc)
             break
+    if planner.domain.binding:
+        report.notes.append(f"bindings drawn inside the model's domain ({len(planner.domain.binding)} "
+                            f"requirements, `onnx-infer domain`): {planner.drawn} drawn, "
+                            f"{planner.undrawable} with no valid binding near them")  # fmt: skip
     if not report.runs:
         if report.failed:
             report.error = f"onnxruntime fails at every binding tried ({len(report.failed)}): {report.failed[0].reason}"

@@ -13,6 +13,10 @@ from typing import Literal
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.dims import Dim
+from infer.types import TensorType
+from infer.values import Value
+
+from .spans import loose, span_of
 
 Shape = tuple[Dim, ...]
 
@@ -73,7 +77,11 @@ def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
         )
         return None
     if big:
-        return big.pop()  # every other extent must be 1 or this one
+        k = big.pop()  # every other extent must be 1 or this one
+        if symbolic := [d for d in ds if d is not None and not isinstance(d, int)]:
+            shown = ", ".join(map(D.to_str, symbolic))
+            ctx.require_broadcast([k, *symbolic], f"{shown} broadcast with {k} (each 1 or {k})")
+        return k
     others = [d for d in ds if not (isinstance(d, int) and d == 1)]
     if not others:
         return 1
@@ -87,11 +95,11 @@ def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
     for d in others[1:]:
         if D.equal(out, d):
             continue
+        ctx.require_broadcast((out, d), f"{D.to_str(out)} and {D.to_str(d)} broadcast (each equal or 1)")
         if not all((lb := ctx.lower_bound(e)) is not None and lb >= 1 for e in (out, d)):
             # An expression may be 0 (0 broadcasts only with 1, to 0): max would be wrong there.
             ctx.because(f"{D.to_str(out)} and {D.to_str(d)} broadcast, and one of them may be 0")
             return None
-        ctx.assume(f"{D.to_str(out)} and {D.to_str(d)} broadcast (each equal or 1)", (out, d))
         out = D.dmax(out, d)
     return out
 
@@ -110,7 +118,7 @@ def _broadcast_many(ctx: RuleContext, ds: list[Dim]) -> Dim:
             ctx.because(f"{D.to_str(d)} and {len(ds) - 1} other extents broadcast, and {D.to_str(d)} may be 0")
             return None
     shown = ", ".join(D.to_str(d) for d in ds)
-    ctx.assume(f"{shown} broadcast (each 1 or equal to the largest)", ds)
+    ctx.require_broadcast(ds, f"{shown} broadcast (each 1 or equal to the largest)")
     return D.dmax_of(ds)
 
 
@@ -204,7 +212,7 @@ def same_dim(ctx: RuleContext, a: Dim, b: Dim, what: str) -> Dim:
     if a is None:
         return b
     if eq is None and b is not None:
-        ctx.assume(f"{D.to_str(a)} == {D.to_str(b)} ({what})", (a, b))
+        ctx.require_equal(a, b, f"{D.to_str(a)} == {D.to_str(b)} ({what})", what)
         # Either holds for a model that runs; an integer, then a non-fresh extent, says more.
         if isinstance(b, int) or (ctx.is_fresh(a) and not ctx.is_fresh(b)):
             return b
@@ -214,3 +222,41 @@ def same_dim(ctx: RuleContext, a: Dim, b: Dim, what: str) -> Dim:
 def elements(shape: Sequence[Dim] | None) -> Dim:
     """Number of elements of a shape, or ``None``."""
     return None if shape is None else D.product(shape)
+
+
+def with_span(ctx: RuleContext, out: Value | tuple | None, i: int = 0, every: bool = True) -> Value | tuple | None:
+    """``out`` (a shape or a value) given the element bounds of input ``i`` (``Value.span``),
+    for an operator that moves elements without changing them (Reshape, Unsqueeze, Expand:
+    ``every`` element; a Gather or a Slice takes some, which may miss the bounds)."""
+    span = span_of(ctx.value(i))
+    if span is None or out is None:
+        return out
+    span = span if every else loose(span)
+    if isinstance(out, Value):
+        return out if out.known is not None else Value(out.type, None, span)
+    return Value(TensorType(None, tuple(out)), None, span)
+
+
+def require_index_span(ctx: RuleContext, i: int, extent: Dim, axis: int) -> None:
+    """Indices (input ``i``) whose bounds are known but not their values must lie within
+    ``[-extent, extent - 1]``: a requirement of the model's domain (GPT-2's positions within
+    its table of 1,024)."""
+    v = ctx.value(i)
+    if v is None or extent is None or v.known is not None:
+        return  # (known indices are checked one by one)
+    if v.span is None:
+        ctx.require_unexpressed(f"the values of `{ctx.input_name(i)}` within [-{D.to_str(extent)}, "
+                                f"{D.to_str(D.sub(extent, 1))}] ({ctx.op_type} along axis {axis})",
+                                "the indices' values are not tracked")  # fmt: skip
+        return
+    lo, hi, tight = v.span
+    why = f"{ctx.op_type}'s indices within axis {axis} of extent {D.to_str(extent)}"
+    if not tight:  # what every value of the inputs needs, not what each run does
+        why += f" (at every value of the inputs `{ctx.input_name(i)}` is computed from)"
+    if hi is not None and not isinstance(hi, int):
+        if isinstance(extent, int):
+            ctx.require_at_most(hi, extent - 1, why, tight)
+        else:
+            ctx.require_at_least(D.sub(D.sub(extent, 1), hi), 0, why)
+    if lo is not None and not isinstance(lo, int):
+        ctx.require_at_least(D.add(lo, extent), 0, why)

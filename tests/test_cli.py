@@ -148,7 +148,7 @@ def test_ops_statement():
     assert cli("ops").returncode == 0
 
 
-VERBS = ("annotate", "check", "explain", "report", "verify", "ops")
+VERBS = ("annotate", "check", "domain", "explain", "report", "verify", "ops")
 
 
 def test_every_verb_answers_help_and_json(capsys):

@@ -77,6 +77,7 @@ __all__ = [
     "exact_quotients",
     "quotient_parts",
     "total",
+    "exact_quotient",
     "free_names",
     "to_str",
     "quote_name",
@@ -294,6 +295,13 @@ def content(d: Dim) -> int:
 def divide_exact(d: Dim, k: int) -> Dim:
     """``d / k`` for a non-zero ``k`` that divides ``content(d)``: every coefficient divided."""
     return None if d is None else poly.divide_exact(d, k)
+
+
+def exact_quotient(a: Dim, b: Dim) -> Dim:
+    """``a / b`` when ``b`` divides ``a`` as polynomials, else ``None``."""
+    if a is None or b is None:
+        return None
+    return poly.exact_quotient(a, b)
 
 
 def constant_of(d: Dim) -> int:

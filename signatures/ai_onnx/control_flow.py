@@ -464,7 +464,9 @@ def _trip(ctx: RuleContext, extents: list[Dim]) -> Dim:
         if eq is False:
             raise RuleError("shape-mismatch", f"scan inputs have sequence lengths {D.to_str(best)} and {D.to_str(d)}")
         if eq is None:
-            ctx.assume(f"the scanned extents {D.to_str(best)} and {D.to_str(d)} are equal", (best, d))
+            ctx.require_equal(
+                best, d, f"the scanned extents {D.to_str(best)} and {D.to_str(d)} are equal", "the scanned extents"
+            )
     return best
 
 

@@ -11,6 +11,7 @@ from infer.context import RuleContext, RuleError
 from infer.types import TensorType
 from infer.values import Known, Value
 
+from .. import spans
 from .. import valueops as V
 from ..helpers import STRICT, broadcast, flag, norm_axis, require_single, same_dim
 from ..registry import example, rule, shape_rule
@@ -71,7 +72,14 @@ def binary(ctx: RuleContext) -> list:
     ka, kb = ctx.known(0), ctx.known(1)
     op = _binary_op(ctx) if ka is not None and kb is not None else None
     known = V.elementwise(op, ka, kb) if op is not None else None
+    if known is None and ctx.op_type in _SPANNED and ctx.elem(0) in spans.INTS:
+        a, b = spans.span_of(ctx.value(0)), spans.span_of(ctx.value(1))
+        span = spans.mul(ctx, a, b) if ctx.op_type == "Mul" else spans.add(a, b, -1 if ctx.op_type == "Sub" else 1)
+        return [Value(TensorType(None, shape), None, span)]
     return [Value(TensorType(None, shape), known)]
+
+
+_SPANNED = frozenset({"Add", "Sub", "Mul"})  # element bounds followed (position indices)
 
 
 @rule(["Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Less", "Greater"], since=1)

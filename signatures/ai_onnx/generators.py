@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 from infer import dims as D
 from infer.context import RuleContext, RuleError
 from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS, Known, SymFloat, Value, value_from_tensor
+from infer.values import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS, Known, Span, SymFloat, Value, value_from_tensor
 
 from .. import valueops as V
 from ..helpers import require_single, vector_length
@@ -110,7 +110,13 @@ def range_(ctx: RuleContext) -> list:
     if s is None or lim is None or not isinstance(d, int) or d == 0:
         ctx.because("a symbolic Range needs integral bounds and a non-zero integer delta")
         return [(None,)]
-    return [(D.dmax(D.ceildiv(D.sub(lim, s), d), 0),)]
+    n = D.dmax(D.ceildiv(D.sub(lim, s), d), 0)
+    if ctx.elem(0) not in (TensorProto.INT64, TensorProto.INT32, TensorProto.INT16):
+        return [(n,)]
+    # Every element lies between start and the last value before limit (none when n is 0);
+    # with a step of 1 both are reached.
+    span = Span(s, D.sub(lim, 1), d == 1) if d > 0 else Span(D.add(lim, 1), s, d == -1)
+    return [Value(TensorType(None, (n,)), None, span)]
 
 
 def _float_range(ctx: RuleContext, s: float, lim: float, d: float) -> Value | tuple:

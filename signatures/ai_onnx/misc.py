@@ -20,6 +20,7 @@ from infer.dims import Dim
 from infer.types import TensorType
 from infer.values import MAX_KNOWN_ELEMENTS, Known, Value
 
+from .. import spans
 from .. import valueops as V
 from ..helpers import STRICT, broadcast, elements, flag, norm_axis, same_dim
 from ..registry import example, rule
@@ -78,6 +79,9 @@ def cumulative(ctx: RuleContext) -> list:
             ops = V.ops_of(ctx)  # rounded at every step, as it runs
             op, unit = (ops.add, 0) if ctx.op_type == "CumSum" else (ops.mul, 1)
             known = _scan(x, a, op, unit, exclusive, reverse)
+        elif ctx.op_type == "CumSum" and ctx.elem(0) in spans.INTS:
+            span = spans.cumsum(ctx, spans.span_of(ctx.value(0)), s[a], bool(exclusive))
+            return [Value(TensorType(None, s), None, span)]
     return [Value(TensorType(None, s), known)]
 
 

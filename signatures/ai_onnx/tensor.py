@@ -17,11 +17,24 @@ from infer import types as T
 from infer.context import Facts, RuleContext, RuleError
 from infer.dims import Dim
 from infer.types import TensorType
-from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, SymFloat, Value, known_vector, round_float
+from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, Span, SymFloat, Value, known_vector, round_float
 
+from .. import spans
 from .. import valueops as V
 from ..floatops import Assume, FloatArith
-from ..helpers import ONE, broadcast, elements, flag, norm_axes, norm_axis, require_rank, same_dim, vector_length
+from ..helpers import (
+    ONE,
+    broadcast,
+    elements,
+    flag,
+    norm_axes,
+    norm_axis,
+    require_index_span,
+    require_rank,
+    same_dim,
+    vector_length,
+    with_span,
+)
 from ..registry import example, rule, shape_rule
 from ..schema import normalize_type_str
 
@@ -165,7 +178,25 @@ def _check_cast_target(ctx: RuleContext, to: int) -> None:
 def cast(ctx: RuleContext) -> list:
     to = _to_type(ctx.require("to"))
     _check_cast_target(ctx, to)
-    return [Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to, ctx.assume_range, ctx))]
+    out = Value(TensorType(to, ctx.shape(0)), cast_known(ctx.known(0), to, ctx.assume_range, ctx))
+    if out.known is None and ctx.elem(0) == TensorProto.BOOL and to in spans.INTS:
+        return [Value(out.type, None, Span(0, 1))]  # a mask counted
+    # Element bounds survive a cast to int64 from a narrower integer (no value changes), and to
+    # int32 from int64 where they fit (assumed, as for known contents, where they are symbolic).
+    if to == TensorProto.INT64 and ctx.elem(0) in _WIDENS_TO_INT64:
+        return [with_span(ctx, out)]
+    span = spans.span_of(ctx.value(0)) if to == TensorProto.INT32 and ctx.elem(0) == TensorProto.INT64 else None
+    if out.known is None and span is not None and None not in (span.lo, span.hi):
+        lo, hi = INT_RANGE[to]
+        if all(not isinstance(d, int) or lo <= d <= hi for d in (span.lo, span.hi)):
+            ctx.assume_range(span.lo, lo, None, "within int32")
+            ctx.assume_range(span.hi, None, hi, "within int32")
+            return [Value(out.type, None, span)]
+    return [out]
+
+
+_WIDENS_TO_INT64 = frozenset({TensorProto.INT64, TensorProto.INT32, TensorProto.INT16, TensorProto.INT8,
+                              TensorProto.UINT32, TensorProto.UINT16, TensorProto.UINT8})  # fmt: skip
 
 
 @rule("CastLike")
@@ -286,12 +317,16 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
             ctx.because("the element count needed to resolve the target shape is not known")
     elif total is not None:
         got = D.product(out)
-        if D.equal(total, got) is False:
+        same = D.equal(total, got)
+        if same is False:
             raise RuleError(
                 "shape-mismatch",
                 f"the input has {D.to_str(total)} elements, the target shape {[D.to_str(d) for d in out]} "
                 f"holds {D.to_str(got)}",
             )
+        if same is None and got is not None:  # a target traced at one size (Swin's windows)
+            ctx.require_equal(total, got, f"{D.to_str(total)} == {D.to_str(got)} (Reshape keeps the element count)",
+                              f"{ctx.op_type} keeps the element count")  # fmt: skip
     return out
 
 
@@ -335,7 +370,7 @@ def reshape(ctx: RuleContext) -> list:
     out = reshape_dims(ctx, ctx.shape(0), target, allowzero)
     k = ctx.known(0)
     known = V.reshape(k, out) if k is not None and all(isinstance(d, int) for d in out) else None
-    return [_out(tuple(out), known)]
+    return [with_span(ctx, _out(tuple(out), known))]
 
 
 @rule("Reshape", since=1)
@@ -353,7 +388,7 @@ def flatten(ctx: RuleContext) -> list:
     if not -len(s) <= axis <= len(s):
         raise RuleError("bad-attribute", f"axis {axis} is out of range for rank {len(s)}")
     axis = axis + len(s) if axis < 0 else axis
-    return [(D.product(s[:axis]), D.product(s[axis:]))]
+    return [with_span(ctx, (D.product(s[:axis]), D.product(s[axis:])))]
 
 
 @rule("Transpose")
@@ -368,7 +403,7 @@ def transpose(ctx: RuleContext) -> list:
         raise RuleError("bad-attribute", f"perm {perm} is not a permutation of {len(s)} axes")
     perm = [p % len(s) for p in perm]
     known = V.transpose(ctx.known(0), perm) if ctx.known(0) is not None else None
-    return [_out(tuple(s[p] for p in perm), known)]
+    return [with_span(ctx, _out(tuple(s[p] for p in perm), known))]
 
 
 def _axes(ctx: RuleContext, attr_before: int, input_index: int) -> list[int] | bool | None:
@@ -434,7 +469,7 @@ def squeeze(ctx: RuleContext) -> list:
         out = tuple(d for i, d in enumerate(s) if i not in ax)
     k = ctx.known(0)
     known = V.reshape(k, out) if k is not None and all(isinstance(d, int) for d in out) else None
-    return [_out(out, known)]
+    return [with_span(ctx, _out(out, known))]
 
 
 @rule("Unsqueeze")
@@ -454,7 +489,7 @@ def unsqueeze(ctx: RuleContext) -> list:
     out = tuple(1 if i in ax else next(it) for i in range(rank))
     k = ctx.known(0)
     known = V.reshape(k, out) if k is not None else None
-    return [_out(out, known)]
+    return [with_span(ctx, _out(out, known))]
 
 
 @rule("Concat", since=1)
@@ -706,7 +741,7 @@ def _slice(ctx: RuleContext, s: tuple[Dim, ...], starts: list[Dim], ends: list[D
         # Not where runtimes read a negative-step end differently (see slice_extent).
         if not any(sp < 0 and en in (INT32_MAX, INT64_MAX) for en, sp in zip(ends, steps)):  # type: ignore[operator]
             known = V.slice_known(k, starts, ends, norm, steps)  # type: ignore[arg-type]
-    return _out(tuple(out), known)
+    return with_span(ctx, _out(tuple(out), known), every=False)  # type: ignore[return-value]
 
 
 @rule("Gather")
@@ -716,8 +751,9 @@ def gather(ctx: RuleContext) -> list:
         return [None]
     axis = norm_axis(ctx, ctx.attr("axis", 0), len(s))
     _check_indices(ctx, s[axis], axis)
+    require_index_span(ctx, 1, s[axis], axis)
     out = s[:axis] + idx + s[axis + 1 :]
-    return [_out(out, V.take(ctx.known(0), ctx.known(1), axis))]
+    return [with_span(ctx, _out(out, V.take(ctx.known(0), ctx.known(1), axis)), every=False)]  # of the data
 
 
 def _check_indices(ctx: RuleContext, extent: Dim, axis: int) -> None:
@@ -751,7 +787,7 @@ def expand(ctx: RuleContext) -> list:
     known = None
     if ctx.known(0) is not None and out is not None and all(isinstance(d, int) for d in out):
         known = V.expand(ctx.known(0), out)  # type: ignore[arg-type]
-    return [_out(out, known)]
+    return [with_span(ctx, _out(out, known))]
 
 
 @rule("Tile", since=6)
@@ -944,6 +980,8 @@ def resize(ctx: RuleContext) -> list:
             return [unknown]
         for a, sz in zip(axes, got):
             out[a] = sz
+            if sz != 0:  # nothing to interpolate from: onnxruntime refuses the run
+                ctx.require_at_least(s[a], 1, "Resize of an empty axis to a non-empty size")
         return [tuple(out)]
     if no_scales is False:
         k = ctx.known(scales_i)
@@ -952,10 +990,10 @@ def resize(ctx: RuleContext) -> list:
             return [unknown]
         if len(k.elems) != len(axes):
             raise RuleError("shape-mismatch", f"{len(k.elems)} scales for {len(axes)} axes")
-        spans = _roi_spans(ctx, roi_i, len(axes))
+        whole = _roi_spans(ctx, roi_i, len(axes))
         for j, (a, sc) in enumerate(zip(axes, k.elems)):
             ok = isinstance(sc, (int, float)) and not isinstance(sc, bool)
-            out[a] = _scaled(s[a], float(sc)) if ok and spans[j] else None  # type: ignore[arg-type]
+            out[a] = _scaled(s[a], float(sc)) if ok and whole[j] else None  # type: ignore[arg-type]
             if out[a] is None and s[a] is not None:
                 ctx.because(
                     "the scaled extent is not certain: runtimes differ (float32 against double products, "
@@ -1052,6 +1090,13 @@ def gather_nd(ctx: RuleContext) -> list:
     out = tuple(idx[:-1]) + tuple(data[b + last :])
     if all((ctx.lower_bound(d) or 0) >= 1 for d in out):
         _check_gather_batches(data[:b], idx[:-1])
+    if last == 1:
+        require_index_span(ctx, 1, data[b], b)
+    elif last > 1 and ctx.known(1) is None:
+        # (one bound for every column would ask each of them to fit the smallest axis)
+        axes = ", ".join(D.to_str(d) for d in data[b : b + last])
+        ctx.require_unexpressed(f"the values of `{ctx.input_name(1)}` within the axes [{axes}] (GatherND)",
+                                "the indices' values are not tracked column by column")  # fmt: skip
     return [out]
 
 

@@ -1,0 +1,168 @@
+"""The input domain checked against onnxruntime: runs inside it succeed, runs outside fail.
+
+For each model: its domain (``result.domain``); bindings drawn inside it (the smallest, and
+near a few sizes) must run in onnxruntime; for each requirement, a binding that breaks it and
+keeps the others must be refused. A requirement onnxruntime does not refuse is a claim the
+runtime contradicts: a finding. ::
+
+    python -m tests.domain_check                  # every dynamic model of tests/models
+    python -m tests.domain_check tests/models/more/*.onnx --json
+
+``tests/test_domain.py`` runs a slice of it in CI; docs/domain.md has the full numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+import infer
+from infer import dims as D
+from infer.dimparse import parse_dim
+from infer.verify import Session, make_feeds
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "models"
+SIZES = (2, 3, 5, 8, 17, 32, 70, 130)  # near which inside bindings are drawn (with the smallest)
+
+
+@dataclass
+class ModelCheck:
+    """What one model's domain gave against onnxruntime."""
+
+    model: str
+    domain: list[str]
+    inside_ran: int = 0
+    inside: int = 0
+    outside_refused: int = 0
+    outside: int = 0
+    undrawable: list[str] = field(default_factory=list)  # constraints no breaking binding was found for
+    findings: list[str] = field(default_factory=list)  # inside refused, outside accepted
+    # Inside bindings refused at a node whose requirement the domain lists as not expressed.
+    explained: list[str] = field(default_factory=list)
+    # Outside bindings of a requirement "for every input value" that ran with the values drawn.
+    value_dependent: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return self.__dict__
+
+
+def feed_names(result: infer.InferenceResult, model: onnx.ModelProto) -> dict[str, str]:
+    """Domain variable -> the name ``make_feeds`` reads its extent by: a declared name as it is,
+    a fresh variable of an anonymous input axis as ``input[axis]``."""
+    out = {v: v for v in result.input_variables}
+    for inp in model.graph.input:
+        shape = result.shape_of(inp.name) if inp.name in result.graphs["main"].values else None
+        for axis, d in enumerate(shape or ()):
+            name = D.variable_name(d)
+            if name is not None and not inp.type.tensor_type.shape.dim[axis].dim_param:
+                out[name] = f"{inp.name}[{axis}]"
+    return out
+
+
+def _runs(session: Session, model: onnx.ModelProto, binding: Mapping[str, str | int],
+          names: Mapping[str, str]) -> str | None:  # fmt: skip
+    """``None`` when onnxruntime runs the model at ``binding``, else its first line of refusal."""
+    extents = {names.get(k, k): v for k, v in binding.items()}
+    for inp in model.graph.input:  # a name that spells an expression (``past_sequence + sequence``)
+        for d in inp.type.tensor_type.shape.dim:
+            if d.dim_param and d.dim_param not in extents:
+                value = D.evaluate(parse_dim(d.dim_param, D.symbol), binding)
+                if isinstance(value, int):
+                    extents[d.dim_param] = value
+    try:
+        session.run(make_feeds(model, extents, seed=0))
+    except Exception as e:  # onnxruntime's refusals are plain exceptions of several kinds
+        return str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+    return None
+
+
+def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> ModelCheck:
+    result = infer.infer_model(str(path))
+    model = onnx.load(str(path))
+    dom = result.domain
+    out = ModelCheck(path.name, [str(c) for c in dom.constraints] + [str(n) for n in dom.not_expressed])
+    if not dom.variables:
+        return out
+    names = feed_names(result, model)
+    session = Session(model)
+    rng = random.Random(seed)
+    wanted = [{v: 1 for v in dom.variables}] + [{v: s + rng.randrange(3) for v in dom.variables} for s in sizes]
+    inside = [b for w in wanted if (b := dom.near(w)) is not None]
+    unexpressed = {d.site.node_name for n in dom.not_expressed for d in n.demands if d.site and d.site.node_name}
+    for b in dict.fromkeys(tuple(sorted(b.items())) for b in inside):
+        out.inside += 1
+        refusal = _runs(session, model, dict(b), names)
+        if refusal is None:
+            out.inside_ran += 1
+        elif any(f"Name:'{n}'" in refusal for n in unexpressed):
+            out.explained.append(f"inside {dict(b)} refused: {refusal}")
+        else:
+            out.findings.append(f"inside {dict(b)} refused: {refusal}")
+    for c in dom.binding:
+        if c.kind == "runtime":
+            continue
+        b = dom.outside(c, {v: 4 for v in dom.variables})
+        if b is None:
+            out.undrawable.append(str(c))
+            continue
+        out.outside += 1
+        if _runs(session, model, b, names) is not None:
+            out.outside_refused += 1
+        elif c.every_value:  # needed at some values of the inputs, not at the random ones drawn
+            out.value_dependent.append(f"outside {b} ran with the values drawn: {c}")
+        elif c.runtime_only:
+            out.findings.append(f"outside {b} ran, though onnxruntime is said to refuse: {c}")
+        else:
+            out.findings.append(f"outside {b} ran: {c} is not required")
+    return out
+
+
+def dynamic_models(paths: Sequence[Path]) -> list[Path]:
+    """The models whose inputs declare a dimension variable."""
+    out = []
+    for p in paths:
+        m = onnx.load(str(p), load_external_data=False)
+        inits = {t.name for t in m.graph.initializer}
+        if any(d.dim_param for i in m.graph.input if i.name not in inits for d in i.type.tensor_type.shape.dim):
+            out.append(p)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("models", nargs="*", type=Path, help="models (default: tests/models and tests/models/more)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    paths = args.models or sorted(CORPUS.glob("*.onnx")) + sorted((CORPUS / "more").glob("*.onnx"))
+    checks = []
+    for path in dynamic_models(paths):
+        c = check_model(path)
+        checks.append(c)
+        if not args.json:
+            head = f"{c.model}: inside {c.inside_ran}/{c.inside} ran, outside {c.outside_refused}/{c.outside} refused"
+            tail = f" ({len(c.explained)} refused at a requirement not expressed); {len(c.domain)} lines"
+            print(head + tail + "".join(f"\n    {f}" for f in c.findings), flush=True)
+    totals = {k: sum(getattr(c, k) for c in checks) for k in ("inside_ran", "inside", "outside_refused", "outside")}
+    totals["explained"] = sum(len(c.explained) for c in checks)
+    totals["value_dependent"] = sum(len(c.value_dependent) for c in checks)
+    if args.json:
+        print(json.dumps({"models": [c.to_json() for c in checks], "totals": totals}, indent=1))
+    else:
+        print(f"{len(checks)} models: inside {totals['inside_ran']}/{totals['inside']} ran "
+              f"({totals['explained']} refused at a requirement not expressed), outside "
+              f"{totals['outside_refused']}/{totals['outside']} refused ({totals['value_dependent']} more ran with "
+              "the values drawn, of requirements for every input value); "
+              f"{sum(len(c.findings) for c in checks)} findings")  # fmt: skip
+    return 1 if any(c.findings for c in checks) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
