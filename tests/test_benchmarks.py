@@ -1,4 +1,5 @@
-"""The benchmark's synthetic models are valid and inferred exactly; its scaling probe runs."""
+"""The benchmark's synthetic models are valid and inferred exactly; its scaling probe runs; the
+measure of repeated calls reports memory and time."""
 
 from __future__ import annotations
 
@@ -45,3 +46,11 @@ def test_the_corpus_benchmark_times_each_way_of_inferring_a_model():
     assert all(row[k] > 0 for k in ("onnx", "drop-in", "infer_model", "infer_model again"))
     one = time_one_node(repeat=3)
     assert set(one) == {"onnx", "drop-in", "infer_model"} and all(t > 0 for t in one.values())
+
+
+def test_the_repeated_calls_benchmark_reports_memory_and_time():
+    from benchmarks.repeated import EARLY, measure
+
+    row = measure("same", ROOT / "examples" / "bert_tiny.onnx", EARLY + 2)
+    assert row["rss_early_mb"] > 0 and row["rss_last_mb"] > 0 and row["objects_early"] > 0
+    assert row["ms_per_call"] > 0 and row["gc_ms_per_call"] >= 0 and abs(row["growth"]) < 1
