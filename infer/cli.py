@@ -230,41 +230,48 @@ def _infer(args: argparse.Namespace) -> InferenceResult:
 write_atomically = write_file
 
 
-def _write(data: bytes, out: Path) -> None:
+def _write(data: bytes, out: Path, args: argparse.Namespace) -> None:
+    """Write a verb's output; the input model is refused unless ``--in-place`` asked for it."""
     try:
-        write_file(data, out)
+        write_file(data, out, spare=None if getattr(args, "in_place", False) else args.model)
     except OutputRefused as e:
-        raise CliError(str(e)) from None
+        raise CliError(_refusal(e, args)) from None
     except OSError as e:
         raise CliError(f"cannot write {out}: {e.strerror or e}") from None
+
+
+def _refusal(e: OutputRefused, args: argparse.Namespace) -> str:
+    """The writer's refusal, with the way to overwrite the input where the verb has one."""
+    hint = "; pass --in-place to overwrite it" if hasattr(args, "in_place") and "is the input model" in str(e) else ""
+    return f"{e}{hint}"
 
 
 def _output_path(args: argparse.Namespace, suffix: str) -> Path:
     """Where a verb writes: ``-o``, the input itself with ``--in-place``, or MODEL<suffix>.
 
     The destination is checked here, before inference, and again by the writer: a directory, a
-    device, a FIFO or a socket is refused, a symbolic link is followed to a regular file.
+    device, a FIFO or a socket is refused, a symbolic link is followed to a regular file, and a
+    destination that is the input (the same file by any name or link) is refused, ``--force``
+    or not: only ``--in-place`` writes the input.
     """
     src = Path(args.model)
     if args.output is not None and not args.output:
         raise CliError("-o: the output path is empty")
-    if getattr(args, "in_place", False):
+    in_place = getattr(args, "in_place", False)
+    if in_place:
         if args.output is not None:
             raise CliError("give either -o or --in-place, not both")
         out = src
     elif args.output is not None:
         out = Path(args.output)
-        if out.exists() and src.exists() and os.path.samefile(out, src):
-            hint = "; pass --in-place to overwrite it" if hasattr(args, "in_place") else ""
-            raise CliError(f"{out} is the input model{hint}")
     else:
         out = src.with_name(src.stem + suffix)
         if os.path.lexists(out) and not args.force:
             raise CliError(f"{out} exists; pass -o PATH to choose the output or --force to replace it")
     try:
-        destination(out)
+        destination(out, spare=None if in_place else src)
     except OutputRefused as e:
-        raise CliError(str(e)) from None
+        raise CliError(_refusal(e, args)) from None
     except OSError as e:
         raise CliError(f"cannot write {out}: {e.strerror or e}") from None
     return out
@@ -293,7 +300,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         data = result.model.SerializeToString()
     except ValueError as e:  # protobuf refuses messages over 2 GiB
         raise CliError(f"cannot serialize the annotated model: {e}") from None
-    _write(data, out)
+    _write(data, out, args)
     errors = result.errors
     if args.json:
         _emit({"output": str(out), **result.to_json()})
@@ -427,7 +434,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = _output_path(args, ".report.html")
     result = _infer(args)
     page = render(result, args.title or Path(args.model).name)
-    _write(page.encode("utf-8"), out)
+    _write(page.encode("utf-8"), out, args)
     counts = _counts(result.diagnostics)
     if args.json:
         _emit({"output": str(out), "summary": result.summary().to_dict(), "diagnostics": counts})

@@ -7,6 +7,9 @@ Every command that writes (``annotate``, ``report``) and ``infer.report.write_re
   is refused (``OutputRefused``) before anything is written. The destination itself is never
   opened: the data goes to a temporary file beside it, which is renamed over it, so nothing is
   ever written *into* a device or a pipe, and a reader never sees half a file.
+- The input is never written over unless asked: a destination that is the file ``spare`` names
+  (the same file: by a symbolic link, a hard link or another spelling of its path) is refused,
+  at the check and again right before the rename.
 - A symbolic link is followed to the file it names, which is then replaced (the link stays a
   link). A link to nothing is refused (no file is created through a link), and so is a link the
   kernel's ``protected_symlinks`` rule would not follow: one in a sticky, world-writable
@@ -52,6 +55,7 @@ class Destination:
     given: str
     path: Path
     existing: os.stat_result | None  # lstat of ``path``: a regular file, or None when absent
+    spare: tuple[str, tuple[int, int]] | None = None  # a file not to replace: (its path, device and inode)
 
 
 def _euid() -> int:
@@ -81,11 +85,31 @@ def _may_follow(link: str, link_st: os.stat_result) -> bool:
     return not shared or link_st.st_uid in (_euid(), parent.st_uid)
 
 
-def destination(dest: str | os.PathLike[str]) -> Destination:
-    """Check ``dest`` as an output and follow its symbolic links; raise ``OutputRefused`` if unfit.
+def _identity(path: str | os.PathLike[str] | None) -> tuple[str, tuple[int, int]] | None:
+    """``path`` and the device and inode of the file it names (links followed); None if none."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):  # (no such file: nothing to spare)
+        return None
+    return os.fsdecode(path), (st.st_dev, st.st_ino)
+
+
+def _refuse_spared(given: str, st: os.stat_result, spare: tuple[str, tuple[int, int]] | None) -> None:
+    """Refuse a destination that is the file not to replace (``spare``)."""
+    if spare is not None and (st.st_dev, st.st_ino) == spare[1]:
+        raise OutputRefused(f"{given} is the input model {spare[0]} (the same file, through a link or another name); "
+                            "onnx-infer does not write over its input")  # fmt: skip
+
+
+def destination(dest: str | os.PathLike[str], spare: str | os.PathLike[str] | None = None) -> Destination:
+    """Check ``dest`` as an output and follow its symbolic links; raise ``OutputRefused`` if unfit,
+    or if it is the file ``spare`` names (the input, which only an explicit in-place write replaces).
 
     Other ``OSError``s (a missing directory, permission denied) propagate unchanged.
     """
+    spared = _identity(spare)
     given = os.fsdecode(dest)
     if not given:
         raise OutputRefused("the output path is empty")
@@ -101,9 +125,10 @@ def destination(dest: str | os.PathLike[str]) -> Destination:
             if current != given:
                 raise OutputRefused(f"{given} is a symbolic link to {current}, which does not exist; "
                                     "onnx-infer does not create files through links") from None  # fmt: skip
-            return Destination(given, Path(current), None)
+            return Destination(given, Path(current), None, spared)
         if stat.S_ISREG(st.st_mode):
-            return Destination(given, Path(current), st)
+            _refuse_spared(given, st, spared)
+            return Destination(given, Path(current), st, spared)
         if not stat.S_ISLNK(st.st_mode):
             shown = given if current == given else f"{given} (through a link, {current})"
             raise _refuse_kind(shown, st.st_mode)
@@ -286,6 +311,8 @@ def _commit(temp: str, dest: Destination) -> None:
         now = None
     if now is not None and not stat.S_ISREG(now.st_mode):
         raise OutputRefused(f"{target} became {_kind(now.st_mode)} while the output was being written; not replaced")
+    if now is not None:
+        _refuse_spared(dest.given, now, dest.spare)  # (made a link to the input meanwhile)
     os.replace(temp, target)
 
 
@@ -302,13 +329,14 @@ def _sync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def write_file(data: bytes, dest: str | os.PathLike[str]) -> Path:
+def write_file(data: bytes, dest: str | os.PathLike[str], spare: str | os.PathLike[str] | None = None) -> Path:
     """Write ``data`` to ``dest`` atomically under the rules above; return the path written.
+    ``spare``: a file ``dest`` must not be (the input of the command).
 
     Raises ``OutputRefused`` for a destination it will not write over, ``OSError`` when the
     write fails; either way ``dest`` is as it was and no temporary file is left.
     """
-    target = destination(dest)
+    target = destination(dest, spare)
     directory = target.path.parent
     remove_stale_temporaries(directory, target.path.name)
     temp: list[str] = []

@@ -1,4 +1,5 @@
-"""The benchmark's synthetic models are valid and inferred exactly; its scaling probe runs."""
+"""The benchmark's synthetic models are valid and inferred exactly; its scaling probe runs; the
+measure of repeated calls reports memory and time."""
 
 from __future__ import annotations
 
@@ -61,3 +62,11 @@ def test_the_edits_the_corpus_benchmark_times_are_real_edits():
         assert [str(again.type_of(o.name)) for o in m.graph.output] == [
             str(first.type_of(o.name)) for o in model.graph.output
         ]
+
+
+def test_the_repeated_calls_benchmark_reports_memory_and_time():
+    from benchmarks.repeated import EARLY, measure
+
+    row = measure("same", ROOT / "examples" / "bert_tiny.onnx", EARLY + 2)
+    assert row["rss_early_mb"] > 0 and row["rss_last_mb"] > 0 and row["objects_early"] > 0
+    assert row["ms_per_call"] > 0 and row["gc_ms_per_call"] >= 0 and abs(row["growth"]) < 1

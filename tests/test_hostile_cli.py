@@ -177,6 +177,50 @@ def test_an_output_symlink_naming_the_input_is_the_input(tmp_path, capsys):
     assert code == 2 and "--in-place" in err and model.read_bytes() == before
 
 
+@posix_only
+@pytest.mark.parametrize(("verb", "suffix"), [("annotate", ".inferred.onnx"), ("report", ".report.html")])
+@pytest.mark.parametrize("link", ["symbolic", "hard", "symbolic to a symbolic"])
+def test_force_never_writes_the_input_through_a_link(tmp_path, capsys, verb, suffix, link):
+    """Issue 27: the default output a link to the input is the input: refused, --force or not."""
+    model = small_model(tmp_path / "m.onnx")
+    before = model.read_bytes()
+    default = tmp_path / f"m{suffix}"
+    if link == "hard":
+        os.link(model, default)
+    elif link == "symbolic":
+        default.symlink_to("m.onnx")
+    else:
+        (tmp_path / "alias").symlink_to("m.onnx")
+        default.symlink_to("alias")
+    for extra in (["--force"], ["-o", str(default)], ["-o", str(default), "--force"]):
+        code, err = run(capsys, verb, str(model), *extra)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "is the input model" in err, (extra, err)
+        assert model.read_bytes() == before and os.path.samefile(default, model)
+    assert temporaries(tmp_path) == []
+    (tmp_path / "other").mkdir()
+    code, err = run(capsys, verb, str(tmp_path / "other" / ".." / "m.onnx"), "-o", str(model))  # another spelling
+    assert code == 2 and "is the input model" in err and model.read_bytes() == before
+
+
+@posix_only
+def test_the_writer_refuses_a_destination_made_a_link_to_the_input_meanwhile(tmp_path, monkeypatch):
+    model = small_model(tmp_path / "m.onnx")
+    before = model.read_bytes()
+    dest = tmp_path / "out.onnx"
+    dest.write_bytes(b"old")
+    real_commit = output._commit
+
+    def swapped(temp: str, target: output.Destination) -> None:
+        dest.unlink()
+        os.link(model, dest)  # between the check and the rename, the output becomes the input
+        real_commit(temp, target)
+
+    monkeypatch.setattr(output, "_commit", swapped)
+    with pytest.raises(output.OutputRefused, match="is the input model"):
+        output.write_file(b"new", dest, spare=model)
+    assert model.read_bytes() == before and temporaries(tmp_path) == []
+
+
 @root_only
 def test_a_link_planted_in_a_shared_sticky_directory_is_not_followed(tmp_path):
     """The kernel's protected_symlinks rule, which a rename by path would otherwise bypass."""
