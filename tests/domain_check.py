@@ -26,7 +26,7 @@ import onnx
 import infer
 from infer import dims as D
 from infer.dimparse import parse_dim
-from infer.verify import Session, make_feeds
+from infer.verify import Session, domain_aliases, make_feeds
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "models"
@@ -54,19 +54,6 @@ class ModelCheck:
         return self.__dict__
 
 
-def feed_names(result: infer.InferenceResult, model: onnx.ModelProto) -> dict[str, str]:
-    """Domain variable -> the name ``make_feeds`` reads its extent by: a declared name as it is,
-    a fresh variable of an anonymous input axis as ``input[axis]``."""
-    out = {v: v for v in result.input_variables}
-    for inp in model.graph.input:
-        shape = result.shape_of(inp.name) if inp.name in result.graphs["main"].values else None
-        for axis, d in enumerate(shape or ()):
-            name = D.variable_name(d)
-            if name is not None and not inp.type.tensor_type.shape.dim[axis].dim_param:
-                out[name] = f"{inp.name}[{axis}]"
-    return out
-
-
 def _runs(session: Session, model: onnx.ModelProto, binding: Mapping[str, str | int],
           names: Mapping[str, str]) -> str | None:  # fmt: skip
     """``None`` when onnxruntime runs the model at ``binding``, else its first line of refusal."""
@@ -91,7 +78,7 @@ def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> Mode
     out = ModelCheck(path.name, [str(c) for c in dom.constraints] + [str(n) for n in dom.not_expressed])
     if not dom.variables:
         return out
-    names = feed_names(result, model)
+    names = domain_aliases(result)
     session = Session(model)
     rng = random.Random(seed)
     wanted = [{v: 1 for v in dom.variables}] + [{v: s + rng.randrange(3) for v in dom.variables} for s in sizes]
