@@ -468,6 +468,33 @@ def _int_range(text: str | None) -> tuple[int, int] | None:
     return bounds
 
 
+def _size(text: str, option: str) -> int:
+    """A number of bytes: an integer, or one with a suffix K, M or G (KiB, MiB, GiB)."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    try:
+        n = int(digits) * scale
+    except ValueError:
+        raise CliError(f"{option}: {text!r} is not a size (bytes, or a number with K, M or G)") from None
+    if n <= 0:
+        raise CliError(f"{option}: a size must be positive")
+    return n
+
+
+def _verify_bounds(args: argparse.Namespace) -> Any:
+    from .verify import Bounds
+
+    for option, seconds in (("--run-seconds", args.run_seconds), ("--total-seconds", args.total_seconds)):
+        if not 0 <= seconds < float("inf"):
+            raise CliError(f"{option}: seconds must be finite and not negative (0: no limit)")
+    given = {"run_seconds": args.run_seconds, "total_seconds": args.total_seconds}
+    if args.max_memory is not None:
+        given["max_memory"] = _size(args.max_memory, "--max-memory")
+    if args.max_external_bytes is not None:
+        given["max_external_bytes"] = _size(args.max_external_bytes, "--max-external-bytes")
+    return Bounds(**given)
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from .verify import VerifyError, require_onnxruntime, verify
 
@@ -476,39 +503,54 @@ def cmd_verify(args: argparse.Namespace) -> int:
     pins = _bindings(args.pin or [])
     int_range = _int_range(args.int_range)
     try:
+        bounds = _verify_bounds(args)
         require_onnxruntime()
         result = _infer(args)
-        report = verify(result, samples=args.samples, bind=pins, int_range=int_range, seed=args.seed)
+        report = verify(result, samples=args.samples, bind=pins, int_range=int_range, seed=args.seed,
+                        bounds=bounds, read_external_data=args.read_external_data)  # fmt: skip
     except VerifyError as e:
         raise CliError(str(e)) from None
     if args.json:
         _emit({"model": args.model, **report.to_dict()})
+    elif not args.quiet:
+        _print_verify(report, args)
+    if report.interrupted:
+        print("onnx-infer: interrupted (Ctrl-C): what is above covers the runs made before", file=sys.stderr)
+        return EXIT_FAILED
     if report.error is not None:
         print(f"onnx-infer: cannot run the model: {report.error}", file=sys.stderr)
         return EXIT_FAILED
+    return EXIT_ERRORS if report.contradictions else EXIT_OK
+
+
+def _print_verify(report: Any, args: argparse.Namespace) -> None:
+    """The bindings that did not run, the skipped runs, the notes, each contradiction, the count."""
+    from .verify import skip_reasons
+
+    style = _style(args)
+    for f in report.failed[:5]:
+        print(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
+    if len(report.failed) > 5:
+        print(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
+    for r in report.runs:
+        if r.skipped is not None:
+            why = f"it violates {r.skipped}" if r.skipped_by == "assumption" else r.skipped
+            print(style("yellow", f"skipped the run at {_binding_str({**r.bindings, **r.fresh})}: {why}"))
+    for note in report.notes:
+        print(style("dim", f"note: {note}"))
     contradictions = report.contradictions
-    if not args.json and not args.quiet:
-        style = _style(args)
-        for f in report.failed[:5]:
-            print(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
-        if len(report.failed) > 5:
-            print(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
-        for r in report.runs:
-            if r.skipped is not None:
-                where = _binding_str({**r.bindings, **r.fresh})
-                print(style("yellow", f"skipped the run at {where}: it violates {r.skipped}"))
-        for note in report.notes:
-            print(style("dim", f"note: {note}"))
-        if contradictions:
-            print(style("red", f"contradictions ({len(contradictions)}):"))
-            for c in contradictions:
-                print(f"  {style('bold', '[' + c.kind + ']')} {c.message}")
-        s = report.summary()
-        verdict = style("red", f"{len(contradictions)} contradicted") if contradictions else "none contradicted"
-        runs = f"{s['checked_runs']} run{'' if s['checked_runs'] == 1 else 's'}"
-        print(f"{args.model}: {s['claims']} claims checked in {runs}, {s['unchecked']} unchecked, {verdict}; "
-              f"{s['declared_claims']} declared dims and types checked")  # fmt: skip
-    return EXIT_ERRORS if contradictions else EXIT_OK
+    if contradictions:
+        print(style("red", f"contradictions ({len(contradictions)}):"))
+        for c in contradictions:
+            print(f"  {style('bold', '[' + c.kind + ']')} {c.message}")
+    if report.error is not None:
+        return
+    s = report.summary()
+    verdict = style("red", f"{len(contradictions)} contradicted") if contradictions else "none contradicted"
+    runs = f"{s['checked_runs']} run{'' if s['checked_runs'] == 1 else 's'}"
+    skipped = f", {s['skipped_runs']} skipped{skip_reasons(s)}" if s["skipped_runs"] else ""
+    print(f"{args.model}: {s['claims']} claims checked in {runs}{skipped}, {s['unchecked']} unchecked, {verdict}; "
+          f"{s['declared_claims']} declared dims and types checked")  # fmt: skip
 
 
 def _binding_str(b: dict[str, int]) -> str:
@@ -633,9 +675,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run with the input variable NAME at INT (repeatable); inference stays general")  # fmt: skip
     v.add_argument("--int-range", metavar="LO:HI", help="values of integer inputs, LO to HI inclusive (default 0:1)")
     v.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random inputs (default 0)")
+    v.add_argument("--run-seconds", type=float, default=60.0, metavar="S",
+                   help="stop a run past S seconds and skip it (default 60; 0: no limit)")  # fmt: skip
+    v.add_argument("--total-seconds", type=float, default=600.0, metavar="S",
+                   help="stop verifying past S seconds, runs included (default 600; 0: no limit)")  # fmt: skip
+    v.add_argument("--max-memory", metavar="SIZE",
+                   help="skip a run whose values are estimated past SIZE bytes (K, M, G suffixes; "
+                   "default a quarter of physical memory)")  # fmt: skip
+    v.add_argument("--read-external-data", action="store_true",
+                   help="read the tensors the model keeps in external files, after the Clause 15.3 checks "
+                   "(off: a model with external data is not run)")  # fmt: skip
+    v.add_argument("--external-data-dir", metavar="DIR",
+                   help="resolve external data against DIR instead of the model's directory")  # fmt: skip
+    v.add_argument("--max-external-bytes", metavar="SIZE",
+                   help="refuse external data past SIZE bytes in all, before reading any (default 512M)")  # fmt: skip
     common(v, infer_opts=False)
     v.epilog = ("exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
-                "missing or the model cannot run")  # fmt: skip
+                "missing, the model cannot run, or interrupted")  # fmt: skip
 
     o = verb("ops", "the conformance statement: what is supported, per operator version", cmd_ops)
     o.add_argument("--domain", help="only this domain ('' or ai.onnx for the default)")
