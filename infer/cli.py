@@ -484,10 +484,10 @@ def _size(text: str, option: str) -> int:
 def _verify_bounds(args: argparse.Namespace) -> Any:
     from .verify import Bounds
 
-    for option, seconds in (("--run-seconds", args.run_seconds), ("--total-seconds", args.total_seconds)):
-        if not 0 <= seconds < float("inf"):
-            raise CliError(f"{option}: seconds must be finite and not negative (0: no limit)")
-    given = {"run_seconds": args.run_seconds, "total_seconds": args.total_seconds}
+    given: dict[str, float | int] = {}  # what is not given keeps the default of Bounds, which checks them
+    for name in ("run_seconds", "total_seconds"):
+        if getattr(args, name) is not None:
+            given[name] = getattr(args, name)
     if args.max_memory is not None:
         given["max_memory"] = _size(args.max_memory, "--max-memory")
     if args.max_external_bytes is not None:
@@ -586,6 +586,71 @@ def cmd_ops(args: argparse.Namespace) -> int:
 EPILOG = "exit status: 0 fine, 1 errors found in the model, 2 could not read the model or run"
 
 
+def _common_options(sp: argparse.ArgumentParser, infer_opts: bool = True) -> None:
+    """The options every verb takes, and (``infer_opts``) those of the verbs that infer."""
+    sp.add_argument("--json", action="store_true", help="machine-readable output on stdout (nothing else there)")
+    sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors; no progress bar")
+    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                    help="colour: auto (default) when stdout is a terminal and NO_COLOR is unset")  # fmt: skip
+    if infer_opts:
+        sp.add_argument(
+            "--dims",
+            choices=STYLES,
+            default="expressions",
+            help="how symbolic dims are written: 'seq + 5', or identifier names only (strict)",
+        )
+        sp.add_argument(
+            "--bind",
+            action="append",
+            metavar="NAME=INT",
+            help="fix a dimension variable to an integer (repeatable)",
+        )
+        sp.add_argument(
+            "--read-external-data",
+            action="store_true",
+            help="read small integer initializers kept in external files, after the Clause 15.3 "
+            "checks (off: external data is never read)",
+        )
+        _external_data_dir_option(sp)
+        sp.add_argument(
+            "--limit",
+            action="append",
+            metavar="NAME=VALUE",
+            help=f"override a resource limit (repeatable): {', '.join(LIMIT_NAMES)} (docs/limits.md)",
+        )
+
+
+def _external_data_dir_option(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--external-data-dir", metavar="DIR",
+                    help="resolve external data against DIR instead of the model's directory")  # fmt: skip
+
+
+def _verify_options(v: argparse.ArgumentParser) -> None:
+    """``verify``'s options: runs and inputs, bounds (docs/limits.md#verify), external data."""
+    v.add_argument("model", help="path of the .onnx model")
+    v.add_argument("--samples", type=int, default=5, metavar="K", help="runs to make (default 5)")
+    v.add_argument("--bind", action="append", dest="pin", metavar="NAME=INT",
+                   help="run with the input variable NAME at INT (repeatable); inference stays general")  # fmt: skip
+    v.add_argument("--int-range", metavar="LO:HI", help="values of integer inputs, LO to HI inclusive (default 0:1)")
+    v.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random inputs (default 0)")
+    v.add_argument("--run-seconds", type=float, metavar="S",
+                   help="stop a run past S seconds and skip it (default 60; 0: no limit)")  # fmt: skip
+    v.add_argument("--total-seconds", type=float, metavar="S",
+                   help="stop verifying past S seconds, runs included (default 600; 0: no limit)")  # fmt: skip
+    v.add_argument("--max-memory", metavar="SIZE",
+                   help="skip a run whose values are estimated past SIZE bytes (K, M, G suffixes; "
+                   "default a quarter of physical memory)")  # fmt: skip
+    v.add_argument("--read-external-data", action="store_true",
+                   help="read the tensors the model keeps in external files, after the Clause 15.3 checks "
+                   "(off: a model with external data is not run)")  # fmt: skip
+    _external_data_dir_option(v)
+    v.add_argument("--max-external-bytes", metavar="SIZE",
+                   help="refuse external data past SIZE bytes in all, before reading any (default 512M)")  # fmt: skip
+    _common_options(v, infer_opts=False)
+    v.epilog = ("exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
+                "missing, the model cannot run, or interrupted")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="onnx-infer",
@@ -600,104 +665,46 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    def common(sp: argparse.ArgumentParser, infer_opts: bool = True) -> None:
-        sp.add_argument("--json", action="store_true", help="machine-readable output on stdout (nothing else there)")
-        sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors; no progress bar")
-        sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour: auto (default) when stdout is a terminal and NO_COLOR is unset")  # fmt: skip
-        if infer_opts:
-            sp.add_argument(
-                "--dims",
-                choices=STYLES,
-                default="expressions",
-                help="how symbolic dims are written: 'seq + 5', or identifier names only (strict)",
-            )
-            sp.add_argument(
-                "--bind",
-                action="append",
-                metavar="NAME=INT",
-                help="fix a dimension variable to an integer (repeatable)",
-            )
-            sp.add_argument(
-                "--read-external-data",
-                action="store_true",
-                help="read small integer initializers kept in external files, after the Clause 15.3 "
-                "checks (off: external data is never read)",
-            )
-            sp.add_argument(
-                "--external-data-dir",
-                metavar="DIR",
-                help="resolve external data against DIR instead of the model's directory",
-            )
-            sp.add_argument(
-                "--limit",
-                action="append",
-                metavar="NAME=VALUE",
-                help=f"override a resource limit (repeatable): {', '.join(LIMIT_NAMES)} (docs/limits.md)",
-            )
-
     a = verb("annotate", "write inferred value_info into a copy of the model", cmd_annotate)
     a.add_argument("model", help="path of the .onnx model")
     a.add_argument("-o", "--output", help="where to write (default: MODEL.inferred.onnx)")
     a.add_argument("--in-place", action="store_true", help="overwrite the input model")
     a.add_argument("--force", action="store_true", help="replace an existing default output file")
-    common(a)
+    _common_options(a)
 
     c = verb("check", "validate the model and report every problem found", cmd_check)
     c.add_argument("model", help="path of the .onnx model")
     c.add_argument("-v", "--verbose", action="store_true", help="also list informational notes")
-    common(c)
+    _common_options(c)
 
     dm = verb("domain", "which sizes of its inputs the model accepts (docs/domain.md)", cmd_domain)
     dm.add_argument("model", help="path of the .onnx model")
     dm.add_argument("--near", action="append", metavar="NAME=INT",
                     help="also give a valid binding near these sizes (repeatable)")  # fmt: skip
-    common(dm)
+    _common_options(dm)
 
     e = verb("explain", "explain why a value's shape is (partly) unknown", cmd_explain)
     e.add_argument("model", help="path of the .onnx model")
     e.add_argument("value", help="name of the value to explain")
     e.add_argument("--dim", type=int, metavar="K", help="only axis K")
     e.add_argument("--graph", metavar="PATH", help="graph path of a value inside a subgraph (e.g. main/3:body)")
-    common(e)
+    _common_options(e)
 
     r = verb("report", "write one self-contained HTML page about the model", cmd_report)
     r.add_argument("model", help="path of the .onnx model")
     r.add_argument("-o", "--output", help="where to write (default: MODEL.report.html)")
     r.add_argument("--force", action="store_true", help="replace an existing default output file")
     r.add_argument("--title", help="the page's title (default: the model's file name)")
-    common(r)
+    _common_options(r)
 
     v = verb("verify", "check inference's claims against onnxruntime on random inputs", cmd_verify)
-    v.add_argument("model", help="path of the .onnx model")
-    v.add_argument("--samples", type=int, default=5, metavar="K", help="runs to make (default 5)")
-    v.add_argument("--bind", action="append", dest="pin", metavar="NAME=INT",
-                   help="run with the input variable NAME at INT (repeatable); inference stays general")  # fmt: skip
-    v.add_argument("--int-range", metavar="LO:HI", help="values of integer inputs, LO to HI inclusive (default 0:1)")
-    v.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random inputs (default 0)")
-    v.add_argument("--run-seconds", type=float, default=60.0, metavar="S",
-                   help="stop a run past S seconds and skip it (default 60; 0: no limit)")  # fmt: skip
-    v.add_argument("--total-seconds", type=float, default=600.0, metavar="S",
-                   help="stop verifying past S seconds, runs included (default 600; 0: no limit)")  # fmt: skip
-    v.add_argument("--max-memory", metavar="SIZE",
-                   help="skip a run whose values are estimated past SIZE bytes (K, M, G suffixes; "
-                   "default a quarter of physical memory)")  # fmt: skip
-    v.add_argument("--read-external-data", action="store_true",
-                   help="read the tensors the model keeps in external files, after the Clause 15.3 checks "
-                   "(off: a model with external data is not run)")  # fmt: skip
-    v.add_argument("--external-data-dir", metavar="DIR",
-                   help="resolve external data against DIR instead of the model's directory")  # fmt: skip
-    v.add_argument("--max-external-bytes", metavar="SIZE",
-                   help="refuse external data past SIZE bytes in all, before reading any (default 512M)")  # fmt: skip
-    common(v, infer_opts=False)
-    v.epilog = ("exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
-                "missing, the model cannot run, or interrupted")  # fmt: skip
+    _verify_options(v)
 
     o = verb("ops", "the conformance statement: what is supported, per operator version", cmd_ops)
     o.add_argument("--domain", help="only this domain ('' or ai.onnx for the default)")
     o.add_argument("--status", choices=("rule", "function", "unsupported", "no-rule"), help="only this status")
     o.add_argument("--markdown", action="store_true", help="the whole statement as Markdown (docs/conformance.md)")
-    common(o, infer_opts=False)
+    _common_options(o, infer_opts=False)
     return p
 
 

@@ -1168,11 +1168,16 @@ class Bounds:
         for name in ("run_seconds", "total_seconds"):
             x = getattr(self, name)
             if x is not None and not (isinstance(x, (int, float)) and 0 <= x < math.inf):
-                raise VerifyError(f"{name} must be a finite number of seconds, not {x!r} (0: no limit)")
+                raise VerifyError(f"{_option(name)} must be a finite number of seconds, not {x!r} (0: no limit)")
         for name in ("max_memory", "max_external_bytes"):
             x = getattr(self, name)
             if not isinstance(x, int) or isinstance(x, bool) or x < 1:
-                raise VerifyError(f"{name} must be a positive number of bytes, not {x!r}")
+                raise VerifyError(f"{_option(name)} must be a positive number of bytes, not {x!r}")
+
+
+def _option(name: str) -> str:
+    """A bound by its keyword and its command-line option: ``run_seconds (--run-seconds)``."""
+    return f"{name} (--{name.replace('_', '-')})"
 
 
 class _Sampler:
