@@ -532,10 +532,12 @@ def _print_verify(report: Any, args: argparse.Namespace) -> None:
         print(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
     if len(report.failed) > 5:
         print(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
-    for r in report.runs:
-        if r.skipped is not None:
-            why = f"it violates {r.skipped}" if r.skipped_by == "assumption" else r.skipped
-            print(style("yellow", f"skipped the run at {_binding_str({**r.bindings, **r.fresh})}: {why}"))
+    skipped = [r for r in report.runs if r.skipped is not None]
+    for r in skipped[:5]:
+        why = f"it violates {r.skipped}" if r.skipped_by == "assumption" else r.skipped
+        print(style("yellow", f"skipped the run at {_binding_str({**r.bindings, **r.fresh})}: {why}"))
+    if len(skipped) > 5:
+        print(style("yellow", f"... and {len(skipped) - 5} more skipped runs (--json lists them)"))
     for note in report.notes:
         print(style("dim", f"note: {note}"))
     contradictions = report.contradictions

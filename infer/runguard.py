@@ -152,7 +152,7 @@ class Guard:
     place) stops the run in progress and raises ``KeyboardInterrupt`` when it has returned.
     """
 
-    def __init__(self, max_memory: int | None):
+    def __init__(self, max_memory: int):
         self.max_memory = max_memory
         self.interrupted = False
         self._armed: _Armed | None = None
@@ -167,8 +167,8 @@ class Guard:
 
     def __enter__(self) -> Guard:
         # Growth is counted from here, across runs: memory a run leaves allocated counts for the next.
-        rss = resident_bytes() if self.max_memory is not None else None
-        self._rss_limit = None if rss is None or self.max_memory is None else rss + self.max_memory
+        rss = resident_bytes()
+        self._rss_limit = None if rss is None else rss + self.max_memory
         self._take_sigint()
         self._thread.start()
         return self
@@ -207,10 +207,11 @@ class Guard:
         if not seen and self._armed is None and not self._closing:
             raise KeyboardInterrupt
 
-    def _stop_run(self, kind: str, message: str) -> None:
+    def _stop_run(self, armed: _Armed | None, kind: str, message: str) -> None:
+        """Stop the run ``armed`` if it is still the one in progress (the watchdog looked at it
+        before this call; the next run must not be stopped for what this one did)."""
         with self._lock:
-            armed = self._armed
-            if armed is not None and armed.why is None:
+            if armed is not None and armed is self._armed and armed.why is None:
                 armed.why = (kind, message)
                 armed.options.terminate = True
 
@@ -224,9 +225,10 @@ class Guard:
             if armed is None:
                 continue
             if armed.deadline is not None and time.monotonic() > armed.deadline:
-                self._stop_run("time", "")
+                self._stop_run(armed, "time", "")
             if armed.rss_limit is not None and (rss := resident_bytes()) is not None and rss > armed.rss_limit:
-                self._stop_run("memory", f"resident memory grew by more than {size_str(self.max_memory)} (max_memory)")
+                self._stop_run(armed, "memory", f"resident memory grew by more than {size_str(self.max_memory)} "
+                               "(max_memory)")  # fmt: skip
 
     def _read_signals(self) -> None:
         assert self._wake is not None
@@ -240,18 +242,19 @@ class Guard:
                 os.write(self._forward, data)
         if signal.SIGINT in data:
             self.interrupted = True
-            self._stop_run("interrupt", "interrupted")
+            self._stop_run(self._armed, "interrupt", "interrupted")
 
     def run(self, ort: Any, call: Callable[[Any], R], seconds: float | None, over: str) -> R:
-        """``call(run_options)``, stopped after ``seconds`` (``over`` names that limit) or when
-        resident memory grows by more than ``max_memory``: ``Stopped`` then, and
-        ``KeyboardInterrupt`` on Ctrl-C."""
+        """``call(run_options)``, stopped after ``seconds`` (``over`` names that limit) or once
+        resident memory has grown by more than ``max_memory`` since the guard began: ``Stopped``
+        then, and ``KeyboardInterrupt`` on Ctrl-C."""
         if self.interrupted:  # Ctrl-C the watchdog read between runs
             raise KeyboardInterrupt
         options = ort.RunOptions()
         deadline = None if seconds is None else time.monotonic() + seconds
         armed = _Armed(options, deadline, self._rss_limit)
-        self._armed = armed
+        with self._lock:
+            self._armed = armed
         stopped = None
         try:
             result = call(options)
@@ -260,7 +263,8 @@ class Guard:
                 raise  # onnxruntime's own failure
             stopped = armed.why
         finally:
-            self._armed = None
+            with self._lock:
+                self._armed = None
         if self.interrupted:
             raise KeyboardInterrupt
         if stopped is not None:  # a run that finished as it was stopped still counts
