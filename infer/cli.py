@@ -515,7 +515,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     elif not args.quiet:
         _print_verify(report, args)
     if report.interrupted:
-        print("onnx-infer: interrupted (Ctrl-C): what is above covers the runs made before", file=sys.stderr)
+        print("onnx-infer: interrupted (Ctrl-C): the report covers the runs made before", file=sys.stderr)
         return EXIT_FAILED
     if report.error is not None:
         print(f"onnx-infer: cannot run the model: {report.error}", file=sys.stderr)
