@@ -468,6 +468,33 @@ def _int_range(text: str | None) -> tuple[int, int] | None:
     return bounds
 
 
+def _size(text: str, option: str) -> int:
+    """A number of bytes: an integer, or one with a suffix K, M or G (KiB, MiB, GiB)."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    try:
+        n = int(digits) * scale
+    except ValueError:
+        raise CliError(f"{option}: {text!r} is not a size (bytes, or a number with K, M or G)") from None
+    if n <= 0:
+        raise CliError(f"{option}: a size must be positive")
+    return n
+
+
+def _verify_bounds(args: argparse.Namespace) -> Any:
+    from .verify import Bounds
+
+    given: dict[str, float | int] = {}  # what is not given keeps the default of Bounds, which checks them
+    for name in ("run_seconds", "total_seconds"):
+        if getattr(args, name) is not None:
+            given[name] = getattr(args, name)
+    if args.max_memory is not None:
+        given["max_memory"] = _size(args.max_memory, "--max-memory")
+    if args.max_external_bytes is not None:
+        given["max_external_bytes"] = _size(args.max_external_bytes, "--max-external-bytes")
+    return Bounds(**given)
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from .verify import VerifyError, require_onnxruntime, verify
 
@@ -476,39 +503,56 @@ def cmd_verify(args: argparse.Namespace) -> int:
     pins = _bindings(args.pin or [])
     int_range = _int_range(args.int_range)
     try:
+        bounds = _verify_bounds(args)
         require_onnxruntime()
         result = _infer(args)
-        report = verify(result, samples=args.samples, bind=pins, int_range=int_range, seed=args.seed)
+        report = verify(result, samples=args.samples, bind=pins, int_range=int_range, seed=args.seed,
+                        bounds=bounds, read_external_data=args.read_external_data)  # fmt: skip
     except VerifyError as e:
         raise CliError(str(e)) from None
     if args.json:
         _emit({"model": args.model, **report.to_dict()})
+    elif not args.quiet:
+        _print_verify(report, args)
+    if report.interrupted:
+        print("onnx-infer: interrupted (Ctrl-C): the report covers the runs made before", file=sys.stderr)
+        return EXIT_FAILED
     if report.error is not None:
         print(f"onnx-infer: cannot run the model: {report.error}", file=sys.stderr)
         return EXIT_FAILED
+    return EXIT_ERRORS if report.contradictions else EXIT_OK
+
+
+def _print_verify(report: Any, args: argparse.Namespace) -> None:
+    """The bindings that did not run, the skipped runs, the notes, each contradiction, the count."""
+    from .verify import skip_reasons
+
+    style = _style(args)
+    for f in report.failed[:5]:
+        print(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
+    if len(report.failed) > 5:
+        print(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
+    skipped = [r for r in report.runs if r.skipped is not None]
+    for r in skipped[:5]:
+        why = f"it violates {r.skipped}" if r.skipped_by == "assumption" else r.skipped
+        print(style("yellow", f"skipped the run at {_binding_str({**r.bindings, **r.fresh})}: {why}"))
+    if len(skipped) > 5:
+        print(style("yellow", f"... and {len(skipped) - 5} more skipped runs (--json lists them)"))
+    for note in report.notes:
+        print(style("dim", f"note: {note}"))
     contradictions = report.contradictions
-    if not args.json and not args.quiet:
-        style = _style(args)
-        for f in report.failed[:5]:
-            print(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
-        if len(report.failed) > 5:
-            print(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
-        for r in report.runs:
-            if r.skipped is not None:
-                where = _binding_str({**r.bindings, **r.fresh})
-                print(style("yellow", f"skipped the run at {where}: it violates {r.skipped}"))
-        for note in report.notes:
-            print(style("dim", f"note: {note}"))
-        if contradictions:
-            print(style("red", f"contradictions ({len(contradictions)}):"))
-            for c in contradictions:
-                print(f"  {style('bold', '[' + c.kind + ']')} {c.message}")
-        s = report.summary()
-        verdict = style("red", f"{len(contradictions)} contradicted") if contradictions else "none contradicted"
-        runs = f"{s['checked_runs']} run{'' if s['checked_runs'] == 1 else 's'}"
-        print(f"{args.model}: {s['claims']} claims checked in {runs}, {s['unchecked']} unchecked, {verdict}; "
-              f"{s['declared_claims']} declared dims and types checked")  # fmt: skip
-    return EXIT_ERRORS if contradictions else EXIT_OK
+    if contradictions:
+        print(style("red", f"contradictions ({len(contradictions)}):"))
+        for c in contradictions:
+            print(f"  {style('bold', '[' + c.kind + ']')} {c.message}")
+    if report.error is not None:
+        return
+    s = report.summary()
+    verdict = style("red", f"{len(contradictions)} contradicted") if contradictions else "none contradicted"
+    runs = f"{s['checked_runs']} run{'' if s['checked_runs'] == 1 else 's'}"
+    skipped = f", {s['skipped_runs']} skipped{skip_reasons(s)}" if s["skipped_runs"] else ""
+    print(f"{args.model}: {s['claims']} claims checked in {runs}{skipped}, {s['unchecked']} unchecked, {verdict}; "
+          f"{s['declared_claims']} declared dims and types checked")  # fmt: skip
 
 
 def _binding_str(b: dict[str, int]) -> str:
@@ -544,6 +588,71 @@ def cmd_ops(args: argparse.Namespace) -> int:
 EPILOG = "exit status: 0 fine, 1 errors found in the model, 2 could not read the model or run"
 
 
+def _common_options(sp: argparse.ArgumentParser, infer_opts: bool = True) -> None:
+    """The options every verb takes, and (``infer_opts``) those of the verbs that infer."""
+    sp.add_argument("--json", action="store_true", help="machine-readable output on stdout (nothing else there)")
+    sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors; no progress bar")
+    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                    help="colour: auto (default) when stdout is a terminal and NO_COLOR is unset")  # fmt: skip
+    if infer_opts:
+        sp.add_argument(
+            "--dims",
+            choices=STYLES,
+            default="expressions",
+            help="how symbolic dims are written: 'seq + 5', or identifier names only (strict)",
+        )
+        sp.add_argument(
+            "--bind",
+            action="append",
+            metavar="NAME=INT",
+            help="fix a dimension variable to an integer (repeatable)",
+        )
+        sp.add_argument(
+            "--read-external-data",
+            action="store_true",
+            help="read small integer initializers kept in external files, after the Clause 15.3 "
+            "checks (off: external data is never read)",
+        )
+        _external_data_dir_option(sp)
+        sp.add_argument(
+            "--limit",
+            action="append",
+            metavar="NAME=VALUE",
+            help=f"override a resource limit (repeatable): {', '.join(LIMIT_NAMES)} (docs/limits.md)",
+        )
+
+
+def _external_data_dir_option(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--external-data-dir", metavar="DIR",
+                    help="resolve external data against DIR instead of the model's directory")  # fmt: skip
+
+
+def _verify_options(v: argparse.ArgumentParser) -> None:
+    """``verify``'s options: runs and inputs, bounds (docs/limits.md#verify), external data."""
+    v.add_argument("model", help="path of the .onnx model")
+    v.add_argument("--samples", type=int, default=5, metavar="K", help="runs to make (default 5)")
+    v.add_argument("--bind", action="append", dest="pin", metavar="NAME=INT",
+                   help="run with the input variable NAME at INT (repeatable); inference stays general")  # fmt: skip
+    v.add_argument("--int-range", metavar="LO:HI", help="values of integer inputs, LO to HI inclusive (default 0:1)")
+    v.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random inputs (default 0)")
+    v.add_argument("--run-seconds", type=float, metavar="S",
+                   help="stop a run past S seconds and skip it (default 60; 0: no limit)")  # fmt: skip
+    v.add_argument("--total-seconds", type=float, metavar="S",
+                   help="stop verifying past S seconds, runs included (default 600; 0: no limit)")  # fmt: skip
+    v.add_argument("--max-memory", metavar="SIZE",
+                   help="skip a run whose values are estimated past SIZE bytes (K, M, G suffixes; "
+                   "default a quarter of physical memory)")  # fmt: skip
+    v.add_argument("--read-external-data", action="store_true",
+                   help="read the tensors the model keeps in external files, after the Clause 15.3 checks "
+                   "(off: a model with external data is not run)")  # fmt: skip
+    _external_data_dir_option(v)
+    v.add_argument("--max-external-bytes", metavar="SIZE",
+                   help="refuse external data past SIZE bytes in all, before reading any (default 512M)")  # fmt: skip
+    _common_options(v, infer_opts=False)
+    v.epilog = ("exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
+                "missing, the model cannot run, or interrupted")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="onnx-infer",
@@ -558,90 +667,46 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(func=func)
         return sp
 
-    def common(sp: argparse.ArgumentParser, infer_opts: bool = True) -> None:
-        sp.add_argument("--json", action="store_true", help="machine-readable output on stdout (nothing else there)")
-        sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors; no progress bar")
-        sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour: auto (default) when stdout is a terminal and NO_COLOR is unset")  # fmt: skip
-        if infer_opts:
-            sp.add_argument(
-                "--dims",
-                choices=STYLES,
-                default="expressions",
-                help="how symbolic dims are written: 'seq + 5', or identifier names only (strict)",
-            )
-            sp.add_argument(
-                "--bind",
-                action="append",
-                metavar="NAME=INT",
-                help="fix a dimension variable to an integer (repeatable)",
-            )
-            sp.add_argument(
-                "--read-external-data",
-                action="store_true",
-                help="read small integer initializers kept in external files, after the Clause 15.3 "
-                "checks (off: external data is never read)",
-            )
-            sp.add_argument(
-                "--external-data-dir",
-                metavar="DIR",
-                help="resolve external data against DIR instead of the model's directory",
-            )
-            sp.add_argument(
-                "--limit",
-                action="append",
-                metavar="NAME=VALUE",
-                help=f"override a resource limit (repeatable): {', '.join(LIMIT_NAMES)} (docs/limits.md)",
-            )
-
     a = verb("annotate", "write inferred value_info into a copy of the model", cmd_annotate)
     a.add_argument("model", help="path of the .onnx model")
     a.add_argument("-o", "--output", help="where to write (default: MODEL.inferred.onnx)")
     a.add_argument("--in-place", action="store_true", help="overwrite the input model")
     a.add_argument("--force", action="store_true", help="replace an existing default output file")
-    common(a)
+    _common_options(a)
 
     c = verb("check", "validate the model and report every problem found", cmd_check)
     c.add_argument("model", help="path of the .onnx model")
     c.add_argument("-v", "--verbose", action="store_true", help="also list informational notes")
-    common(c)
+    _common_options(c)
 
     dm = verb("domain", "which sizes of its inputs the model accepts (docs/domain.md)", cmd_domain)
     dm.add_argument("model", help="path of the .onnx model")
     dm.add_argument("--near", action="append", metavar="NAME=INT",
                     help="also give a valid binding near these sizes (repeatable)")  # fmt: skip
-    common(dm)
+    _common_options(dm)
 
     e = verb("explain", "explain why a value's shape is (partly) unknown", cmd_explain)
     e.add_argument("model", help="path of the .onnx model")
     e.add_argument("value", help="name of the value to explain")
     e.add_argument("--dim", type=int, metavar="K", help="only axis K")
     e.add_argument("--graph", metavar="PATH", help="graph path of a value inside a subgraph (e.g. main/3:body)")
-    common(e)
+    _common_options(e)
 
     r = verb("report", "write one self-contained HTML page about the model", cmd_report)
     r.add_argument("model", help="path of the .onnx model")
     r.add_argument("-o", "--output", help="where to write (default: MODEL.report.html)")
     r.add_argument("--force", action="store_true", help="replace an existing default output file")
     r.add_argument("--title", help="the page's title (default: the model's file name)")
-    common(r)
+    _common_options(r)
 
     v = verb("verify", "check inference's claims against onnxruntime on random inputs", cmd_verify)
-    v.add_argument("model", help="path of the .onnx model")
-    v.add_argument("--samples", type=int, default=5, metavar="K", help="runs to make (default 5)")
-    v.add_argument("--bind", action="append", dest="pin", metavar="NAME=INT",
-                   help="run with the input variable NAME at INT (repeatable); inference stays general")  # fmt: skip
-    v.add_argument("--int-range", metavar="LO:HI", help="values of integer inputs, LO to HI inclusive (default 0:1)")
-    v.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random inputs (default 0)")
-    common(v, infer_opts=False)
-    v.epilog = ("exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
-                "missing or the model cannot run")  # fmt: skip
+    _verify_options(v)
 
     o = verb("ops", "the conformance statement: what is supported, per operator version", cmd_ops)
     o.add_argument("--domain", help="only this domain ('' or ai.onnx for the default)")
     o.add_argument("--status", choices=("rule", "function", "unsupported", "no-rule"), help="only this status")
     o.add_argument("--markdown", action="store_true", help="the whole statement as Markdown (docs/conformance.md)")
-    common(o, infer_opts=False)
+    _common_options(o, infer_opts=False)
     return p
 
 

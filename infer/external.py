@@ -30,14 +30,16 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from onnx import TensorProto
+from onnx import AttributeProto, GraphProto, ModelProto, TensorProto
 
 from .diagnostics import ERROR, INFO, WARNING
 from .limits import MAX_EXTERNAL_HASH_BYTES, MAX_KNOWN_ELEMENTS
+from .types import elem_bits, elem_name
 
 KEYS = ("location", "offset", "length", "checksum")  # Table 11
 READABLE = {TensorProto.INT64: 8, TensorProto.INT32: 4}  # integer initializers that can be shapes
@@ -131,10 +133,16 @@ def wanted(t: TensorProto) -> bool:
 
 
 def expected_bytes(t: TensorProto) -> int:
+    """Bytes the tensor's dims and element type need stored raw (packed types rounded up)."""
+    bits = elem_bits(t.data_type)
+    if bits is None:
+        raise ExternalDataError(f"element type {elem_name(t.data_type)} has no raw form to read (Clause 13.1)")
+    if any(d < 0 for d in t.dims):
+        raise ExternalDataError(f"dims {list(t.dims)} are negative")
     count = 1
     for d in t.dims:
         count *= d
-    return count * READABLE[t.data_type]
+    return (count * bits + 7) // 8
 
 
 # Decided once, at import: a file can be opened relative to a directory without following links.
@@ -260,8 +268,6 @@ def read(directory: Path, t: TensorProto, digests: Digests | None = None) -> byt
     """
     if not SAFE_OPEN:
         raise ExternalDataError("this platform cannot open files without following links; not read")
-    if t.data_type not in READABLE:
-        raise ExternalDataError("only integer tensors that can hold shapes are read")
     ref = parse_reference(t)
     parts = _components(ref.location)
     need = expected_bytes(t)
@@ -358,3 +364,65 @@ def with_contents(t: TensorProto, data: bytes) -> TensorProto:
     out.data_location = TensorProto.DEFAULT
     out.raw_data = data
     return out
+
+
+# -- every external tensor of a model, read in (``verify``) ----------------------------------------
+
+
+def _graph_tensors(g: GraphProto) -> Iterator[TensorProto]:
+    yield from g.initializer
+    for st in g.sparse_initializer:
+        yield from (st.values, st.indices)
+    for n in g.node:
+        yield from _attribute_tensors(n.attribute)
+
+
+def _attribute_tensors(attributes: Iterable[AttributeProto]) -> Iterator[TensorProto]:
+    for a in attributes:
+        sparse = [*([a.sparse_tensor] if a.HasField("sparse_tensor") else []), *a.sparse_tensors]
+        yield from [*([a.t] if a.HasField("t") else []), *a.tensors]
+        for st in sparse:
+            yield from (st.values, st.indices)
+        for g in [*([a.g] if a.HasField("g") else []), *a.graphs]:
+            yield from _graph_tensors(g)
+
+
+def external_tensors(model: ModelProto) -> list[TensorProto]:
+    """Every tensor of ``model`` kept in an external file: initializers, sparse ones' parts and
+    tensor attributes (a ``Constant``'s ``value``), in every graph, subgraph and function."""
+    found = list(_graph_tensors(model.graph))
+    for f in model.functions:
+        for n in f.node:
+            found.extend(_attribute_tensors(n.attribute))
+    return [t for t in found if is_external(t)]
+
+
+def read_all(model: ModelProto, directory: Path, max_bytes: int) -> ModelProto:
+    """A copy of ``model`` with every external tensor read in, each after the checks of ``read``.
+
+    The bytes their dims and types need are added up first: past ``max_bytes`` nothing is read.
+    """
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    tensors = external_tensors(copy)
+    total = 0
+    for t in tensors:
+        problems = reference_problems(t)
+        if problems:
+            raise ExternalDataError(f"external tensor `{t.name}`: {problems[0]}")
+        total += expected_bytes(t)
+    if total > max_bytes:
+        raise ExternalDataError(
+            f"its {len(tensors)} external tensors need {total} bytes, "
+            f"over the limit of {max_bytes} (max_external_bytes)"
+        )
+    digests = Digests()
+    for t in tensors:
+        try:
+            data = read(directory, t, digests)
+        except ExternalDataError as e:
+            raise ExternalDataError(f"external tensor `{t.name}`: {e}") from None
+        del t.external_data[:]  # in place, as ``with_contents`` does on a copy
+        t.data_location = TensorProto.DEFAULT
+        t.raw_data = data
+    return copy

@@ -23,7 +23,7 @@ from .scopes import GraphRecord
 from .values import Value
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .verify import VerifyReport
+    from .verify import Bounds, VerifyReport
 
 # How completely a value is known, from best to worst.
 KNOWN = "known"  # every dim an integer
@@ -208,12 +208,14 @@ class InferenceResult:
         return Summary(n, dict(counts))
 
     def verify(self, *, samples: int = 5, bind: Mapping[str, int] | None = None,
-               int_range: tuple[int, int] | None = None, seed: int = 0) -> VerifyReport:  # fmt: skip
+               int_range: tuple[int, int] | None = None, seed: int = 0, bounds: Bounds | None = None,
+               read_external_data: bool = False) -> VerifyReport:  # fmt: skip
         """Check these claims against onnxruntime at ``samples`` bindings on random inputs
         (``infer.verify.verify``; needs ``pip install 'onnx-infer[verify]'``)."""
         from .verify import verify
 
-        return verify(self, samples=samples, bind=bind, int_range=int_range, seed=seed)
+        return verify(self, samples=samples, bind=bind, int_range=int_range, seed=seed, bounds=bounds,
+                      read_external_data=read_external_data)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready report: summary, values, dimension table and diagnostics."""

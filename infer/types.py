@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from onnx import TensorProto, TypeProto
+from onnx.helper import tensor_dtype_to_np_dtype
 
 from . import dims as D
 from .dims import Dim
@@ -124,6 +125,24 @@ def elem_name(elem: int | None) -> str:
     if elem is None:
         return "?"
     return _ELEM_NAMES.get(elem, f"type{elem}")
+
+
+# Bits one element takes where the type packs elements (raw_data holds them packed); every other
+# numeric type takes its numpy width (Clause 13: external data is raw_data in a file).
+_PACKED_NAMES = {"UINT4": 4, "INT4": 4, "FLOAT4E2M1": 4, "UINT2": 2, "INT2": 2, "FLOAT6E2M3": 6, "FLOAT6E3M2": 6}
+_PACKED_BITS = {getattr(TensorProto, n): b for n, b in _PACKED_NAMES.items() if hasattr(TensorProto, n)}
+
+
+def elem_bits(elem: int | None) -> int | None:
+    """Bits one element of ``elem`` takes stored raw; ``None`` for strings and unknown types."""
+    if elem in _PACKED_BITS:
+        return _PACKED_BITS[elem]
+    if elem is None or elem in (TensorProto.UNDEFINED, TensorProto.STRING):
+        return None
+    try:
+        return 8 * tensor_dtype_to_np_dtype(elem).itemsize
+    except (KeyError, ValueError, TypeError):
+        return None
 
 
 def elem_from_name(name: str) -> int | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,6 +24,8 @@ from onnx import TensorProto, TypeProto, helper
 
 from . import dims as D
 from . import types as T
+from .external import ExternalDataError, external_tensors, read_all
+from .runguard import Estimate, Guard, Stopped, default_max_memory, estimate, size_str
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -75,6 +78,9 @@ SCHEDULE = (2, 3, 1, 8, 5, 12, 7, 4, 13, 6, 16, 9)
 DEFAULT_INT_RANGE = (0, 1)  # a valid token id, mask and token type id in typical models
 MAX_EXTENT = 1 << 16  # no binding verify picks goes past this
 MAX_INPUT_ELEMENTS = 1 << 22  # nor makes inputs of more elements than this, together
+RUN_SECONDS = 60.0  # the default limit of one onnxruntime run
+TOTAL_SECONDS = 600.0  # and of one verify, its runs together
+MAX_EXTERNAL_BYTES = 512 << 20  # external data read in for the runs (held some five times over)
 _SCALE_STEPS = 3  # a binding that does not run is retried at 4, 16 and 64 times its extents
 
 
@@ -135,10 +141,13 @@ class RunCheck:
     claims: int = 0  # claims of inference compared with the run
     unchecked: int = 0  # claims that still mention a variable the run did not bind
     contradictions: list[Contradiction] = field(default_factory=list)
-    skipped: str | None = None  # the assumption the run violates; nothing was checked then
+    skipped: str | None = None  # the assumption the run violates, or the bound it passed; nothing checked then
+    skipped_by: str | None = None  # "assumption", "time" or "memory"
     unobserved: int = 0  # values with claims that the run did not return (no numpy type)
     declared_claims: int = 0  # the model's own declared dims and types compared (``verify``)
     unchecked_claims: list[str] = field(default_factory=list)  # which, for a reader
+    estimated_bytes: int | None = None  # the values' memory at the binding, as far as their shapes say
+    unsized_values: int = 0  # main-graph values of a size not known before the run
 
     @property
     def ok(self) -> bool:
@@ -149,6 +158,9 @@ class RunCheck:
             "bindings": dict(self.bindings),
             "fresh": dict(self.fresh),
             "skipped": self.skipped,
+            "skipped_by": self.skipped_by,
+            "estimated_bytes": self.estimated_bytes,
+            "unsized_values": self.unsized_values,
             "claims": self.claims,
             "declared_claims": self.declared_claims,
             "unchecked": self.unchecked,
@@ -522,7 +534,7 @@ class _RunChecker:
         full = {**self.given, **fresh}
         for a in self.result.assumptions:
             if a.holds(full) is False:
-                out.skipped = str(a)
+                out.skipped, out.skipped_by = str(a), "assumption"
                 return out
         found = list(self.direct)
         claims = self.direct_claims
@@ -713,14 +725,16 @@ class Session:
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         so.log_severity_level = 4
+        so.enable_cpu_mem_arena = False  # what a run frees goes back, so the next is watched from the same ground
         data = model if isinstance(model, bytes) else model.SerializeToString()
         self.session = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
         outs = self.session.get_outputs()
         self.fetch = [o.name for o in outs if not _NOT_FETCHABLE.search(o.type or "")]
         self.not_fetched = [o.name for o in outs if _NOT_FETCHABLE.search(o.type or "")]
 
-    def run(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
-        return dict(zip(self.fetch, self.session.run(self.fetch, dict(feeds))))
+    def run(self, feeds: Mapping[str, Any], run_options: Any = None) -> dict[str, Any]:
+        """Every fetchable output by name; ``run_options`` (onnxruntime's) can stop the run."""
+        return dict(zip(self.fetch, self.session.run(self.fetch, dict(feeds), run_options)))
 
 
 def run(model: onnx.ModelProto, feeds: Mapping[str, Any]) -> dict[str, Any]:
@@ -1024,6 +1038,7 @@ class VerifyReport:
     error: str | None = None  # why no run could be made at all (one line)
     declarations_checked: bool = True
     notes: list[str] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C ended it: the runs are those made before
 
     @property
     def checked_runs(self) -> list[RunCheck]:
@@ -1047,14 +1062,19 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """No contradiction, and at least one run made."""
-        return self.error is None and not self.contradictions
+        """No contradiction, at least one run made, and not interrupted."""
+        return self.error is None and not self.contradictions and not self.interrupted
+
+    def skipped(self, by: str) -> int:
+        """Runs skipped for an ``"assumption"``, over the ``"time"`` or the ``"memory"`` limit."""
+        return sum(r.skipped_by == by for r in self.runs)
 
     def summary(self) -> dict[str, int]:
         return {
             "runs": len(self.runs),
             "checked_runs": len(self.checked_runs),
             "skipped_runs": len(self.runs) - len(self.checked_runs),
+            **{f"skipped_{by}": self.skipped(by) for by in SKIPPED_BY},
             "failed_bindings": len(self.failed),
             "claims": self.claims,
             "declared_claims": self.declared_claims,
@@ -1068,6 +1088,7 @@ class VerifyReport:
             "error": self.error,
             "summary": self.summary(),
             "declarations_checked": self.declarations_checked,
+            "interrupted": self.interrupted,
             "runs": [r.to_dict() for r in self.runs],
             "failed": [f.to_dict() for f in self.failed],
             "notes": list(self.notes),
@@ -1080,34 +1101,44 @@ class VerifyReport:
         runs = f"{s['checked_runs']} run{'' if s['checked_runs'] == 1 else 's'}"
         text = f"{s['claims']} claims checked in {runs}, {s['unchecked']} unchecked, {s['contradictions']} contradicted"
         if s["skipped_runs"]:
-            text += f"; {s['skipped_runs']} skipped"
+            text += f"; {s['skipped_runs']} skipped{skip_reasons(s)}"
         if s["failed_bindings"]:
             text += f"; {s['failed_bindings']} binding{'' if s['failed_bindings'] == 1 else 's'} did not run"
         return text
 
 
+SKIPPED_BY = ("assumption", "time", "memory")
+_SKIP_WORDS = {"assumption": "outside an assumption", "time": "over the time limit", "memory": "over the memory limit"}
+
+
+def skip_reasons(summary: Mapping[str, int]) -> str:
+    """`` (1 outside an assumption, 2 over the memory limit)``: why runs were skipped."""
+    parts = [f"{summary[f'skipped_{by}']} {_SKIP_WORDS[by]}" for by in SKIPPED_BY if summary[f"skipped_{by}"]]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 # -- verify --------------------------------------------------------------------------------------
 
 
-def _runtime_model(result: InferenceResult) -> onnx.ModelProto:
-    """The model the result was inferred from, with weights kept in external files read in."""
+def _runtime_model(result: InferenceResult, read_external_data: bool, max_external_bytes: int) -> onnx.ModelProto:
+    """The model the result was inferred from, with every tensor kept in external files read in
+    (``infer.external.read_all``): onnxruntime is handed bytes, so nothing is left for it to
+    resolve, against the working directory or anywhere else."""
     model = result.source
-    directory = result.directory
-    if any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer):
-        if directory is None:
-            raise VerifyError(
-                "the model keeps weights in external files and its directory is unknown: verify the model by its path"
-            )
-        from onnx.external_data_helper import load_external_data_for_model
-
-        copy = onnx.ModelProto()
-        copy.CopyFrom(model)
-        try:
-            load_external_data_for_model(copy, str(directory))
-        except (OSError, ValueError) as e:
-            raise VerifyError(f"cannot read the model's external data: {e}") from None
-        return copy
-    return model
+    tensors = external_tensors(model)
+    if not tensors:
+        return model
+    if not read_external_data:
+        raise VerifyError(f"the model keeps {len(tensors)} tensors in external files; reading them is opt-in: "
+                          "pass --read-external-data (read_external_data=True)")  # fmt: skip
+    if result.directory is None:
+        raise VerifyError(
+            "the model keeps tensors in external files and its directory is unknown: verify the model by its path"
+        )
+    try:
+        return read_all(model, result.directory, max_external_bytes)
+    except ExternalDataError as e:
+        raise VerifyError(f"cannot read the model's external data: {e}") from None
 
 
 _ORT_PREFIX = re.compile(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ")
@@ -1124,40 +1155,128 @@ def _first_line(e: BaseException) -> str:
     return text if len(text) <= 300 else text[:299] + "…"
 
 
-def verify(
-    result: InferenceResult,
-    *,
-    samples: int = 5,
-    bind: Mapping[str, int] | None = None,
-    int_range: tuple[int, int] | None = None,
-    seed: int = 0,
-    max_attempts: int | None = None,
-) -> VerifyReport:
-    """Check the claims of ``result`` (``infer.infer_model``'s) against onnxruntime at
-    ``samples`` bindings (also ``result.verify(...)``).
+@dataclass(frozen=True)
+class Bounds:
+    """What one ``verify`` may spend (docs/limits.md#verify); seconds of 0 or ``None``: no limit."""
 
-    ``bind`` pins declared variables; the others take small (1, 2, 3) and larger extents that
-    respect ``result.assumptions``. Inputs are random: floats standard normal, integers uniform in
-    ``int_range`` (both ends included; default ``(0, 1)``), bools fair coins. Bindings the model
-    cannot run at are retried with other choices and listed in ``failed``; ``max_attempts``
-    bounds the runs tried (default ``8 * samples + 8``). Raises ``VerifyError`` when onnxruntime
-    is missing or an option is invalid.
-    """
-    if not isinstance(samples, int) or samples < 1:
-        raise VerifyError(f"samples must be a positive integer, not {samples!r}")
-    lo, hi = DEFAULT_INT_RANGE if int_range is None else (int(int_range[0]), int(int_range[1]))
-    if lo > hi:
-        raise VerifyError(f"the integer range {lo}:{hi} is empty")
-    require_onnxruntime()  # before inference: say at once that it is missing
-    report = VerifyReport()
-    source = _runtime_model(result)
-    if result.source_annotated:
-        # The result annotated its own copy in place: the declarations were overwritten.
-        report.declarations_checked = False
-        report.notes.append("the model's declared types were not checked: result.model overwrote them")
-    inputs = _model_inputs(source)
-    variables, anonymous = _variables(inputs)
-    pinned = {**{k: v for k, v in result.dims.bindings.items() if k in variables}}
+    run_seconds: float | None = RUN_SECONDS
+    total_seconds: float | None = TOTAL_SECONDS
+    max_memory: int = field(default_factory=default_max_memory)
+    max_external_bytes: int = MAX_EXTERNAL_BYTES
+
+    def __post_init__(self) -> None:
+        for name in ("run_seconds", "total_seconds"):
+            x = getattr(self, name)
+            if x is not None and not (isinstance(x, (int, float)) and 0 <= x < math.inf):
+                raise VerifyError(f"{_option(name)} must be a finite number of seconds, not {x!r} (0: no limit)")
+        for name in ("max_memory", "max_external_bytes"):
+            x = getattr(self, name)
+            if not isinstance(x, int) or isinstance(x, bool) or x < 1:
+                raise VerifyError(f"{_option(name)} must be a positive number of bytes, not {x!r}")
+
+
+def _option(name: str) -> str:
+    """A bound by its keyword and its command-line option: ``run_seconds (--run-seconds)``."""
+    return f"{name} (--{name.replace('_', '-')})"
+
+
+class _Sampler:
+    """The runs of one ``verify``: bindings from the planner, each run bounded by the guard."""
+
+    def __init__(self, result: InferenceResult, source: onnx.ModelProto, session: Session, planner: _Planner,
+                 variables: list[str], options: tuple[int, tuple[int, int], int | None], bounds: Bounds):  # fmt: skip
+        self.result, self.source, self.session, self.planner = result, source, session, planner
+        self.variables = variables
+        self.seed, self.int_range, self.budget = options
+        self.bounds = bounds
+        self.report = VerifyReport()
+        self.attempts = 0
+        total = bounds.total_seconds or None
+        self.deadline = None if total is None else time.monotonic() + total
+        self.out_of_time = False
+
+    def sample(self, samples: int, guard: Guard) -> None:
+        """Runs until ``samples`` are checked, the attempts or the time are spent."""
+        planner, tried = self.planner, set()
+        budget = self.budget if self.budget is not None else 8 * samples + 8
+        for i in range(4 * samples + len(SCHEDULE)):
+            if len(self.report.checked_runs) >= samples or self.attempts >= budget or self.out_of_time:
+                break
+            first = planner.candidate(i)
+            queue, retried = [first], False
+            while queue and self.attempts < budget and not self.out_of_time:
+                b = planner.respect(queue.pop(0))
+                # A model without free variables is run at its one binding with other random inputs.
+                key = tuple(sorted(b.items())) if b is not None else None
+                key = key if planner.free else (key, i)
+                if b is None or key in tried or input_elements(self.source, b) > MAX_INPUT_ELEMENTS:
+                    continue
+                tried.add(key)
+                if self.deadline is not None and time.monotonic() >= self.deadline:
+                    self.out_of_time = True
+                    break
+                self.attempts += 1
+                if self.attempt(b, i, guard):
+                    break
+                if not retried:
+                    queue.extend(planner.retries(first))
+                    retried = True
+
+    def attempt(self, b: dict[str, int], i: int, guard: Guard) -> bool:
+        """One run at ``b``: ``False`` when onnxruntime fails there (a binding to retry)."""
+        feeds = make_feeds(self.source, b, (self.seed, i, self.attempts), self.int_range)
+        declared = {k: v for k, v in b.items() if k in self.variables}
+        alias = self.planner.alias
+        env = {**self.result.dims.bindings, **{v: b[n] for v, n in alias.items() if n in b}}
+        est = estimate(self.result.graphs, env, feeds)
+        over = est.unbounded or self._over_memory(est.bytes)
+        if over is not None:
+            self._skip(declared, "memory", f"no memory bound: {over}" if est.unbounded else over, est)
+            return True
+        seconds, which = self._seconds()
+        try:
+            observed = guard.run(require_onnxruntime(), lambda ro: self.session.run(feeds, ro), seconds, which)
+        except Stopped as e:
+            self._skip(declared, e.kind, str(e), est)
+            self.out_of_time = which == "total_seconds" and e.kind == "time"
+            return True
+        except VerifyError:
+            raise
+        except Exception as e:
+            self.report.failed.append(FailedRun(dict(b), _first_line(e)))
+            return False
+        rc = check_run(self.result, declared, observed)
+        if rc.skipped is None and self.report.declarations_checked:
+            full = {**self.result.dims.bindings, **declared, **rc.fresh}
+            rc.declared_claims, found = check_declared(self.result.source, full, observed)
+            rc.contradictions.extend(found)
+        rc.estimated_bytes, rc.unsized_values = est.bytes, len(est.unknown)
+        self.report.runs.append(rc)
+        return True
+
+    def _over_memory(self, estimated: int) -> str | None:
+        limit = self.bounds.max_memory
+        if estimated <= limit:
+            return None
+        return f"its values need an estimated {size_str(estimated)}, over the limit of {size_str(limit)} (max_memory)"
+
+    def _seconds(self) -> tuple[float | None, str]:
+        """The time the next run may take, and which limit that is."""
+        run = self.bounds.run_seconds or None
+        if self.deadline is None:
+            return run, "run_seconds"
+        left = max(self.deadline - time.monotonic(), 0.0)
+        return (left, "total_seconds") if run is None or left < run else (run, "run_seconds")
+
+    def _skip(self, declared: dict[str, int], kind: str, reason: str, est: Estimate) -> None:
+        rc = RunCheck(dict(declared), skipped=reason, skipped_by=kind)
+        rc.estimated_bytes, rc.unsized_values = est.bytes, len(est.unknown)
+        self.report.runs.append(rc)
+
+
+def _pins(result: InferenceResult, variables: list[str], bind: Mapping[str, int] | None) -> dict[str, int]:
+    """The variables ``bind`` and the result fix, checked against the inputs' variables."""
+    pinned = {k: v for k, v in result.dims.bindings.items() if k in variables}
     for name, value in (bind or {}).items():
         if name not in variables:
             listed = ", ".join(variables) if variables else "none"
@@ -1167,61 +1286,97 @@ def verify(
         if name in pinned and pinned[name] != value:
             raise VerifyError(f"{name} is {pinned[name]} in the result, not {value}")
         pinned[name] = value
+    return pinned
+
+
+def verify(
+    result: InferenceResult,
+    *,
+    samples: int = 5,
+    bind: Mapping[str, int] | None = None,
+    int_range: tuple[int, int] | None = None,
+    seed: int = 0,
+    max_attempts: int | None = None,
+    bounds: Bounds | None = None,
+    read_external_data: bool = False,
+) -> VerifyReport:
+    """Check the claims of ``result`` (``infer.infer_model``'s) against onnxruntime at
+    ``samples`` bindings (also ``result.verify(...)``).
+
+    ``bind`` pins declared variables; the others take small (1, 2, 3) and larger extents that
+    respect ``result.assumptions``. Inputs are random: floats standard normal, integers uniform in
+    ``int_range`` (both ends included; default ``(0, 1)``), bools fair coins. Bindings the model
+    cannot run at are retried with other choices and listed in ``failed``; ``max_attempts``
+    bounds the runs tried (default ``8 * samples + 8``). ``bounds`` (``Bounds``) limits each
+    run's time and memory and the whole call's time: a run past one is skipped with the reason.
+    Tensors kept in external files are read only with ``read_external_data``. Ctrl-C ends the
+    call with what was checked so far (``interrupted``). Raises ``VerifyError`` when onnxruntime
+    is missing, an option is invalid or the external data cannot be read.
+    """
+    if not isinstance(samples, int) or samples < 1:
+        raise VerifyError(f"samples must be a positive integer, not {samples!r}")
+    lo, hi = DEFAULT_INT_RANGE if int_range is None else (int(int_range[0]), int(int_range[1]))
+    if lo > hi:
+        raise VerifyError(f"the integer range {lo}:{hi} is empty")
+    bounds = Bounds() if bounds is None else bounds
+    require_onnxruntime()  # before inference: say at once that it is missing
+    source = _runtime_model(result, read_external_data, bounds.max_external_bytes)
+    inputs = _model_inputs(source)
+    variables, anonymous = _variables(inputs)
+    pinned = _pins(result, variables, bind)
     try:
         session = Session(exposed(source))
     except VerifyError:
         raise
     except Exception as e:
-        report.error = f"onnxruntime refuses the model: {_first_line(e)}"
-        return report
+        return VerifyReport(error=f"onnxruntime refuses the model: {_first_line(e)}")
+    planner = _Planner(result, variables + anonymous, pinned, _fixed_extents(inputs))
+    sampler = _Sampler(result, source, session, planner, variables, (seed, (lo, hi), max_attempts), bounds)
+    report = sampler.report
+    _notes(report, result, session)
+    guard = Guard(bounds.max_memory)
+    with guard:
+        try:
+            sampler.sample(samples, guard)
+        except KeyboardInterrupt:
+            report.interrupted = True
+    report.interrupted = report.interrupted or guard.interrupted
+    _conclude(report, planner, sampler.out_of_time, bounds)
+    return report
+
+
+def _notes(report: VerifyReport, result: InferenceResult, session: Session) -> None:
+    if result.source_annotated:
+        # The result annotated its own copy in place: the declarations were overwritten.
+        report.declarations_checked = False
+        report.notes.append("the model's declared types were not checked: result.model overwrote them")
     if session.not_fetched:
         report.notes.append(
             f"{len(session.not_fetched)} values have element types onnxruntime cannot return "
             f"to Python; their claims are not checked"
         )
-    planner = _Planner(result, variables + anonymous, pinned, _fixed_extents(inputs))
-    budget = max_attempts if max_attempts is not None else 8 * samples + 8
-    tried: set[Any] = set()
-    attempts = 0
-    for i in range(4 * samples + len(SCHEDULE)):
-        if len(report.checked_runs) >= samples or attempts >= budget:
-            break
-        first = planner.candidate(i)
-        queue, retried = [first], False
-        while queue and attempts < budget:
-            b = planner.respect(queue.pop(0))
-            # A model without free variables is run at its one binding with other random inputs.
-            key = tuple(sorted(b.items())) if b is not None else None
-            key = key if planner.free else (key, i)
-            if b is None or key in tried or input_elements(source, b) > MAX_INPUT_ELEMENTS:
-                continue
-            tried.add(key)
-            attempts += 1
-            try:
-                observed = session.run(make_feeds(source, b, (seed, i, attempts), (lo, hi)))
-            except VerifyError:
-                raise
-            except Exception as e:
-                report.failed.append(FailedRun(dict(b), _first_line(e)))
-                if not retried:
-                    queue.extend(planner.retries(first))
-                    retried = True
-                continue
-            declared = {k: v for k, v in b.items() if k in variables}
-            rc = check_run(result, declared, observed)
-            if rc.skipped is None and report.declarations_checked:
-                full = {**result.dims.bindings, **declared, **rc.fresh}
-                rc.declared_claims, found = check_declared(result.source, full, observed)
-                rc.contradictions.extend(found)
-            report.runs.append(rc)
-            break
+
+
+def _conclude(report: VerifyReport, planner: _Planner, out_of_time: bool, bounds: Bounds) -> None:
+    """The notes on how bindings were drawn and why sampling stopped, and the error when no run
+    was checked."""
     if planner.domain.binding:
         report.notes.append(f"bindings drawn inside the model's domain ({len(planner.domain.binding)} "
                             f"requirements, `onnx-infer domain`): {planner.drawn} drawn, "
                             f"{planner.undrawable} with no valid binding near them")  # fmt: skip
+    unsized = max((r.unsized_values for r in report.runs), default=0)
+    if unsized:
+        report.notes.append(f"the memory estimate leaves out up to {unsized} values of a size not known "
+                            "before the run (a Loop's, a NonZero's); resident memory is watched instead")  # fmt: skip
+    if out_of_time:
+        report.notes.append(f"verify stopped at its time limit of {bounds.total_seconds:g} s (total_seconds)")
+    if report.interrupted:
+        report.notes.append("interrupted: the runs listed are those made before Ctrl-C")
+        return
     if not report.runs:
         if report.failed:
             report.error = f"onnxruntime fails at every binding tried ({len(report.failed)}): {report.failed[0].reason}"
         else:
             report.error = "no binding of the input variables satisfies the result's assumptions"
-    return report
+    elif not report.checked_runs and all(r.skipped_by in ("time", "memory") for r in report.runs):
+        report.error = f"every run was skipped ({len(report.runs)}): {report.runs[0].skipped}"
