@@ -422,7 +422,7 @@ class Engine:
                       key: tuple | None) -> list[Value]:  # fmt: skip
         node = view.node
         domain = view.domain
-        loc = Location(frame.path, idx, view.name, view.op_type)
+        loc = Location(frame.path, idx, node.name, view.op_type)
         if opset is None:
             # Clause 5.3.2: every domain a node uses is imported, a model-local function's too.
             self.report("domain-not-imported", f"{node.op_type} is in domain '{domain}', which the model does not "
