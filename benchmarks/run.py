@@ -18,8 +18,8 @@ clock; the engines take turns, so drift in the machine's speed affects them alik
 The large models come from ``benchmarks/make_models.py`` (run it once with the export venv);
 missing ones are skipped with a note. The synthetic models (``benchmarks/synthetic.py``) are
 built here. Scaling: inference time and peak memory of the synthetic chain from 1,000 to
-100,000 nodes, each size in a fresh process, timed on its first run and again (sympy caches the
-extent expressions it builds); memory is the peak of Python allocations during inference
+100,000 nodes, each size in a fresh process, timed on its first run and again (its result
+reused, ``infer.reuse``); memory is the peak of Python allocations during inference
 (``tracemalloc``), against the size of the serialized model without its weights. The large
 models' memory is measured the same way, and as the rise of the process's peak resident memory
 (which also counts protobuf's copies), each in a fresh process with its weights in a file.
@@ -304,10 +304,14 @@ def measure_memory(path: Path) -> dict[str, Any]:
     peaks above where it was before the first run, which also counts protobuf's own copies and
     the operator signatures this model makes the process build (once per process)."""
     import infer
+    import signatures
 
     from .synthetic import growing_chain
 
-    infer.infer_model(growing_chain(200))  # imports and the common signatures
+    # Imports and the common signatures; every family of rules too, which a process imports as
+    # its models first need them (code, not what a model costs).
+    signatures.load_all()
+    infer.infer_model(growing_chain(200))
     return _three_runs(onnx.load(str(path), load_external_data=False))
 
 

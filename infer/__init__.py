@@ -159,6 +159,9 @@ def _infer(
             if progress is not None:
                 progress(len(loaded.model.graph.node), len(loaded.model.graph.node))
             return InferenceResult(engine, loaded.model, loaded.owned, dims_style)
+    # The weightless copy made the key; the scan reads the nodes' bytes split from it, each
+    # dropped as it is read, so the copy itself is not held through the scan beside them.
+    loaded = replace(loaded, weightless=None)
     source = loaded.model
     keep = key is not None and size <= reuse.MAX_KEPT_BYTES and reuse.RECENT.enabled
     if keep and not loaded.owned and len(source.functions):

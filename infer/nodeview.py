@@ -42,8 +42,10 @@ class NodeView:
     mostly inferred from the memo without it.
     """
 
-    __slots__ = ("attr_types", "domain", "has_ref", "has_subgraph", "index", "inputs", "memo_base", "name",
-                 "op_type", "outputs", "overload", "source")  # fmt: skip
+    # (Not the node's name: a diagnostic reads it from the node; held here, names were a sixth
+    # of GPT-2's views, which are all alive at once before the walk.)
+    __slots__ = ("attr_types", "domain", "has_ref", "has_subgraph", "index", "inputs", "memo_base", "op_type",
+                 "outputs", "overload", "source")  # fmt: skip
 
     def __init__(
         self,
@@ -58,7 +60,6 @@ class NodeView:
         has_ref: bool,
         attrs: tuple[bytes, ...] | None,
         shared: dict[Any, Any],
-        name: str = "",
     ):
         """``attrs``: the attributes serialized, ``None`` when they take more than
         ``LARGE_ATTRIBUTE`` bytes in all (such a node is not memoized: its key would hold them).
@@ -73,7 +74,6 @@ class NodeView:
         for o in outs:
             shared.setdefault(o, o)
         self.op_type: str = shared.setdefault(op_type, op_type)
-        self.name = name
         self.overload = overload
         # ``signatures.schema.canonical_domain``'s rule (importing it here would be circular:
         # the limits scan reads views, and the schema module imports the limits through dims).
@@ -100,13 +100,7 @@ class NodeView:
         read before: its fields are not worked out again)."""
         v = object.__new__(NodeView)
         v.source, v.index = source, index
-        v.inputs, v.outputs, v.op_type, v.name, v.overload = (
-            self.inputs,
-            self.outputs,
-            self.op_type,
-            self.name,
-            self.overload,
-        )
+        v.inputs, v.outputs, v.op_type, v.overload = self.inputs, self.outputs, self.op_type, self.overload
         v.domain, v.attr_types, v.has_subgraph, v.has_ref, v.memo_base = (
             self.domain, self.attr_types, self.has_subgraph, self.has_ref, self.memo_base)  # fmt: skip
         return v
@@ -299,7 +293,7 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
             serialized = None if None in each or sum(map(len, each)) > LARGE_ATTRIBUTE else each  # type: ignore[arg-type]
         out.append(NodeView(
             nodes, index, node.input, node.output, node.op_type, node.domain, node.overload,
-            tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs), serialized, shared, node.name,
+            tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs), serialized, shared,
         ))  # fmt: skip
     return Views(out, names.repeated(nodes))
 
@@ -491,8 +485,8 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
                 fields = _decode(b, i, n, nodes, index, kinds)
                 if fields is None:
                     return None
-                ins, outs, op_type, domain, overload, types, has_ref, attrs, name, name_hash = fields
-                view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared, name)
+                ins, outs, op_type, domain, overload, types, has_ref, attrs, name_hash = fields
+                view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared)
                 if small:
                     decoded.put(b, (view.at((), 0), name_hash))  # (held without the model's nodes)
                 out.append(view)
@@ -547,7 +541,7 @@ def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, ki
     ins: list[str] = []
     outs: list[str] = []
     spans: list[tuple[int, int]] = []  # each attribute's bytes
-    op_type = domain = overload = name = ""
+    op_type = domain = overload = ""
     name_hash = None
     while i < n:
         tag = b[i]
@@ -574,8 +568,7 @@ def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, ki
             overload = b[i:end].decode()
         elif tag == _NAME and end > i:
             raw = b[i:end]
-            name_hash = hash(raw)
-            name = raw.decode()
+            name_hash = hash(raw)  # (the name itself is read from the node where one is reported)
         i = end
     types: tuple[int, ...] = ()
     has_ref = False
@@ -603,7 +596,7 @@ def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, ki
             has_ref = has_ref or kind[1]
         types = tuple(found)
         attrs = tuple(kept) if keep else None  # type: ignore[assignment]
-    return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name, name_hash
+    return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name_hash
 
 
 # -- the light message ------------------------------------------------------------------------
