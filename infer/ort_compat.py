@@ -241,8 +241,8 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
 
 
 def _annotate(model: ModelProto) -> ModelProto:
-    """``onnx_compat``'s inferred copy, with every graph's typed outputs listed in ``value_info``
-    as onnxruntime's tool lists them.
+    """``onnx_compat``'s inference of ``model`` (this tool's own copy, annotated in place), with
+    every graph's typed outputs listed in ``value_info`` as onnxruntime's tool lists them.
 
     A domain that nodes use but the model does not import is read at version 1 for the run and
     left unimported in the result: onnxruntime's transformers optimizer infers its models
@@ -250,12 +250,8 @@ def _annotate(model: ModelProto) -> ModelProto:
     operators it added, and onnxruntime's tool does not look at imports.
     """
     missing = _unimported_domains(model)
-    if missing:
-        patched = ModelProto()
-        patched.CopyFrom(model)
-        patched.opset_import.extend(onnx.helper.make_opsetid(d, 1) for d in missing)
-        model = patched
-    out = onnx_compat.infer_shapes(model, data_prop=True)
+    model.opset_import.extend(onnx.helper.make_opsetid(d, 1) for d in missing)
+    out = onnx_compat.inferred(model, (False, False, True, True), owned=True)  # data_prop, as onnxruntime's
     if missing:
         kept = [o for o in out.opset_import if o.domain not in missing]
         del out.opset_import[:]

@@ -14,11 +14,14 @@ which names the field at fault.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
-from onnx import ModelProto
+from onnx import GraphProto, ModelProto
+
+from .annotate import varint
 
 if TYPE_CHECKING:  # pragma: no cover
     from .nodeview import ModelPieces
@@ -28,6 +31,11 @@ _NO_TEXT = {
     "TensorProto": {1, 4, 5, 6, 7, 9, 10, 11},  # dims, float/int32/string/int64_data, raw_data, double/uint64_data
     "AttributeProto": {2, 3, 4, 7, 8, 9},  # f, i, s, floats, ints, strings
 }
+# onnx.proto's field numbers, for ``weightless_bytes``.
+_MODEL_GRAPH = 7
+_MODEL_GRAPH_TAG = varint(_MODEL_GRAPH << 3 | 2)
+_GRAPH_NODE = varint(1 << 3 | 2)
+_GRAPH_WEIGHTS_AND_NODES = frozenset({1, 5, 15})  # node, initializer, sparse_initializer
 
 
 @functools.cache
@@ -116,9 +124,24 @@ def bad_initializer(model: ModelProto) -> bool:
     )
 
 
-def weightless_bytes(model: ModelProto) -> bytes:
-    """``model`` serialized without its main graph's initializers (everything else kept)."""
-    return _without_initializers(model).SerializeToString()
+def weightless_bytes(model: ModelProto, nodes: bool = True) -> bytes:
+    """``model`` serialized without its main graph's initializers (everything else kept, but the
+    main graph's nodes unless ``nodes``): the bytes protobuf would give for a copy without them,
+    made without copying the main graph's nodes (a node holding a list of millions of integers
+    would be copied whole), each of which is serialized where it is. Fields are written in
+    field-number order, as protobuf writes them."""
+    if not model.HasField("graph"):
+        return _shell(model, ModelProto, lambda n: True).SerializeToString()
+    g = model.graph
+    parts = []
+    for node in g.node if nodes else ():  # GraphProto.node is field 1: its entries come first
+        data = node.SerializeToString()
+        parts += (_GRAPH_NODE, varint(len(data)), data)
+    parts.append(_shell(g, GraphProto, lambda n: n not in _GRAPH_WEIGHTS_AND_NODES).SerializeToString())
+    graph = b"".join(parts)
+    before = _shell(model, ModelProto, lambda n: n < _MODEL_GRAPH).SerializeToString()
+    after = _shell(model, ModelProto, lambda n: n > _MODEL_GRAPH).SerializeToString()
+    return b"".join((before, _MODEL_GRAPH_TAG, varint(len(graph)), graph, after))
 
 
 def non_utf8_field(model: ModelProto, weightless: bytes | None = None) -> str | None:
@@ -144,10 +167,11 @@ def _repeated(fd: FieldDescriptor) -> bool:
     return fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
 
 
-def _copy_fields(src: Message, dst: Message, skip: tuple[str, ...] = ()) -> None:
-    """Copy every set field of ``src`` into ``dst`` but those named in ``skip`` (C-level copies)."""
+def _shell(src: Message, cls: Any, keep: Callable[[int], bool]) -> Message:
+    """A new ``cls`` holding the set fields of ``src`` whose numbers ``keep`` keeps (C-level copies)."""
+    dst = cls()
     for fd, value in src.ListFields():
-        if fd.name in skip:
+        if not keep(fd.number):
             continue
         if _repeated(fd):
             getattr(dst, fd.name).extend(value)
@@ -155,16 +179,7 @@ def _copy_fields(src: Message, dst: Message, skip: tuple[str, ...] = ()) -> None
             getattr(dst, fd.name).CopyFrom(value)
         else:
             setattr(dst, fd.name, value)
-
-
-def _without_initializers(model: ModelProto) -> ModelProto:
-    """A copy of ``model`` whose main graph has no initializers (everything else kept)."""
-    shell = ModelProto()
-    _copy_fields(model, shell, skip=("graph",))
-    if model.HasField("graph"):
-        shell.graph.SetInParent()
-        _copy_fields(model.graph, shell.graph, skip=("initializer", "sparse_initializer"))
-    return shell
+    return dst
 
 
 def _bad_tensor(t: Message) -> bool:

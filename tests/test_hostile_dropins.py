@@ -1,0 +1,89 @@
+"""The drop-ins on hostile input (issue 27, item 7): long integer lists cost about one copy of
+the model, not several; a ModelProto past ``max_model_bytes`` is refused like a file; strings
+that are not UTF-8 are inferred as onnx infers them, never an ``AttributeError``.
+
+The cost is counted as work, not seconds: the bytes protobuf copies and serializes during one
+call (``_protobuf_work``), against the size of the model. ``python -m benchmarks.lists`` times it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto
+
+from benchmarks import hostile
+from infer import onnx_compat, ort_compat, reuse
+
+SIZE = 2_000_000  # bytes of list in each model: a million elements or more
+
+# -- 1. long integer lists ------------------------------------------------------------------------
+
+_CLASSES = (ModelProto, GraphProto, NodeProto, TensorProto)
+
+
+@contextmanager
+def _protobuf_work() -> Iterator[dict[str, int]]:
+    """Counts, while inside, of the bytes protobuf serializes (``SerializeToString``, and
+    ``ByteSize``, which upb computes by serializing) and copies (``CopyFrom``, ``MergeFrom``)
+    on the model's messages, and of whole-model copies."""
+    work = {"serialized": 0, "copied": 0, "model_copies": 0}
+    saved = [(cls, name, getattr(cls, name)) for cls in _CLASSES
+             for name in ("SerializeToString", "ByteSize", "CopyFrom", "MergeFrom")]  # fmt: skip
+
+    def counting(cls: type, name: str, original):
+        def serialize(self, *args, **kwargs):
+            out = original(self, *args, **kwargs)
+            work["serialized"] += out if isinstance(out, int) else len(out)
+            return out
+
+        def copy(self, other):
+            work["copied"] += _size(other)
+            work["model_copies"] += cls is ModelProto
+            return original(self, other)
+
+        return copy if name in ("CopyFrom", "MergeFrom") else serialize
+
+    for cls, name, original in saved:
+        setattr(cls, name, counting(cls, name, original))
+    try:
+        yield work
+    finally:
+        for cls, name, original in saved:
+            setattr(cls, name, original)
+
+
+_BYTE_SIZE = {cls: cls.ByteSize for cls in _CLASSES}  # the uncounted originals
+
+
+def _size(message) -> int:
+    return _BYTE_SIZE[type(message)](message)
+
+
+LIST_CASES = ["custom_ints", "constant_value_ints", "constant_int64_data", "initializer_int64_data"]
+
+
+@pytest.mark.parametrize("case", LIST_CASES)
+@pytest.mark.parametrize("dropin", ["onnx_compat", "ort_compat"])
+def test_a_long_integer_list_costs_one_copy_of_the_model(case, dropin):
+    """A tool's first call copies the model once (its output) and serializes its text once (the
+    key of ``infer.reuse`` and the nodes the engine reads), the initializers measured once for
+    the key: no second copy for the engine, none of the nodes for the weightless bytes, no
+    second serialization of them to keep the answer."""
+    model = ModelProto.FromString(hostile.CASES[case](SIZE))
+    size = model.ByteSize()
+    call = {
+        "onnx_compat": lambda: onnx_compat.infer_shapes(model, data_prop=True),
+        "ort_compat": lambda: ort_compat.SymbolicShapeInference.infer_shapes(model),
+    }[dropin]
+    reuse.clear()
+    with _protobuf_work() as work:
+        try:
+            call()
+        except ort_compat.IncompleteInference:  # a custom operator's output: incomplete, as it is
+            assert case == "custom_ints" and dropin == "ort_compat"
+    assert work["model_copies"] == 1, work
+    assert work["copied"] <= 1.05 * size, work
+    assert work["serialized"] <= 1.1 * size, work
