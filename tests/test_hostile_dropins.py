@@ -14,8 +14,10 @@ from contextlib import contextmanager
 import pytest
 from onnx import GraphProto, ModelProto, NodeProto, TensorProto
 
+import infer
 from benchmarks import hostile
-from infer import onnx_compat, ort_compat, reuse
+from infer import loader, onnx_compat, ort_compat, reuse
+from infer.utf8 import weightless_bytes
 
 SIZE = 2_000_000  # bytes of list in each model: a million elements or more
 
@@ -87,3 +89,24 @@ def test_a_long_integer_list_costs_one_copy_of_the_model(case, dropin):
     assert work["model_copies"] == 1, work
     assert work["copied"] <= 1.05 * size, work
     assert work["serialized"] <= 1.1 * size, work
+
+
+# -- 2. a ModelProto past max_model_bytes ---------------------------------------------------------
+
+
+def test_a_model_proto_past_max_model_bytes_is_refused_like_its_bytes():
+    data = hostile.CASES["initializer_int64_data"](SIZE)
+    model = ModelProto.FromString(data)
+    for source in (data, model):
+        with pytest.raises(infer.ModelLoadError, match="max_model_bytes"):
+            infer.infer_model(source, max_model_bytes=SIZE // 2)
+        assert infer.infer_model(source, max_model_bytes=2 * SIZE).value("y").type.elem == TensorProto.INT64
+
+
+def test_the_size_of_a_model_proto_is_its_serialized_size():
+    """``loader.model_bytes`` counts what protobuf would write (within the length prefix of the
+    graph, which it leaves out), and stops counting once past the limit."""
+    for case in ("initializer_int64_data", "initializer_raw", "constant_sparse", "long_names"):
+        model = ModelProto.FromString(hostile.CASES[case](100_000))
+        size = loader.model_bytes(model, weightless_bytes(model), 1 << 40)
+        assert 0 <= model.ByteSize() - size <= 4, case
