@@ -46,7 +46,7 @@ from .dimwriter import DimWriter, TypeWriter
 from .engine import Engine, GraphRecord, Options
 from .nodeview import light_nodes
 from .scopes import resolve_graph
-from .utf8 import weightless_bytes
+from .utf8 import readable, restore, text_only, weightless_bytes
 from .values import Value
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
@@ -109,12 +109,16 @@ def inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool]
     if kept is not None:
         return _from_kept(kept, model)  # type: ignore[arg-type]
     proto = model if owned and isinstance(model, ModelProto) else _copy_of(model)
+    placeholders = text_only(proto, weightless)  # strings that are not UTF-8, read as onnx reads them
     try:
-        engine, nodes_written = _infer_shapes(proto, weightless, *arguments)
+        engine, nodes_written = _infer_shapes(proto, None if placeholders else weightless, *arguments)
     except (InferenceError, ValidationError) as e:
+        if placeholders:  # the message names the strings the model holds
+            e = _marked(type(e)(readable(str(e), placeholders)), getattr(e, "reusable", False))
         if key is not None and getattr(e, "reusable", False):
             reuse.RECENT.put(key, (type(e), str(e)))
-        raise
+        raise e from None
+    restore(proto, placeholders)
     if key is not None and engine.reusable:
         # Kept without the main graph's initializers, and without its nodes where inference
         # wrote none of them (none holds a subgraph): both are the next caller's, unchanged.
@@ -175,7 +179,7 @@ def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool,
     engine = _engine(proto, weightless, data_prop, initializers_as_constants)
     validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
     if validation:
-        raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine)
+        raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine.reusable)
     problems = _problems(proto, engine, check_type, strict_mode)
     declared = _subgraph_outputs(proto)
     writer = DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)
@@ -183,7 +187,7 @@ def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool,
     if strict_mode:
         problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
     if problems:
-        raise _marked(InferenceError("\n".join(str(p) for p in problems)), engine)
+        raise _marked(InferenceError("\n".join(str(p) for p in problems)), engine.reusable)
     # The types just written on subgraph outputs are declarations the next reader sees, and what
     # some operators give depends on them (after no iteration, a Loop's scan outputs have the
     # rank its body declares, in onnxruntime): infer again until they settle, so that inferring
@@ -198,9 +202,9 @@ def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool,
     return engine, declared is not None
 
 
-def _marked(e: Exception, engine: Engine) -> Exception:
+def _marked(e: Exception, reusable: bool) -> Exception:
     """``e``, marked as an answer later calls on the same model may be given (``infer.reuse``)."""
-    e.reusable = engine.reusable  # type: ignore[attr-defined]
+    e.reusable = reusable  # type: ignore[attr-defined]
     return e
 
 

@@ -67,10 +67,16 @@ class IncompleteInference(Exception):
     """
 
     def __init__(self, model: ModelProto, values: list[str]):
-        shown = ", ".join(f"`{v}`" for v in values[:5]) + (f" and {len(values) - 5} more" if len(values) > 5 else "")
+        shown = ", ".join(f"`{_text(v)}`" for v in values[:5])
+        shown += f" and {len(values) - 5} more" if len(values) > 5 else ""
         super().__init__(f"{INCOMPLETE}: {shown} without an element type or with an unnamed extent")
         self.model = model
         self.values = values
+
+
+def _text(name: str | bytes) -> str:
+    """A value name as text (one that is not UTF-8 is bytes: its invalid bytes are escaped)."""
+    return name if type(name) is str else name.decode("utf-8", "backslashreplace")  # type: ignore[union-attr]
 
 
 class SymbolicShapeInference:
@@ -270,7 +276,9 @@ def _unimported_domains(model: ModelProto) -> list[str]:
     known = {o.domain for o in model.opset_import} | {f.domain for f in model.functions} | {"", "ai.onnx"}
     used = {n.domain for g in _graphs(model.graph) for n in g.node}
     used |= {n.domain for f in model.functions for n in f.node}
-    return sorted(used - known)
+    # A domain that is not UTF-8 (protobuf hands it out as bytes) is no domain a tool imports
+    # late: it stays unimported, which onnx_compat reports as onnx does.
+    return sorted(d for d in used - known if type(d) is str)
 
 
 def _graphs(g: GraphProto) -> Iterator[GraphProto]:

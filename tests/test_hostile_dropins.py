@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import onnx
 import pytest
-from onnx import GraphProto, ModelProto, NodeProto, TensorProto
+from onnx import GraphProto, ModelProto, NodeProto, TensorProto, helper
+from onnx.shape_inference import InferenceError
 
 import infer
 from benchmarks import hostile
-from infer import loader, onnx_compat, ort_compat, reuse
+from infer import loader, onnx_compat, ort_compat, reuse, utf8
 from infer.utf8 import weightless_bytes
 
 SIZE = 2_000_000  # bytes of list in each model: a million elements or more
@@ -110,3 +112,80 @@ def test_the_size_of_a_model_proto_is_its_serialized_size():
         model = ModelProto.FromString(hostile.CASES[case](100_000))
         size = loader.model_bytes(model, weightless_bytes(model), 1 << 40)
         assert 0 <= model.ByteSize() - size <= 4, case
+
+
+# -- 3. strings that are not UTF-8 ----------------------------------------------------------------
+
+BAD = b"Q\xff\xfeQ"
+
+
+def _with_bad_string(where: str) -> ModelProto:
+    """``t = Relu(x); y = Relu(t)``, with the string ``where`` names not UTF-8 (written as
+    ``QQQQ``, then patched in the serialized model)."""
+    x = helper.make_tensor_value_info("QQQQ" if where == "input" else "x", TensorProto.FLOAT,
+                                      [2, "QQQQ" if where == "dim" else 3])  # fmt: skip
+    y = helper.make_tensor_value_info("QQQQ" if where == "output" else "y", TensorProto.FLOAT, None)
+    first = helper.make_node("QQQQ" if where == "op_type" else "Relu", [x.name], ["QQQQ" if where == "value" else "t"],
+                             name="QQQQ" if where == "node name" else "n",
+                             doc_string="QQQQ" if where == "doc" else None)  # fmt: skip
+    second = helper.make_node("Relu", [first.output[0]], [y.name])
+    graph = helper.make_graph([first, second], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    if where == "metadata":
+        helper.set_model_props(model, {"k": "QQQQ"})
+    data = model.SerializeToString()
+    assert b"QQQQ" in data
+    return ModelProto.FromString(data.replace(b"QQQQ", BAD))
+
+
+WHERE = ["value", "input", "output", "dim", "node name", "doc", "op_type", "metadata"]
+
+
+def _types(model: ModelProto) -> dict:
+    g = model.graph
+    return {vi.name: vi.type.SerializeToString() for vi in (*g.value_info, *g.output)}
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_a_string_that_is_not_utf8_is_inferred_as_onnx_infers_it(where, tmp_path):
+    """onnx's inference returns such a model inferred, the bytes kept where they were: so do
+    the drop-ins (``infer_model`` refuses it: ``ModelLoadError``)."""
+    model = _with_bad_string(where)
+    theirs = onnx.shape_inference.infer_shapes(model)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    onnx_compat.infer_shapes_path(path, tmp_path / "out.onnx")
+    reuse.clear()
+    outputs = [onnx_compat.infer_shapes(model), onnx_compat.infer_shapes(model),  # the second one kept
+               onnx_compat.infer_shapes(model.SerializeToString()),
+               onnx_compat.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True),
+               onnx.load(tmp_path / "out.onnx")]  # fmt: skip
+    if where != "op_type":  # (a node no operator set defines: incomplete, as onnxruntime's tool says)
+        outputs.append(ort_compat.SymbolicShapeInference.infer_shapes(model))
+    for ours in outputs:
+        assert _types(ours) == _types(theirs)
+        assert BAD in ours.SerializeToString()
+        assert ours.graph.node[0] == model.graph.node[0] and ours.metadata_props == model.metadata_props
+    with pytest.raises(infer.ModelLoadError, match="not valid UTF-8"):
+        infer.infer_model(model)
+
+
+def test_an_error_names_a_string_that_is_not_utf8_readably():
+    """Where onnx fails (a node in a domain the model does not import, here one not UTF-8: onnx
+    raises ``UnicodeDecodeError`` writing its message), the drop-ins raise ``InferenceError``."""
+    model = _with_bad_string("value")
+    model.graph.node[1].domain = "QQQQ"
+    model = ModelProto.FromString(model.SerializeToString().replace(b"QQQQ", BAD))
+    for call in (onnx_compat.infer_shapes, ort_compat.SymbolicShapeInference.infer_shapes):
+        with pytest.raises(InferenceError, match=r"Q\\xff\\xfeQ") as e:
+            call(model)
+        assert "onnx_infer_non_utf8" not in str(e.value)
+
+
+def test_a_name_spelled_like_a_placeholder_keeps_its_own_value():
+    model = _with_bad_string("value")
+    placeholders = utf8.text_only(ModelProto.FromString(model.SerializeToString()))
+    (name,) = placeholders
+    model.graph.node[0].name = name  # the model spells the placeholder its bad string would get
+    out = onnx_compat.infer_shapes(model)
+    assert out.graph.node[0].name == name and out.graph.node[0].output[0] == BAD
