@@ -257,17 +257,25 @@ def _annotate(model: ModelProto) -> ModelProto:
     """
     missing = _unimported_domains(model)
     model.opset_import.extend(onnx.helper.make_opsetid(d, 1) for d in missing)
-    out = onnx_compat.inferred(model, (False, False, True, True), owned=True)  # data_prop, as onnxruntime's
-    if missing:
-        kept = [o for o in out.opset_import if o.domain not in missing]
-        del out.opset_import[:]
-        out.opset_import.extend(kept)
+    try:
+        out = onnx_compat.inferred(model, (False, False, True, True), owned=True)  # data_prop, as onnxruntime's
+    finally:
+        _unimport(model, missing)
+    _unimport(out, missing)  # (a recent call's answer is a model of its own)
     for g in _graphs(out.graph):
         listed = {vi.name for vi in g.value_info}
         for o in g.output:
             if o.HasField("type") and o.name not in listed:
                 g.value_info.add().CopyFrom(o)
     return out
+
+
+def _unimport(model: ModelProto, domains: list[str]) -> None:
+    """Remove the imports of ``domains`` from ``model``."""
+    if domains and any(o.domain in domains for o in model.opset_import):
+        kept = [o for o in model.opset_import if o.domain not in domains]
+        del model.opset_import[:]
+        model.opset_import.extend(kept)
 
 
 def _unimported_domains(model: ModelProto) -> list[str]:
