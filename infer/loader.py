@@ -8,6 +8,7 @@ a file of many gigabytes is refused before anything is allocated.
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from onnx import ModelProto
 
+from .annotate import varint
 from .limits import MAX_MODEL_BYTES
 from .nodeview import NodeBytes, light_nodes, split_model
 from .utf8 import bad_initializer, non_utf8_field, verify_pieces, walk_non_utf8_field, weightless_bytes
@@ -87,6 +89,23 @@ def _check_strings(model: ModelProto, what: str) -> tuple[Any, bytes | None]:
     return (None, None) if weightless is None else (light_nodes(weightless), weightless)
 
 
+def model_bytes(model: ModelProto, weightless: bytes, limit: int) -> int:
+    """The bytes ``model`` serializes to (``weightless``: its ``weightless_bytes``), but for the
+    growth of its graph's length prefix (at most 4 bytes), counted until past ``limit``.
+
+    The initializers are measured one by one (``ByteSize``, which with upb serializes each
+    without keeping the bytes), so a model far past the limit is not measured whole.
+    """
+    size = len(weightless)
+    g = model.graph
+    for t in itertools.chain(g.initializer, g.sparse_initializer):
+        if size > limit:
+            break
+        n = t.ByteSize()
+        size += 1 + len(varint(n)) + n  # the field's one-byte tag and its length
+    return size
+
+
 def _not_a_file(path: Path, mode: int) -> ModelLoadError:
     if stat.S_ISDIR(mode):
         return ModelLoadError(f"{path} is a directory, not a model file")
@@ -148,10 +167,7 @@ def _read_file(path: Path, max_bytes: int) -> bytes:
 def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
     """Load ``source``; raise ``ModelLoadError`` with a one-line reason on failure."""
     if isinstance(source, ModelProto):
-        if not source.HasField("graph"):
-            raise ModelLoadError("the ModelProto has no graph")
-        light, weightless = _check_strings(source, "the ModelProto")
-        return Loaded(source, None, owned=False, light_nodes=light, weightless=weightless)
+        return _from_proto(source, "the ModelProto", max_bytes, owned=False)
     if isinstance(source, (bytes, bytearray, memoryview)):
         if len(source) > max_bytes:
             raise ModelLoadError(f"the given bytes are {len(source)}, above the limit of {max_bytes} (max_model_bytes)")
@@ -174,10 +190,21 @@ def load(source: ModelSource, max_bytes: int = MAX_MODEL_BYTES) -> Loaded:
         return Loaded(model, path.resolve().parent, owned=True, light_nodes=light)
     proto = _from_onnx_ir(source)
     if proto is not None:
-        if not proto.HasField("graph"):
-            raise ModelLoadError("the onnx_ir model has no graph")
-        return Loaded(proto, None, owned=True)
+        return _from_proto(proto, "the onnx_ir model", max_bytes, owned=True)
     raise ModelLoadError(f"cannot load a model from a {type(source).__name__}")
+
+
+def _from_proto(model: ModelProto, what: str, max_bytes: int, owned: bool) -> Loaded:
+    """``model`` checked as the bytes of a file are: a graph, text in UTF-8, at most ``max_bytes``."""
+    if not model.HasField("graph"):
+        raise ModelLoadError(f"{what} has no graph")
+    light, weightless = _check_strings(model, what)
+    # (Where protobuf cannot serialize the model it cannot measure it either; the scan's limits
+    # refuse what it holds.)
+    size = model_bytes(model, weightless, max_bytes) if weightless is not None else 0
+    if size > max_bytes:
+        raise ModelLoadError(f"{what} has {size} bytes or more, above the limit of {max_bytes} (max_model_bytes)")
+    return Loaded(model, None, owned=owned, light_nodes=light, weightless=weightless)
 
 
 def _from_onnx_ir(source: object) -> ModelProto | None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,7 @@ from .dimwriter import DimWriter, TypeWriter
 from .engine import Engine, GraphRecord, Options
 from .nodeview import light_nodes
 from .scopes import resolve_graph
-from .utf8 import weightless_bytes
+from .utf8 import readable, restore, text_only, weightless_bytes
 from .values import Value
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
@@ -96,54 +97,89 @@ def infer_shapes(
     A ``ModelProto`` whose content and arguments are those of a recent call gets that call's
     answer again (``infer.reuse``): its output, or the same exception.
     """
-    key = _reuse_key(model, (check_type, strict_mode, data_prop, initializers_as_constants))
+    return inferred(model, (check_type, strict_mode, data_prop, initializers_as_constants), owned=False)
+
+
+def inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool], owned: bool) -> ModelProto:
+    """``infer_shapes(model, *arguments)``; ``owned``: ``model`` is the caller's to give up (its
+    own copy), and is inferred in place instead of copied (``ort_compat``, ``infer_shapes_path``)."""
+    weightless = _weightless(model) if isinstance(model, ModelProto) else None
+    key = _reuse_key(model, weightless, arguments)
     kept = reuse.RECENT.get(key) if key is not None else None
     if kept is not None:
         return _from_kept(kept, model)  # type: ignore[arg-type]
+    proto = model if owned and isinstance(model, ModelProto) else _copy_of(model)
+    placeholders = text_only(proto, weightless)  # strings that are not UTF-8, read as onnx reads them
     try:
-        proto, engine = _infer_shapes(model, check_type, strict_mode, data_prop, initializers_as_constants)
+        engine, nodes_written = _infer_shapes(proto, None if placeholders else weightless, *arguments)
     except (InferenceError, ValidationError) as e:
+        if placeholders:  # the message names the strings the model holds
+            e = _marked(type(e)(readable(str(e), placeholders)), getattr(e, "reusable", False))
         if key is not None and getattr(e, "reusable", False):
             reuse.RECENT.put(key, (type(e), str(e)))
-        raise
+        raise e from None
+    restore(proto, placeholders)
     if key is not None and engine.reusable:
-        reuse.RECENT.put(key, weightless_bytes(proto))
+        # Kept without the main graph's initializers, and without its nodes where inference
+        # wrote none of them (none holds a subgraph): both are the next caller's, unchanged.
+        reuse.RECENT.put(key, _Kept(weightless_bytes(proto, nodes=nodes_written), nodes_written))
     return proto
 
 
-def _reuse_key(model: ModelProto | bytes, arguments: tuple) -> bytes | None:
-    """The key of this call (``infer.reuse``), where its answer may be kept: a ``ModelProto`` of
-    at most ``MAX_KEPT_BYTES`` whose text is UTF-8 (else the call reports it, as onnx does)."""
-    if not isinstance(model, ModelProto) or not reuse.RECENT.enabled or model.ByteSize() > reuse.MAX_KEPT_BYTES:
-        return None
+@dataclass(frozen=True)
+class _Kept:
+    """A call's output kept for the next (``infer.reuse``): serialized without the main graph's
+    initializers, and without its nodes unless ``nodes``."""
+
+    data: bytes
+    nodes: bool
+
+
+def _weightless(model: ModelProto) -> bytes | None:
+    """``weightless_bytes(model)``, or ``None`` where protobuf cannot serialize it (the call
+    reports why)."""
     try:
-        weightless = weightless_bytes(model)
-    except Exception:  # protobuf could not serialize it: the call reports why
+        return weightless_bytes(model)
+    except Exception:  # protobuf raises EncodeError, or RuntimeError from upb
         return None
-    return reuse.model_key(model, weightless, ("onnx_compat", arguments))[0]
 
 
-def _from_kept(kept: bytes | tuple, model: ModelProto) -> ModelProto:
-    """A recent call's answer for ``model``: its output (kept without the main graph's
-    initializers, which are ``model``'s) or its exception."""
+def _reuse_key(model: ModelProto | bytes, weightless: bytes | None, arguments: tuple) -> bytes | None:
+    """The key of this call (``infer.reuse``), where its answer may be kept: a ``ModelProto`` of
+    at most ``MAX_KEPT_BYTES`` that protobuf can serialize."""
+    if weightless is None or not isinstance(model, ModelProto) or not reuse.RECENT.enabled:
+        return None
+    if len(weightless) > reuse.MAX_KEPT_BYTES:
+        return None
+    # (The key measures the initializers as it goes: a model past the size is not measured twice.)
+    key, size = reuse.model_key(model, weightless, ("onnx_compat", arguments))
+    return key if size <= reuse.MAX_KEPT_BYTES else None
+
+
+def _from_kept(kept: _Kept | tuple, model: ModelProto) -> ModelProto:
+    """A recent call's answer for ``model``: its output (completed with ``model``'s initializers,
+    and nodes where they were not kept) or its exception."""
     if isinstance(kept, tuple):
         error, message = kept
         raise error(message)
     out = ModelProto()
-    out.ParseFromString(kept)
+    out.ParseFromString(kept.data)
+    if not kept.nodes:
+        out.graph.node.extend(model.graph.node)
     out.graph.initializer.extend(model.graph.initializer)
     out.graph.sparse_initializer.extend(model.graph.sparse_initializer)
     return out
 
 
-def _infer_shapes(model: ModelProto | bytes, check_type: bool, strict_mode: bool, data_prop: bool,
-                  initializers_as_constants: bool) -> tuple[ModelProto, Engine]:  # fmt: skip
-    """``infer_shapes``' work: the inferred copy, and the last run made."""
-    proto = _copy_of(model)
-    engine = _engine(proto, data_prop, initializers_as_constants)
+def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool, strict_mode: bool, data_prop: bool,
+                  initializers_as_constants: bool) -> tuple[Engine, bool]:  # fmt: skip
+    """``infer_shapes``' work on ``proto``, annotated in place (``weightless``: its
+    ``weightless_bytes``, if made): the last run made, and whether the main graph's nodes may
+    have been written (types on subgraphs: some node of the model holds one)."""
+    engine = _engine(proto, weightless, data_prop, initializers_as_constants)
     validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
     if validation:
-        raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine)
+        raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine.reusable)
     problems = _problems(proto, engine, check_type, strict_mode)
     declared = _subgraph_outputs(proto)
     writer = DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)
@@ -151,7 +187,7 @@ def _infer_shapes(model: ModelProto | bytes, check_type: bool, strict_mode: bool
     if strict_mode:
         problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
     if problems:
-        raise _marked(InferenceError("\n".join(str(p) for p in problems)), engine)
+        raise _marked(InferenceError("\n".join(str(p) for p in problems)), engine.reusable)
     # The types just written on subgraph outputs are declarations the next reader sees, and what
     # some operators give depends on them (after no iteration, a Loop's scan outputs have the
     # rank its body declares, in onnxruntime): infer again until they settle, so that inferring
@@ -161,27 +197,28 @@ def _infer_shapes(model: ModelProto | bytes, check_type: bool, strict_mode: bool
         if written == declared:
             break
         declared = written
-        engine = _engine(proto, data_prop, initializers_as_constants)
+        engine = _engine(proto, None, data_prop, initializers_as_constants)
         _write(proto, engine, TypeWriter(DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)))
-    return proto, engine
+    return engine, declared is not None
 
 
-def _marked(e: Exception, engine: Engine) -> Exception:
+def _marked(e: Exception, reusable: bool) -> Exception:
     """``e``, marked as an answer later calls on the same model may be given (``infer.reuse``)."""
-    e.reusable = engine.reusable  # type: ignore[attr-defined]
+    e.reusable = reusable  # type: ignore[attr-defined]
     return e
 
 
-def _engine(proto: ModelProto, data_prop: bool, initializers_as_constants: bool) -> Engine:
+def _engine(proto: ModelProto, weightless: bytes | None, data_prop: bool, initializers_as_constants: bool) -> Engine:
     """The engine run on ``proto`` (an initializer that is also an input read as a constant if
-    ``initializers_as_constants``)."""
-    engine_model = _without_defaulted_inputs(proto) if initializers_as_constants else proto
-    try:  # the main graph's nodes are read faster from the weightless copy (see nodeview)
-        light = light_nodes(weightless_bytes(engine_model))
-    except Exception:  # protobuf could not serialize it: the engine reads the nodes themselves
-        light = None
-    engine = Engine(engine_model, Options(propagate_values=data_prop, custom_schemas=True), light_nodes=light)
-    engine.run()
+    ``initializers_as_constants``); ``weightless``: ``proto``'s ``weightless_bytes``, if made."""
+    if weightless is None:
+        weightless = _weightless(proto)
+    # The main graph's nodes are read faster from the weightless bytes (see nodeview); where
+    # protobuf could not serialize them, the engine reads the nodes themselves.
+    light = light_nodes(weightless) if weightless is not None else None
+    with _defaulted_inputs_dropped(proto, initializers_as_constants):
+        engine = Engine(proto, Options(propagate_values=data_prop, custom_schemas=True), light_nodes=light)
+        engine.run()
     return engine
 
 
@@ -245,11 +282,9 @@ def infer_shapes_path(
         model = onnx.load(source, load_external_data=False)
     except (OSError, ValueError) as e:  # onnx raises ValidationError for a file it cannot read
         raise ValidationError(f"cannot read a model from {source}: {e}") from None
-    inferred = infer_shapes(
-        model, check_type, strict_mode, data_prop,
-        initializers_as_constants=initializers_as_constants,
-    )  # fmt: skip
-    onnx.save(inferred, target or source)
+    # The model just read is this call's own: inferred in place, not copied.
+    out = inferred(model, (check_type, strict_mode, data_prop, initializers_as_constants), owned=True)
+    onnx.save(out, target or source)
 
 
 # -- input ----------------------------------------------------------------------------------------
@@ -274,15 +309,25 @@ def _copy_of(model: ModelProto | bytes) -> ModelProto:
     raise TypeError(f"infer_shapes takes a ModelProto or bytes, not {type(model).__name__}")
 
 
-def _without_defaulted_inputs(model: ModelProto) -> ModelProto:
-    """A copy whose top-level inputs with an initializer are dropped: the initializer is a constant."""
-    out = ModelProto()
-    out.CopyFrom(model)
-    inits = {t.name for t in out.graph.initializer}
-    kept = [i for i in out.graph.input if i.name not in inits]
-    del out.graph.input[:]
-    out.graph.input.extend(kept)
-    return out
+@contextmanager
+def _defaulted_inputs_dropped(model: ModelProto, dropped: bool) -> Iterator[None]:
+    """With ``dropped``, ``model``'s top-level inputs that have an initializer are left out for
+    the duration (the initializer is then a constant), and put back in order after: the model
+    is the call's own copy, and copying it again would cost as much as the copy."""
+    g = model.graph
+    inits = {t.name for t in g.initializer} if dropped and len(g.input) else ()
+    if not any(i.name in inits for i in g.input):
+        yield
+        return
+    held = GraphProto()
+    held.input.extend(g.input)  # small messages: copied, not the weights
+    del g.input[:]
+    g.input.extend(i for i in held.input if i.name not in inits)
+    try:
+        yield
+    finally:
+        del g.input[:]
+        g.input.extend(held.input)
 
 
 # -- errors ---------------------------------------------------------------------------------------

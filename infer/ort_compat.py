@@ -67,10 +67,16 @@ class IncompleteInference(Exception):
     """
 
     def __init__(self, model: ModelProto, values: list[str]):
-        shown = ", ".join(f"`{v}`" for v in values[:5]) + (f" and {len(values) - 5} more" if len(values) > 5 else "")
+        shown = ", ".join(f"`{_text(v)}`" for v in values[:5])
+        shown += f" and {len(values) - 5} more" if len(values) > 5 else ""
         super().__init__(f"{INCOMPLETE}: {shown} without an element type or with an unnamed extent")
         self.model = model
         self.values = values
+
+
+def _text(name: str | bytes) -> str:
+    """A value name as text (one that is not UTF-8 is bytes: its invalid bytes are escaped)."""
+    return name if type(name) is str else name.decode("utf-8", "backslashreplace")  # type: ignore[union-attr]
 
 
 class SymbolicShapeInference:
@@ -241,8 +247,8 @@ class SymbolicShapeInferenceHelper(SymbolicShapeInference):
 
 
 def _annotate(model: ModelProto) -> ModelProto:
-    """``onnx_compat``'s inferred copy, with every graph's typed outputs listed in ``value_info``
-    as onnxruntime's tool lists them.
+    """``onnx_compat``'s inference of ``model`` (this tool's own copy, annotated in place), with
+    every graph's typed outputs listed in ``value_info`` as onnxruntime's tool lists them.
 
     A domain that nodes use but the model does not import is read at version 1 for the run and
     left unimported in the result: onnxruntime's transformers optimizer infers its models
@@ -250,16 +256,12 @@ def _annotate(model: ModelProto) -> ModelProto:
     operators it added, and onnxruntime's tool does not look at imports.
     """
     missing = _unimported_domains(model)
-    if missing:
-        patched = ModelProto()
-        patched.CopyFrom(model)
-        patched.opset_import.extend(onnx.helper.make_opsetid(d, 1) for d in missing)
-        model = patched
-    out = onnx_compat.infer_shapes(model, data_prop=True)
-    if missing:
-        kept = [o for o in out.opset_import if o.domain not in missing]
-        del out.opset_import[:]
-        out.opset_import.extend(kept)
+    model.opset_import.extend(onnx.helper.make_opsetid(d, 1) for d in missing)
+    try:
+        out = onnx_compat.inferred(model, (False, False, True, True), owned=True)  # data_prop, as onnxruntime's
+    finally:
+        _unimport(model, missing)
+    _unimport(out, missing)  # (a recent call's answer is a model of its own)
     for g in _graphs(out.graph):
         listed = {vi.name for vi in g.value_info}
         for o in g.output:
@@ -268,13 +270,23 @@ def _annotate(model: ModelProto) -> ModelProto:
     return out
 
 
+def _unimport(model: ModelProto, domains: list[str]) -> None:
+    """Remove the imports of ``domains`` from ``model``."""
+    if domains and any(o.domain in domains for o in model.opset_import):
+        kept = [o for o in model.opset_import if o.domain not in domains]
+        del model.opset_import[:]
+        model.opset_import.extend(kept)
+
+
 def _unimported_domains(model: ModelProto) -> list[str]:
     """Domains other than the default one that nodes use and neither an import nor a model-local
     function defines."""
     known = {o.domain for o in model.opset_import} | {f.domain for f in model.functions} | {"", "ai.onnx"}
     used = {n.domain for g in _graphs(model.graph) for n in g.node}
     used |= {n.domain for f in model.functions for n in f.node}
-    return sorted(used - known)
+    # A domain that is not UTF-8 (protobuf hands it out as bytes) is no domain a tool imports
+    # late: it stays unimported, which onnx_compat reports as onnx does.
+    return sorted(d for d in used - known if type(d) is str)
 
 
 def _graphs(g: GraphProto) -> Iterator[GraphProto]:

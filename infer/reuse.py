@@ -39,23 +39,31 @@ MAX_KEPT_BYTES = 64 << 20  # ... each of a model of at most this many bytes in a
 _TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
 
-def _tensor_key(t: TensorProto) -> bytes:
-    """What inference reads of an initializer: all of a small one (its contents may be read as
-    a constant), and of a large one what its checks read (dims, type, which fields hold how much
-    data, external references), without touching its data."""
+def _tensor_key(t: TensorProto) -> tuple[bytes, int]:
+    """What inference reads of an initializer, and its size in bytes: all of a small one (its
+    contents may be read as a constant), and of a large one what its checks read (dims, type,
+    which fields hold how much data, external references), without touching its data.
+
+    The size is protobuf's ``ByteSize``, measured once: with upb it serializes the tensor (as
+    costly as ``SerializeToString``, without keeping the bytes).
+    """
     count = 1
     for d in t.dims:
         count *= d
     if count <= MAX_KNOWN_ELEMENTS:
-        return b"s" + t.SerializeToString()
+        data = t.SerializeToString()
+        return b"s" + data, len(data)
     external = tuple((e.key, e.value) for e in t.external_data)
-    return b"l" + repr((t.name, t.data_type, tuple(t.dims), t.data_location, t.HasField("raw_data"), t.ByteSize(),
-                        tuple(len(getattr(t, f)) for f in _TYPED_FIELDS), external)).encode()  # fmt: skip
+    size = t.ByteSize()
+    key = repr((t.name, t.data_type, tuple(t.dims), t.data_location, t.HasField("raw_data"), size,
+                tuple(len(getattr(t, f)) for f in _TYPED_FIELDS), external))  # fmt: skip
+    return b"l" + key.encode(), size
 
 
 def model_key(model: ModelProto, weightless: bytes, options: tuple) -> tuple[bytes, int]:
     """``(key, bytes)``: the digest of what inference reads of ``model`` under ``options`` (a
-    tuple describing the run's options, by its ``repr``), and the model's size in bytes."""
+    tuple describing the run's options, by its ``repr``), and the model's size in bytes (its
+    weightless bytes and its initializers', without their framing)."""
     h = hashlib.blake2b(digest_size=32)
     size = len(weightless)
 
@@ -67,11 +75,13 @@ def model_key(model: ModelProto, weightless: bytes, options: tuple) -> tuple[byt
     part(weightless)
     graph = model.graph
     for t in graph.initializer:
-        part(_tensor_key(t))
-        size += t.ByteSize()
+        key, n = _tensor_key(t)
+        part(key)
+        size += n
     for st in graph.sparse_initializer:
-        part(repr(tuple(st.dims)).encode() + _tensor_key(st.values) + _tensor_key(st.indices))
-        size += st.ByteSize()
+        (values, n), (indices, m) = _tensor_key(st.values), _tensor_key(st.indices)
+        part(repr(tuple(st.dims)).encode() + values + indices)
+        size += n + m
     return h.digest(), size
 
 

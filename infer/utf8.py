@@ -14,11 +14,15 @@ which names the field at fault.
 from __future__ import annotations
 
 import functools
+import hashlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
-from onnx import ModelProto
+from onnx import GraphProto, ModelProto
+
+from .annotate import varint
 
 if TYPE_CHECKING:  # pragma: no cover
     from .nodeview import ModelPieces
@@ -28,6 +32,11 @@ _NO_TEXT = {
     "TensorProto": {1, 4, 5, 6, 7, 9, 10, 11},  # dims, float/int32/string/int64_data, raw_data, double/uint64_data
     "AttributeProto": {2, 3, 4, 7, 8, 9},  # f, i, s, floats, ints, strings
 }
+# onnx.proto's field numbers, for ``weightless_bytes``.
+_MODEL_GRAPH = 7
+_MODEL_GRAPH_TAG = varint(_MODEL_GRAPH << 3 | 2)
+_GRAPH_NODE = varint(1 << 3 | 2)
+_GRAPH_WEIGHTS_AND_NODES = frozenset({1, 5, 15})  # node, initializer, sparse_initializer
 
 
 @functools.cache
@@ -116,9 +125,24 @@ def bad_initializer(model: ModelProto) -> bool:
     )
 
 
-def weightless_bytes(model: ModelProto) -> bytes:
-    """``model`` serialized without its main graph's initializers (everything else kept)."""
-    return _without_initializers(model).SerializeToString()
+def weightless_bytes(model: ModelProto, nodes: bool = True) -> bytes:
+    """``model`` serialized without its main graph's initializers (everything else kept, but the
+    main graph's nodes unless ``nodes``): the bytes protobuf would give for a copy without them,
+    made without copying the main graph's nodes (a node holding a list of millions of integers
+    would be copied whole), each of which is serialized where it is. Fields are written in
+    field-number order, as protobuf writes them."""
+    if not model.HasField("graph"):
+        return _shell(model, ModelProto, lambda n: True).SerializeToString()
+    g = model.graph
+    parts = []
+    for node in g.node if nodes else ():  # GraphProto.node is field 1: its entries come first
+        data = node.SerializeToString()
+        parts += (_GRAPH_NODE, varint(len(data)), data)
+    parts.append(_shell(g, GraphProto, lambda n: n not in _GRAPH_WEIGHTS_AND_NODES).SerializeToString())
+    graph = b"".join(parts)
+    before = _shell(model, ModelProto, lambda n: n < _MODEL_GRAPH).SerializeToString()
+    after = _shell(model, ModelProto, lambda n: n > _MODEL_GRAPH).SerializeToString()
+    return b"".join((before, _MODEL_GRAPH_TAG, varint(len(graph)), graph, after))
 
 
 def non_utf8_field(model: ModelProto, weightless: bytes | None = None) -> str | None:
@@ -144,10 +168,11 @@ def _repeated(fd: FieldDescriptor) -> bool:
     return fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
 
 
-def _copy_fields(src: Message, dst: Message, skip: tuple[str, ...] = ()) -> None:
-    """Copy every set field of ``src`` into ``dst`` but those named in ``skip`` (C-level copies)."""
+def _shell(src: Message, cls: Any, keep: Callable[[int], bool]) -> Message:
+    """A new ``cls`` holding the set fields of ``src`` whose numbers ``keep`` keeps (C-level copies)."""
+    dst = cls()
     for fd, value in src.ListFields():
-        if fd.name in skip:
+        if not keep(fd.number):
             continue
         if _repeated(fd):
             getattr(dst, fd.name).extend(value)
@@ -155,16 +180,7 @@ def _copy_fields(src: Message, dst: Message, skip: tuple[str, ...] = ()) -> None
             getattr(dst, fd.name).CopyFrom(value)
         else:
             setattr(dst, fd.name, value)
-
-
-def _without_initializers(model: ModelProto) -> ModelProto:
-    """A copy of ``model`` whose main graph has no initializers (everything else kept)."""
-    shell = ModelProto()
-    _copy_fields(model, shell, skip=("graph",))
-    if model.HasField("graph"):
-        shell.graph.SetInParent()
-        _copy_fields(model.graph, shell.graph, skip=("initializer", "sparse_initializer"))
-    return shell
+    return dst
 
 
 def _bad_tensor(t: Message) -> bool:
@@ -193,6 +209,15 @@ class _Plan:
 
 
 _PLANS: dict[Any, _Plan] = {}
+
+
+def _plan(descriptor: Any) -> _Plan:
+    plan = _PLANS.get(descriptor)
+    if plan is None:
+        plan = _PLANS[descriptor] = _Plan(descriptor)
+    return plan
+
+
 Trail = tuple | None  # (parent trail, field name, index or None): a path built only when needed
 
 
@@ -201,9 +226,7 @@ def walk_non_utf8_field(model: Message) -> str | None:
     stack: list[tuple[Message, Trail]] = [(model, None)]
     while stack:
         msg, trail = stack.pop()
-        plan = _PLANS.get(msg.DESCRIPTOR)
-        if plan is None:
-            plan = _PLANS[msg.DESCRIPTOR] = _Plan(msg.DESCRIPTOR)
+        plan = _plan(msg.DESCRIPTOR)
         for name in plan.strings:
             if type(getattr(msg, name)) is bytes:
                 return _path((trail, name, None))
@@ -228,3 +251,92 @@ def _path(trail: Trail) -> str:
         trail, name, index = trail
         parts.append(f".{name}" if index is None else f".{name}[{index}]")
     return "model" + "".join(reversed(parts))
+
+
+# -- strings that are not UTF-8, for the drop-ins ------------------------------------------------
+
+
+def text_only(model: ModelProto, weightless: bytes | None = None) -> dict[str, bytes]:
+    """Replace, in place, every string of ``model`` that is not UTF-8 by a placeholder name (one
+    for each distinct string, an identifier no string of the model is), and return each
+    placeholder's bytes; ``{}`` when every string is UTF-8 (``weightless``: its
+    ``weightless_bytes``, if made, for the check).
+
+    onnx's inference reads such a model and writes its types (names are bytes to it); the
+    engine reads text, so the drop-ins infer the model with placeholders, and ``restore`` puts
+    the bytes back in what they return.
+    """
+    if non_utf8_field(model, weightless) is None:
+        return {}
+    texts: set[str] = set()
+    raw: set[bytes] = set()
+
+    def collect(v: str | bytes) -> None:
+        (texts if type(v) is str else raw).add(v)  # type: ignore[arg-type]
+
+    _rewrite_strings(model, collect)
+    names: dict[bytes, str] = {}
+    for b in sorted(raw):
+        name, salt = _placeholder(b, 0), 0
+        while name in texts:  # a model may spell a placeholder itself
+            salt += 1
+            name = _placeholder(b, salt)
+        names[b] = name
+    _rewrite_strings(model, lambda v: names.get(v) if type(v) is bytes else None)
+    return {name: b for b, name in names.items()}
+
+
+def restore(model: ModelProto, placeholders: dict[str, bytes]) -> None:
+    """Put back, in place, the bytes each of ``placeholders`` (from ``text_only``) stands for."""
+    if placeholders:
+        _rewrite_strings(model, lambda v: placeholders.get(v) if type(v) is str else None)
+
+
+def readable(text: str, placeholders: dict[str, bytes]) -> str:
+    """``text`` (a message) with each placeholder written as its bytes, invalid ones escaped."""
+    for name, b in placeholders.items():
+        text = text.replace(name, b.decode("utf-8", "backslashreplace"))
+    return text
+
+
+def _placeholder(b: bytes, salt: int) -> str:
+    digest = hashlib.sha256(salt.to_bytes(4, "little") + b).hexdigest()[:16]
+    return f"onnx_infer_non_utf8_{digest}"
+
+
+def _rewrite_strings(root: Message, change: Callable[[str | bytes], str | bytes | None]) -> None:
+    """Each string of ``root`` and the messages in it (without recursion) set to ``change(value)``,
+    where that is not ``None``."""
+    stack = [root]
+    while stack:
+        msg = stack.pop()
+        plan = _plan(msg.DESCRIPTOR)
+        for name in plan.strings:
+            new = change(getattr(msg, name))
+            if new is not None:
+                _set_strings(msg, name, [new])
+        for name in plan.repeated_strings:
+            values = getattr(msg, name)
+            if values:
+                changed = [change(v) for v in values]
+                if any(v is not None for v in changed):
+                    _set_strings(msg, name, [v if c is None else c for v, c in zip(values, changed)])
+        for name in plan.messages:
+            if msg.HasField(name):
+                stack.append(getattr(msg, name))
+        for name in plan.repeated_messages:
+            stack.extend(getattr(msg, name))
+
+
+def _set_strings(msg: Message, name: str, values: list[str | bytes]) -> None:
+    """Set the string field ``name`` of ``msg`` (repeated or not) to ``values``. Protobuf refuses
+    to assign bytes that are not UTF-8 to a string field, but parses them: those are merged in
+    serialized."""
+    fd = msg.DESCRIPTOR.fields_by_name[name]
+    msg.ClearField(name)
+    if not _repeated(fd) and type(values[0]) is str:
+        setattr(msg, name, values[0])
+        return
+    tag = varint(fd.number << 3 | 2)
+    data = [v.encode() if type(v) is str else v for v in values]
+    msg.MergeFromString(b"".join(tag + varint(len(d)) + d for d in data))
