@@ -142,7 +142,7 @@ def weightless_bytes(model: ModelProto, nodes: bool = True) -> bytes:
     node_list = g.node if nodes else ()
     for start in range(0, len(node_list), _NODES_JOINED):  # GraphProto.node is field 1: first
         chunk: list[bytes] = []
-        for node in node_list[start:start + _NODES_JOINED]:
+        for node in node_list[start : start + _NODES_JOINED]:
             data = node.SerializeToString()
             chunk += (_GRAPH_NODE, varint(len(data)), data)
         parts.append(b"".join(chunk))  # (a node's bytes, its length and protobuf's wrapper go here)
