@@ -94,7 +94,9 @@ class Limits:
         "terms of one symbolic extent",
         "that extent becomes a fresh variable whose reason names the limit: `limit` warning",
     )
-    max_model_bytes: int = _limit(MAX_MODEL_BYTES, "size of a model file", "not read: exit status 2")
+    max_model_bytes: int = _limit(
+        MAX_MODEL_BYTES, "size of a model (a file, bytes, a ModelProto serialized)", "not read: exit status 2"
+    )
     max_node_seconds: float | None = _limit(
         MAX_NODE_SECONDS,
         "wall-clock seconds of one node's rule (0 or None: no limit; the only limit whose "
