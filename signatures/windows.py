@@ -253,9 +253,9 @@ def window_extent(
     """Output extent of a sliding window along one axis (Conv and pooling).
 
     Where the window does not fit (``x + pads < dilated kernel``) the definition floors a negative
-    quotient and onnxruntime truncates it: concrete extents there are not claimed here (the rules
-    give onnxruntime's through ``sliding_extent``), and symbolic ones hold as far as the rule
-    records (``_require_fit``, ``RuleContext.require_at_least``).
+    quotient and onnxruntime truncates it: concrete extents there are not claimed here, and the
+    rules give onnxruntime's through ``sliding_extent`` (``truncated_extent`` for a symbolic
+    extent that may fall short).
     ``dilated_same``: a dilated SAME window gives ``ceil(x / stride)`` as the definition says
     (true of a convolution: onnxruntime refuses to run it, the reference evaluator agrees).
     """
@@ -300,15 +300,31 @@ def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dil
     """``window_extent`` along spatial axis ``axis`` of a convolution (``conv``) or pooling node,
     with what onnxruntime does where the window does not fit: a known extent gets the extent it
     truncates to (``truncates``) or an error (``_short_window``), a symbolic one the least extent
-    the claim holds for (``_require_fit``).
+    it runs at (``_require_fit``) and, where it may fall short, the truncated extent
+    (``truncated_extent``).
     """
-    if auto_pad in ("NOTSET", "VALID") and isinstance(k, int):
-        fit = dilation * (k - 1) + 1 - (pad_begin + pad_end if auto_pad == "NOTSET" else 0)
-        if isinstance(x, int) and x < fit:
+    if auto_pad in ("NOTSET", "VALID") and k is not None:
+        pads = pad_begin + pad_end if auto_pad == "NOTSET" else 0
+        fit = D.sub(D.add(D.mul(dilation, D.sub(k, 1)), 1), pads)
+        if isinstance(fit, int) and isinstance(x, int) and x < fit:
             extent = _short_window(ctx, axis, x, fit, stride, not truncates)
             return _without_window_in_end_padding(extent, x, stride, pad_begin) if ceil_mode and extent else extent
-        _require_fit(ctx, x, fit, stride, ceil_mode, not truncates)
+        if isinstance(fit, int):
+            _require_fit(ctx, x, fit, stride, not truncates)
+        if truncates and stride > 1 and not ceil_mode:
+            short = D.sub(x, fit)
+            least = ctx.lower_bound(short)
+            if least is None or least < 0:  # the window may not fit: the definition's floor is not the runtime's
+                return truncated_extent(short, stride)
     return window_extent(x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
+
+
+def truncated_extent(span: Dim, stride: int) -> Dim:
+    """onnxruntime's extent ``1 + trunc(span / stride)`` without ceil_mode: its integer division
+    truncates toward zero where the definition floors, which differs for a negative ``span`` (the
+    padded input less the dilated kernel) not a multiple of the stride. ``trunc(a/s)`` is
+    ``max(floor(a/s), min(ceil(a/s), 0))`` for every integer ``a``."""
+    return D.add(1, D.dmax(D.floordiv(span, stride), D.dmin(D.ceildiv(span, stride), 0)))
 
 
 def _without_window_in_end_padding(out: int, x: int, stride: int, pad_begin: int) -> int:
@@ -325,7 +341,7 @@ def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, re
     definition has none when short by less than a stride), and refuses it once that extent is
     negative (short by two strides or more).
     """
-    extent = 1 - (fit - x) // stride
+    extent = truncated_extent(x - fit, stride)
     if refuse or extent < 0:
         ctx.error(
             "shape-mismatch",
@@ -337,20 +353,16 @@ def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, re
     return extent
 
 
-def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, ceil_mode: bool, refuse: bool) -> None:
-    """Record the least symbolic extent ``x`` that the claimed extent holds for.
+def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, refuse: bool) -> None:
+    """Record the least symbolic extent ``x`` that onnxruntime runs the node at.
 
     A convolution runs only where its window fits (``refuse``). A pooling node (or a DeformConv)
-    runs unless the window overshoots by two strides, and its claimed extent is onnxruntime's that
-    far with a stride of 1 or ceil_mode; with a longer stride and no ceil_mode the claim (the
-    definition's floor) assumes the window fits, since onnxruntime truncates the quotient toward
-    zero short of that.
+    runs unless the window overshoots by two strides; short of the fit its extent is
+    onnxruntime's truncated one (``truncated_extent``, and ceil_mode's rounds up the same).
     """
     op = ctx.op_type
     if refuse:
         least, why = fit, f"onnxruntime refuses a {op} whose window does not fit the padded input"
-    elif ceil_mode or stride == 1:
-        least, why = fit - 2 * stride + 1, f"onnxruntime refuses a {op} whose window overshoots by two strides"
     else:
-        least, why = fit, f"the window of {op} fits; short of it onnxruntime truncates where the definition floors"
+        least, why = fit - 2 * stride + 1, f"onnxruntime refuses a {op} whose window overshoots by two strides"
     ctx.require_at_least(x, least, why)
