@@ -1172,7 +1172,9 @@ def verify(
     except VerifyError:
         raise
     except Exception as e:
-        report.error = f"onnxruntime refuses the model: {_first_line(e)}"
+        refusals = [c.text for c in result.domain.binding if c.kind == "runtime"]
+        expected = f" (as the model's domain says: {refusals[0]})" if refusals else ""
+        report.error = f"onnxruntime refuses the model{expected}: {_first_line(e)}"
         return report
     if session.not_fetched:
         report.notes.append(

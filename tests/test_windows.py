@@ -195,6 +195,7 @@ def pool_cases() -> list[Window]:
         Window((1, 2, 5, 5), attrs={**k, "auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]}, why="pads beside SAME"),
         Window((1, 2, 5, 5), attrs={**k, "auto_pad": "FOO"}, why="an unknown auto_pad"),
         Window((1, 2, 5, 5), attrs={**k, "pads": [3, 0, 0, 0]}, why="a pad as wide as the kernel"),
+        Window((1, 2, 4, 4), attrs={"kernel_shape": [2, 2], "pads": [1, 1, 2, 2]}, why="pads past the kernel"),
         Window((1, 2, 5, 5), attrs={**k, "pads": [2, 2, 2, 2]}, why="pads just below the kernel"),
         Window((1, 2, 5, 5), attrs={**k, "dilations": [1 << 62, 1]}, why="a dilation past int64"),
         Window((1, 2, 7, 7), attrs={**k, "auto_pad": "SAME_LOWER", "strides": [2, 2]}, why="SAME_LOWER"),
@@ -205,7 +206,9 @@ def pool_cases() -> list[Window]:
 
 
 def _refuses(case: Case) -> bool:
-    return bool(errors(infer.infer_model(case.model()[0])))
+    """Inference reports an error, or says onnxruntime refuses a node the definition allows."""
+    result = infer.infer_model(case.model()[0])
+    return bool(errors(result)) or not result.domain.runnable
 
 
 def _agrees_with_onnxruntime(case: Case, refused: bool, dilated_same: bool, short: bool) -> list[str]:
@@ -430,3 +433,32 @@ def test_pooling_windows_short_of_a_symbolic_extent_as_onnxruntime_runs_them(
             verdict = check(result, [({"H": h}, {"Y": y})])
             problems += [f"H={h}: {w}" for w in [*verdict.wrong, *verdict.skipped_runs]]
     assert ran and not problems, f"{op} {attrs}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+@pytest.mark.parametrize("symbolic", [False, True], ids=["known", "symbolic"])
+def test_pads_not_below_the_kernel_get_the_definitions_shape_and_a_runtime_refusal(op: str, symbolic: bool) -> None:
+    """The definition pools windows wholly in the padding (onnx's tests: [5,3,4,4], kernel 2, pads
+    [1,1,2,2] give [5,3,6,6], as its reference evaluator computes); onnxruntime refuses the node
+    when it loads it: a warning, and a runtime's constraint that leaves no valid binding."""
+    case = Case(op, [In((5, 3, 4, 4))], {"kernel_shape": [2, 2], "pads": [1, 1, 2, 2]}, domain="",
+                opset=18 if op == "LpPool" else 19)  # fmt: skip
+    model, bindings = case.model(symbolic)
+    result = infer.infer_model(model)
+    assert not errors(result)
+    assert "runtime-refuses" in {d.code for d in result.diagnostics if d.severity == "warning"}
+    shape = result.type_of("y0").shape
+    assert shape is not None and [infer.dims.evaluate(d, bindings) for d in shape] == [5, 3, 6, 6]
+    if symbolic:
+        assert [infer.dims.to_str(d) for d in shape[2:]] == ["d0_2 + 2", "d0_3 + 2"]
+    dom = result.domain
+    (c,) = dom.binding
+    assert c.kind == "runtime" and c.runtime_only and "pads [1, 1, 2, 2]" in str(c)
+    assert not dom.runnable and dom.smallest() is None and dom.contains(bindings) is False
+    with pytest.raises(Refused, match="pool_attributes"):
+        ort_run(case)
+    if op != "MaxPool":  # onnx's reference evaluator reduces an empty window of a MaxPool
+        from onnx.reference import ReferenceEvaluator
+
+        (y,) = ReferenceEvaluator(case.model()[0]).run(None, case.feeds())
+        assert y.shape == (5, 3, 6, 6)
