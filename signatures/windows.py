@@ -9,8 +9,9 @@ attribute lengths that do not match the spatial rank, an unknown ``auto_pad``, a
 other than the weights' window, a window that does not fit its padded input (a convolution), or
 that overshoots by two strides (a pooling, and DeformConv, whose kernel truncates a short window
 as the pools do), ``pads`` beside a set ``auto_pad`` (a convolution). Pads not below the kernel
-of a pooling are allowed by the definition and refused by onnxruntime: the definition's extents
-with a ``runtime-refuses`` warning (``RuleContext.refused_by_runtime``).
+of an ONNX pooling are allowed by the definition and refused by onnxruntime: the definition's
+extents with a ``runtime-refuses`` warning (``RuleContext.refused_by_runtime``); the contrib
+poolings, which onnxruntime alone defines, refuse them.
 
 Extents follow the definitions, ``floor((x + pads - dilation*(k-1) - 1) / stride) + 1``, with
 onnxruntime's reading where they differ (``window_extent``, ``sliding_extent``).
@@ -44,13 +45,14 @@ class Window:
     ceil_mode: bool
 
 
-def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: bool) -> Window:
+def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: bool, onnx_op: bool = True) -> Window:
     """The window attributes of a node with ``n`` spatial axes, checked as onnxruntime checks them.
 
     ``weights``: the weights' spatial extents (a convolution whose weights' rank is known); a
     ``kernel_shape`` attribute must match them. Pooling nodes read ``ceil_mode`` (1 rounds up;
     onnxruntime floors for 2 and -1 as for 0); onnxruntime refuses them unless their pads are
-    below the kernel.
+    below the kernel: a runtime's constraint where ONNX defines the operator (``onnx_op``), an
+    error for one onnxruntime alone defines (its kernel is the definition).
     """
     auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
     if auto_pad not in AUTO_PADS:
@@ -83,9 +85,12 @@ def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: b
             if isinstance(k, int) and d * (k - 1) + 1 > INT64_MAX:  # no input extent holds it
                 raise RuleError("bad-attribute", f"the dilated kernel {d} * ({k} - 1) + 1 overflows int64")
         if not conv and any(isinstance(k, int) and max(pads[i], pads[i + n]) >= k for i, k in enumerate(kernel)):
-            # The definition pools windows that lie wholly in the padding (onnx's tests do);
+            # ONNX's definition pools windows that lie wholly in the padding (onnx's tests do);
             # onnxruntime refuses the node when it loads it.
-            ctx.refused_by_runtime(f"onnxruntime refuses pads {list(pads)} not below kernel_shape {list(kernel)}")
+            text = f"pads {list(pads)} not below kernel_shape {list(kernel)}"
+            if not onnx_op:
+                raise RuleError("bad-attribute", f"onnxruntime refuses {text}")
+            ctx.refused_by_runtime(f"onnxruntime refuses {text}")
     ceil_mode = False if conv else flag(ctx, "ceil_mode", 0, ONE)
     return Window(kernel, strides, dilations, pads, auto_pad, ceil_mode)
 
@@ -165,17 +170,18 @@ def conv_output(ctx: RuleContext, x_index: int, w_index: int, bias_index: int | 
     return back((x[0], m) + window_extents(ctx, x[2:], window, conv=True), channels_last)
 
 
-def pool_output(ctx: RuleContext, channels_last: bool = False) -> Shape | None:
-    """A pooling node's output (input 0, ``kernel_shape`` required): N and C kept."""
+def pool_output(ctx: RuleContext, channels_last: bool = False, onnx_op: bool = True) -> Shape | None:
+    """A pooling node's output (input 0, ``kernel_shape`` required): N and C kept. ``onnx_op``:
+    ONNX defines the operator (see ``read_window``)."""
     x = ctx.shape(0)
     kernel = ctx.require("kernel_shape")
     if x is None:
-        read_window(ctx, len(kernel), None, conv=False)
+        read_window(ctx, len(kernel), None, conv=False, onnx_op=onnx_op)
         return None
     if len(x) < 3:
         raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
     x = nchw(x, channels_last)
-    window = read_window(ctx, len(x) - 2, None, conv=False)
+    window = read_window(ctx, len(x) - 2, None, conv=False, onnx_op=onnx_op)
     return back(x[:2] + window_extents(ctx, x[2:], window, conv=False), channels_last)
 
 
