@@ -330,9 +330,8 @@ def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dil
 def truncated_extent(span: Dim, stride: int) -> Dim:
     """onnxruntime's extent ``1 + trunc(span / stride)`` without ceil_mode: its integer division
     truncates toward zero where the definition floors, which differs for a negative ``span`` (the
-    padded input less the dilated kernel) not a multiple of the stride. ``trunc(a/s)`` is
-    ``max(floor(a/s), min(ceil(a/s), 0))`` for every integer ``a``."""
-    return D.add(1, D.dmax(D.floordiv(span, stride), D.dmin(D.ceildiv(span, stride), 0)))
+    padded input less the dilated kernel) not a multiple of the stride."""
+    return D.add(1, D.truncdiv(span, stride))
 
 
 def _without_window_in_end_padding(out: int, x: int, stride: int, pad_begin: int) -> int:
