@@ -396,7 +396,8 @@ def cmd_domain(args: argparse.Namespace) -> int:
         "a valid binding near " + ", ".join(f"{k}={v}" for k, v in near.items()) if near else "smallest valid binding"
     )
     if sample is None:
-        print(style("red", f"{what}: none found"))
+        print(style("red", f"{what}: none" + (" (onnxruntime refuses the model at every one)" if not dom.runnable
+                                               else " found")))  # fmt: skip
     elif dom.variables:
         print(f"{what}: " + ", ".join(f"{k}={v}" for k, v in sample.items()))
     return EXIT_OK

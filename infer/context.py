@@ -268,9 +268,12 @@ class RuleContext:
         self._walker.scope.require_unexpressed(text, reason, self.site)
 
     def refused_by_runtime(self, text: str) -> None:
-        """onnxruntime refuses this node although the definition allows it: a runtime's
-        requirement in the domain (the model runs nowhere there)."""
+        """onnxruntime refuses this node although the definition allows it (``text`` says why):
+        a ``runtime-refuses`` warning, and a runtime's requirement in the domain (the model
+        runs nowhere there). Inference goes on with the definition's outputs."""
         self._walker.scope.refused_by_runtime(text, self.site)
+        self._walker.report_at(self.site, "runtime-refuses", f"{self.op_type} with inputs {self.input_types_str()}: "
+                               f"{text}; the definition allows it")  # fmt: skip
 
     def fresh(self, reason: str, key: tuple = (), value: str | None = None, axis: int | None = None,
               causes: tuple[str, ...] = ()) -> Dim:  # fmt: skip

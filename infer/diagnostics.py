@@ -57,6 +57,8 @@ CODES: dict[str, tuple[str, str, str]] = {
     "shape-mismatch": (ERROR, "10.3", "known extents contradict each other"),
     "type-mismatch": (ERROR, "10.3", "input types violate the operator's type constraints"),
     "bad-attribute": (ERROR, "10.4", "an attribute is missing, of the wrong type or out of range"),
+    # A warning: the node is valid, so inference goes on; the domain lists the refusal.
+    "runtime-refuses": (WARNING, "10.4", "the definition allows the node; onnxruntime refuses it"),
     "no-rule": (INFO, "9.4", "no inference rule for this operator version; outputs unknown"),
     "custom-inference": (ERROR, "9.4", "the inference function registered for an operator failed; outputs unknown"),
     "unsupported": (INFO, "9.4", "the operator is declared unsupported; outputs unknown"),

@@ -278,7 +278,7 @@ class DimScope:
     def refused_by_runtime(self, text: str, site: Site | None = None) -> None:
         """Record that the runtime refuses this node although the definition allows it: the
         model runs nowhere there (``infer.domain`` lists it as a runtime's requirement)."""
-        self._demand(("runtime", text), text, site)
+        self._demand(("runtime", text), "the definition allows it", site)
         self.table.note("assumption", text, (), site)
 
     def require_unexpressed(self, text: str, reason: str, site: Site | None = None) -> None:

@@ -20,6 +20,7 @@ import itertools
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from . import dims as D
@@ -334,6 +335,7 @@ def _simplified(group: Sequence[Constraint], variables: Sequence[str], symbols: 
                                   conditional=conditional))  # fmt: skip
     least = {name: lo for name, (lo, _) in low.items()}
     rest = [r for c in rest if (r := _readable(c, least) if c.kind == "multiple" else c) is not None]
+    rest = [s for c in rest for s in (_per_variable_equalities(c, least, symbols, order) if c.kind == "equal" else [c])]
     seen = {str(c) for c in out}
     for c in rest:
         if str(c) not in seen:
@@ -363,6 +365,51 @@ def _readable(c: Constraint, least: Mapping[str, int]) -> Constraint | None:
         return None  # holds wherever the variables' bounds do
     shown = f"mod({D.to_str(q)}, {g}) == 0"
     return Constraint(c.kind, c.exprs, demands=c.demands, conditional=c.conditional, shown=shown)
+
+
+def _per_variable_equalities(c: Constraint, least: Mapping[str, int], symbols: Mapping[str, Dim],
+                             order: Mapping[str, int]) -> list[Constraint]:  # fmt: skip
+    """``a == b`` for two single terms whose factors each mention one variable, as one equality
+    per variable, where that is exact: with ``a = prod(p_v)`` and ``b = prod(q_v)`` over the
+    variables (coefficients shared out), ``p_v >= q_v >= 1`` for each ``v`` wherever its bounds
+    hold makes the products equal exactly when every part is. A traced window partition
+    (Swin's ``256*b*floor((h + 12)/16)*floor((w + 12)/16) == 16*b*floor(h/4)*floor(w/4)``) is
+    ``4*floor((h + 12)/16) == floor(h/4)`` and the same in ``w``: what a sampler can meet one
+    variable at a time. ``[c]`` where it is not such."""
+    split_a, split_b = D.parts_by_variable(c.exprs[0]), D.parts_by_variable(c.exprs[1])
+    if split_a is None or split_b is None or len(c.variables) < 2:
+        return [c]
+    (ca, pa), (cb, pb) = split_a, split_b
+    if ca <= 0 or cb <= 0:
+        return [c]
+    ratios = {}
+    for v in sorted(c.variables, key=lambda n: (order.get(n, len(order)), n)):
+        p, q = pa.get(v, 1), pb.get(v, 1)
+        ratio = _growth(p, q, v)
+        if ratio is None or not (is_monotone(p) and is_monotone(q)):
+            return [c]
+        ratios[v] = (ratio, p, q)
+    # With ca == cb*prod(num_v/den_v), a == b is prod(num_v*p_v) == prod(den_v*q_v).
+    if cb * math.prod(r for r, *_ in ratios.values()) != ca:
+        return [c]
+    out = []
+    for v, (ratio, p, q) in ratios.items():
+        left, right = D.mul(p, ratio.numerator), D.mul(q, ratio.denominator)
+        lo = least.get(v, D.least_values(symbols.get(v) or D.symbol(v)).get(v, 0))
+        if D.less(left, right) is not False or _at(right, v, lo) < 1:  # left >= right >= 1, provably
+            return [c]
+        if left != right:
+            out.append(Constraint("equal", (left, right), demands=c.demands, conditional=c.conditional))
+    return out
+
+
+def _growth(p: Dim, q: Dim, name: str) -> Fraction | None:
+    """``q/p`` far out in the variable ``name`` (a small fraction), the factor that makes the two
+    parts meet; ``None`` where either vanishes there."""
+    at_p, at_q = _at(p, name, SEARCH_LIMIT), _at(q, name, SEARCH_LIMIT)
+    if at_p <= 0 or at_q <= 0:
+        return None
+    return Fraction(at_q, at_p).limit_denominator(64)
 
 
 def _per_variable(c: Constraint) -> tuple[str, int | None, int | None, int | None] | None:

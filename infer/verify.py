@@ -1329,7 +1329,9 @@ def verify(
     except VerifyError:
         raise
     except Exception as e:
-        return VerifyReport(error=f"onnxruntime refuses the model: {_first_line(e)}")
+        refusals = [c.text for c in result.domain.binding if c.kind == "runtime"]
+        expected = f" (as the model's domain says: {refusals[0]})" if refusals else ""
+        return VerifyReport(error=f"onnxruntime refuses the model{expected}: {_first_line(e)}")
     planner = _Planner(result, variables + anonymous, pinned, _fixed_extents(inputs))
     sampler = _Sampler(result, source, session, planner, variables, (seed, (lo, hi), max_attempts), bounds)
     report = sampler.report

@@ -68,8 +68,9 @@ def _trunc_div(a: Any, b: Any) -> Any:
 
 
 def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None]) -> Any:
-    """Integer ``Div`` truncates toward zero: floor division once the divisor is known positive
-    and the dividend's sign is known (a symbolic divisor may be 0 or negative at run time)."""
+    """Integer ``Div`` truncates toward zero: for a divisor known positive (a symbolic one may be
+    0 or negative at run time), floor division where the dividend's sign is known, else the
+    truncated quotient (``D.truncdiv``)."""
     if isinstance(b, int):
         if b < 0:
             return D.neg(_sym_div(a, -b, lower_bound))
@@ -85,7 +86,7 @@ def _sym_div(a: Any, b: Any, lower_bound: Callable[[Any], int | None]) -> Any:
         nlb = None if negated is None else lower_bound(negated)
     if nlb is not None and nlb >= 0:  # a <= 0: -floor(-a / b)
         return D.neg(D.floordiv(D.neg(a), b))
-    return None
+    return D.truncdiv(a, b)
 
 
 def div_with(lower_bound: Callable[[Any], int | None]) -> Op:

@@ -8,8 +8,10 @@ checks each case against it): non-positive kernels, strides and dilations, negat
 attribute lengths that do not match the spatial rank, an unknown ``auto_pad``, a kernel_shape
 other than the weights' window, a window that does not fit its padded input (a convolution), or
 that overshoots by two strides (a pooling, and DeformConv, whose kernel truncates a short window
-as the pools do), ``pads`` beside a set ``auto_pad`` (a convolution), pads not below the kernel
-(a pooling).
+as the pools do), ``pads`` beside a set ``auto_pad`` (a convolution). Pads not below the kernel
+of an ONNX pooling are allowed by the definition and refused by onnxruntime: the definition's
+extents with a ``runtime-refuses`` warning (``RuleContext.refused_by_runtime``); the contrib
+poolings, which onnxruntime alone defines, refuse them.
 
 Extents follow the definitions, ``floor((x + pads - dilation*(k-1) - 1) / stride) + 1``, with
 onnxruntime's reading where they differ (``window_extent``, ``sliding_extent``).
@@ -43,12 +45,14 @@ class Window:
     ceil_mode: bool
 
 
-def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: bool) -> Window:
+def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: bool, onnx_op: bool = True) -> Window:
     """The window attributes of a node with ``n`` spatial axes, checked as onnxruntime checks them.
 
     ``weights``: the weights' spatial extents (a convolution whose weights' rank is known); a
     ``kernel_shape`` attribute must match them. Pooling nodes read ``ceil_mode`` (1 rounds up;
-    onnxruntime floors for 2 and -1 as for 0) and need their pads below the kernel.
+    onnxruntime floors for 2 and -1 as for 0); onnxruntime refuses them unless their pads are
+    below the kernel: a runtime's constraint where ONNX defines the operator (``onnx_op``), an
+    error for one onnxruntime alone defines (its kernel is the definition).
     """
     auto_pad = ctx.attr("auto_pad", "NOTSET") or "NOTSET"
     if auto_pad not in AUTO_PADS:
@@ -80,10 +84,13 @@ def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: b
         for d, k in zip(dilations, kernel):
             if isinstance(k, int) and d * (k - 1) + 1 > INT64_MAX:  # no input extent holds it
                 raise RuleError("bad-attribute", f"the dilated kernel {d} * ({k} - 1) + 1 overflows int64")
-        if not conv:
-            for i, k in enumerate(kernel):
-                if isinstance(k, int) and max(pads[i], pads[i + n]) >= k:  # onnxruntime refuses it
-                    raise RuleError("bad-attribute", f"pads {list(pads)} must be below kernel_shape {list(kernel)}")
+        if not conv and any(isinstance(k, int) and max(pads[i], pads[i + n]) >= k for i, k in enumerate(kernel)):
+            # ONNX's definition pools windows that lie wholly in the padding (onnx's tests do);
+            # onnxruntime refuses the node when it loads it.
+            text = f"pads {list(pads)} not below kernel_shape {list(kernel)}"
+            if not onnx_op:
+                raise RuleError("bad-attribute", f"onnxruntime refuses {text}")
+            ctx.refused_by_runtime(f"onnxruntime refuses {text}")
     ceil_mode = False if conv else flag(ctx, "ceil_mode", 0, ONE)
     return Window(kernel, strides, dilations, pads, auto_pad, ceil_mode)
 
@@ -163,17 +170,18 @@ def conv_output(ctx: RuleContext, x_index: int, w_index: int, bias_index: int | 
     return back((x[0], m) + window_extents(ctx, x[2:], window, conv=True), channels_last)
 
 
-def pool_output(ctx: RuleContext, channels_last: bool = False) -> Shape | None:
-    """A pooling node's output (input 0, ``kernel_shape`` required): N and C kept."""
+def pool_output(ctx: RuleContext, channels_last: bool = False, onnx_op: bool = True) -> Shape | None:
+    """A pooling node's output (input 0, ``kernel_shape`` required): N and C kept. ``onnx_op``:
+    ONNX defines the operator (see ``read_window``)."""
     x = ctx.shape(0)
     kernel = ctx.require("kernel_shape")
     if x is None:
-        read_window(ctx, len(kernel), None, conv=False)
+        read_window(ctx, len(kernel), None, conv=False, onnx_op=onnx_op)
         return None
     if len(x) < 3:
         raise RuleError("shape-mismatch", f"input must have rank >= 3, has {len(x)}")
     x = nchw(x, channels_last)
-    window = read_window(ctx, len(x) - 2, None, conv=False)
+    window = read_window(ctx, len(x) - 2, None, conv=False, onnx_op=onnx_op)
     return back(x[:2] + window_extents(ctx, x[2:], window, conv=False), channels_last)
 
 
@@ -253,9 +261,9 @@ def window_extent(
     """Output extent of a sliding window along one axis (Conv and pooling).
 
     Where the window does not fit (``x + pads < dilated kernel``) the definition floors a negative
-    quotient and onnxruntime truncates it: concrete extents there are not claimed here (the rules
-    give onnxruntime's through ``sliding_extent``), and symbolic ones hold as far as the rule
-    records (``_require_fit``, ``RuleContext.require_at_least``).
+    quotient and onnxruntime truncates it: concrete extents there are not claimed here, and the
+    rules give onnxruntime's through ``sliding_extent`` (``truncated_extent`` for a symbolic
+    extent that may fall short).
     ``dilated_same``: a dilated SAME window gives ``ceil(x / stride)`` as the definition says
     (true of a convolution: onnxruntime refuses to run it, the reference evaluator agrees).
     """
@@ -300,15 +308,30 @@ def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dil
     """``window_extent`` along spatial axis ``axis`` of a convolution (``conv``) or pooling node,
     with what onnxruntime does where the window does not fit: a known extent gets the extent it
     truncates to (``truncates``) or an error (``_short_window``), a symbolic one the least extent
-    the claim holds for (``_require_fit``).
+    it runs at (``_require_fit``) and, where it may fall short, the truncated extent
+    (``truncated_extent``).
     """
-    if auto_pad in ("NOTSET", "VALID") and isinstance(k, int):
-        fit = dilation * (k - 1) + 1 - (pad_begin + pad_end if auto_pad == "NOTSET" else 0)
-        if isinstance(x, int) and x < fit:
+    if auto_pad in ("NOTSET", "VALID") and k is not None:
+        pads = pad_begin + pad_end if auto_pad == "NOTSET" else 0
+        fit = D.sub(D.add(D.mul(dilation, D.sub(k, 1)), 1), pads)
+        if isinstance(fit, int) and isinstance(x, int) and x < fit:
             extent = _short_window(ctx, axis, x, fit, stride, not truncates)
             return _without_window_in_end_padding(extent, x, stride, pad_begin) if ceil_mode and extent else extent
-        _require_fit(ctx, x, fit, stride, ceil_mode, not truncates)
+        if isinstance(fit, int):
+            _require_fit(ctx, x, fit, stride, not truncates)
+        if truncates and stride > 1 and not ceil_mode:
+            short = D.sub(x, fit)
+            least = ctx.lower_bound(short)
+            if least is None or least < 0:  # the window may not fit: the definition's floor is not the runtime's
+                return truncated_extent(short, stride)
     return window_extent(x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
+
+
+def truncated_extent(span: Dim, stride: int) -> Dim:
+    """onnxruntime's extent ``1 + trunc(span / stride)`` without ceil_mode: its integer division
+    truncates toward zero where the definition floors, which differs for a negative ``span`` (the
+    padded input less the dilated kernel) not a multiple of the stride."""
+    return D.add(1, D.truncdiv(span, stride))
 
 
 def _without_window_in_end_padding(out: int, x: int, stride: int, pad_begin: int) -> int:
@@ -325,7 +348,7 @@ def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, re
     definition has none when short by less than a stride), and refuses it once that extent is
     negative (short by two strides or more).
     """
-    extent = 1 - (fit - x) // stride
+    extent = truncated_extent(x - fit, stride)
     if refuse or extent < 0:
         ctx.error(
             "shape-mismatch",
@@ -337,20 +360,16 @@ def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, re
     return extent
 
 
-def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, ceil_mode: bool, refuse: bool) -> None:
-    """Record the least symbolic extent ``x`` that the claimed extent holds for.
+def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, refuse: bool) -> None:
+    """Record the least symbolic extent ``x`` that onnxruntime runs the node at.
 
     A convolution runs only where its window fits (``refuse``). A pooling node (or a DeformConv)
-    runs unless the window overshoots by two strides, and its claimed extent is onnxruntime's that
-    far with a stride of 1 or ceil_mode; with a longer stride and no ceil_mode the claim (the
-    definition's floor) assumes the window fits, since onnxruntime truncates the quotient toward
-    zero short of that.
+    runs unless the window overshoots by two strides; short of the fit its extent is
+    onnxruntime's truncated one (``truncated_extent``, and ceil_mode's rounds up the same).
     """
     op = ctx.op_type
     if refuse:
         least, why = fit, f"onnxruntime refuses a {op} whose window does not fit the padded input"
-    elif ceil_mode or stride == 1:
-        least, why = fit - 2 * stride + 1, f"onnxruntime refuses a {op} whose window overshoots by two strides"
     else:
-        least, why = fit, f"the window of {op} fits; short of it onnxruntime truncates where the definition floors"
+        least, why = fit - 2 * stride + 1, f"onnxruntime refuses a {op} whose window overshoots by two strides"
     ctx.require_at_least(x, least, why)

@@ -26,6 +26,7 @@ import onnx
 import infer
 from infer import dims as D
 from infer.dimparse import parse_dim
+from infer.domain import Domain
 from infer.verify import Session, domain_aliases, make_feeds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +80,8 @@ def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> Mode
     if not dom.variables:
         return out
     names = domain_aliases(result)
+    if not dom.runnable:
+        return _refused_everywhere(out, model, dom, names)
     session = Session(model)
     rng = random.Random(seed)
     wanted = [{v: 1 for v in dom.variables}] + [{v: s + rng.randrange(3) for v in dom.variables} for s in sizes]
@@ -109,6 +112,23 @@ def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> Mode
             out.findings.append(f"outside {b} ran, though onnxruntime is said to refuse: {c}")
         else:
             out.findings.append(f"outside {b} ran: {c} is not required")
+    return out
+
+
+def _refused_everywhere(out: ModelCheck, model: onnx.ModelProto, dom: Domain,
+                        names: Mapping[str, str]) -> ModelCheck:  # fmt: skip
+    """A domain with a node onnxruntime refuses (a ``runtime`` constraint): the model must not
+    load, or not run at a binding of every variable 1 (counted as one outside binding)."""
+    out.outside += 1
+    try:
+        refusal = _runs(Session(model), model, {v: 1 for v in dom.variables}, names)
+    except Exception as e:  # refused when the session is made
+        refusal = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+    if refusal is not None:
+        out.outside_refused += 1
+    else:
+        said = "; ".join(c.text for c in dom.binding if c.kind == "runtime")
+        out.findings.append(f"onnxruntime runs the model, though it is said to refuse it: {said}")
     return out
 
 

@@ -46,16 +46,21 @@ _OPS = {
 
 
 @st.composite
-def expr_trees(draw, depth: int = 0):
-    """``(new dim, old dim, function from bindings to int)`` built from one random tree."""
+def expr_trees(draw, depth: int = 0, padup: bool = False):
+    """``(new dim, old dim, function from bindings to int)`` built from one random tree;
+    ``padup``: with paddings up to a multiple (whose text the sympy core writes otherwise)."""
     if depth > 3 or draw(st.integers(0, 3)) == 0:
         if draw(st.booleans()):
             n = draw(st.integers(-6, 12))
             return n, n, lambda env, n=n: n
         name = draw(st.sampled_from(NAMES + FRESH))
         return _var(D, name), _var(OLD, name), lambda env, name=name: env[name]
-    op = draw(st.sampled_from(sorted(_OPS)))
-    a = draw(expr_trees(depth + 1))
+    op = draw(st.sampled_from([*sorted(_OPS), *(["padup"] if padup else [])]))
+    a = draw(expr_trees(depth + 1, padup))
+    if op == "padup":  # a padding up to a multiple of k, as exports compute it: a + (k - a mod k) mod k
+        k = draw(st.integers(1, 5))
+        new, old = (core.add(a[i], core.mod(core.sub(k, core.mod(a[i], k)), k)) for i, core in enumerate((D, OLD)))
+        return new, old, lambda env: a[2](env) + (k - a[2](env) % k) % k
     if op in ("floordiv", "ceildiv", "mod"):
         k = draw(st.integers(1, 5))
         kind = draw(st.sampled_from(["int", "var", "sum"]))
@@ -70,13 +75,13 @@ def expr_trees(draw, depth: int = 0):
                 lambda env, k=k: env["a"] * env["b"] + k,
             )
     else:
-        b = draw(expr_trees(depth + 1))
+        b = draw(expr_trees(depth + 1, padup))
     name, num = _OPS[op]
     return getattr(D, name)(a[0], b[0]), getattr(OLD, name)(a[1], b[1]), lambda env: num(a[2](env), b[2](env))
 
 
 def expr_and_value():
-    return expr_trees().map(lambda t: (t[0], t[2]))
+    return expr_trees(padup=True).map(lambda t: (t[0], t[2]))
 
 
 @settings(max_examples=400, deadline=None)
@@ -297,3 +302,64 @@ def test_a_product_of_sums_is_refused_before_it_is_multiplied_out():
         assert terms.live_objects() == live
         small = D.mul(sums[0], D.add(D.symbol("z"), 1))  # 20 products
         assert small is not None and len(small.terms) == 20
+
+
+def _padded_up(t: D.Dim, w: int) -> D.Dim:
+    """``t + (w - t mod w) mod w``: ``t`` padded up to a multiple of ``w``, as exports compute it."""
+    return D.add(t, D.mod(D.sub(w, D.mod(t, w)), w))
+
+
+def test_a_sum_padded_up_to_a_multiple_is_one_ceiling():
+    """``c*t + c*mod(u, w)`` with ``t + u`` a multiple of ``w`` is ``c*w*ceil(t/w)`` (issue 24: a
+    Swin's window partition pads H to a multiple of the window, then reshapes by it), one object
+    whichever way it is built, and exact at every value (exhaustively, for small ``w``)."""
+    h, w_, u = D.symbol("h"), D.symbol("w"), D.fresh_symbol("u")
+    x = D.floordiv(h, 4)
+    assert D.mod(D.sub(4, D.mod(x, 4)), 4) is D.mod(D.mul(3, x), 4)  # the inner mod read through
+    assert _padded_up(x, 4) is D.mul(4, D.floordiv(D.add(h, 12), 16))
+    assert D.floordiv(_padded_up(x, 4), 4) is D.ceildiv(x, 4)
+    cases = []
+    for k in range(1, 7):
+        for t in (h, u, D.add(h, 2), D.sub(h, 3), D.add(h, w_), D.floordiv(h, 3), D.mul(2, h)):
+            cases.append((_padded_up(t, k), t, k, 1))
+            cases.append((D.neg(_padded_up(t, k)), t, k, -1))
+            cases.append((D.add(D.mul(3, _padded_up(t, k)), w_), t, k, 3))
+            assert _padded_up(t, k) is D.mul(k, D.ceildiv(t, k)), (D.to_str(t), k)
+    for d, t, k, c in cases:
+        assert "mod" not in D.to_str(d), D.to_str(d)
+        for hv in range(1, 30):
+            for env in ({"h": hv, "w": 2, "u": hv - 1}, {"h": hv, "w": 5, "u": 2 * hv}):
+                tv = D.evaluate(t, env)
+                want = c * (tv + (k - tv % k) % k) + (env["w"] if c == 3 else 0)
+                assert D.evaluate(d, env) == want, (D.to_str(d), env)
+
+
+def test_a_mod_by_a_multiple_inside_a_mod_is_read_through():
+    """``mod(y, m)`` inside ``mod(..., k)`` with ``k`` dividing ``m`` is ``y`` there, in any
+    term of the sum (to the first power); other moduli stay."""
+    a, b = D.symbol("a"), D.symbol("b")
+    assert D.mod(D.add(D.mul(b, D.mod(a, 8)), 1), 4) is D.mod(D.add(D.mul(a, b), 1), 4)
+    assert D.mod(D.mul(3, D.mod(a, 6)), 4) is not D.mod(D.mul(3, a), 4)
+    for d, f in [
+        (D.mod(D.add(D.mul(b, D.mod(a, 8)), 1), 4), lambda e: (e["b"] * (e["a"] % 8) + 1) % 4),
+        (D.mod(D.mul(3, D.mod(a, 6)), 4), lambda e: (3 * (e["a"] % 6)) % 4),
+        (D.mod(D.sub(D.mod(a, 12), D.mod(b, 6)), 3), lambda e: (e["a"] % 12 - e["b"] % 6) % 3),
+    ]:
+        for av in range(1, 40):
+            for bv in (1, 2, 7):
+                env = {"a": av, "b": bv}
+                assert D.evaluate(d, env) == f(env), (D.to_str(d), env)
+
+
+def test_truncated_division_is_cs():
+    """``truncdiv``: onnxruntime's integer Div and its pooling extents truncate toward zero."""
+    h, u = D.symbol("h"), D.fresh_symbol("u")
+    for a in (D.sub(h, 3), D.sub(u, 5), D.sub(D.floordiv(D.add(h, 1), 2), 2), D.sub(7, D.mul(2, h))):
+        for k in (1, 2, 3, 5):
+            q = D.truncdiv(a, k)
+            for v in range(0, 25):
+                env = {"h": max(v, 1), "u": v}
+                x = D.evaluate(a, env)
+                assert D.evaluate(q, env) == int(x / k), (D.to_str(q), env)
+    assert D.truncdiv(-7, 2) == -3 and D.truncdiv(7, 2) == 3
+    assert D.truncdiv(D.add(h, 1), 2) is D.floordiv(D.add(h, 1), 2)  # never negative: a floor

@@ -173,3 +173,65 @@ def test_the_example_of_docs_domain_md_runs():
     text = (ROOT / "docs" / "domain.md").read_text()
     (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
     exec(compile(code, "docs/domain.md", "exec"), {})
+
+
+TRACED_SWIN = CORPUS / "traced" / "swin_traced_torchscript.onnx"
+
+
+def test_a_traced_swin_window_partition_is_exact_and_its_domain_drawn():
+    """issue 24: the Swin pads its patch grid up to a multiple of the window (a Pad whose pads
+    are ``(4 - x mod 4) mod 4``), reshapes it into windows and, traced at 32 x 32, reshapes it
+    back without cropping. Read as ``4*ceil(x/4)``, every extent is exact (62 values held fresh
+    variables), and the traced reshape's requirement is stated per variable, so that the
+    domain draws bindings onnxruntime runs and refuses one that breaks it."""
+    result = infer.infer_model(str(TRACED_SWIN))
+    assert not [v for v in result.dims if v.is_fresh]
+    dom = result.domain
+    lines = {str(c) for c in dom.constraints}
+    assert "4*floor((height + 12)/16) == floor(height/4)" in lines and not dom.not_expressed
+    assert dom.smallest() == {"batch": 1, "height": 32, "width": 32}
+    c = check_model(TRACED_SWIN, sizes=(3, 17, 70))
+    assert not c.findings, c.findings
+    assert c.inside_ran == c.inside > 0 and c.outside_refused == c.outside > 0
+
+
+def test_verify_runs_a_traced_swin_at_every_binding_it_draws():
+    report = infer.infer_model(str(TRACED_SWIN)).verify(samples=4)
+    assert report.ok and not report.failed and len(report.checked_runs) == 4
+
+
+def test_per_variable_equalities_split_only_where_every_part_is_ordered():
+    """A product equality splits per variable where each part of one side is provably at least
+    the other's and at least 1; with parts ordered both ways it stays whole (at h = w = 3,
+    ``floor(h/2)*w == h*floor(w/2)`` holds, ``2*floor(h/2) == h`` does not)."""
+    from infer import dims as D
+    from infer.domain import Constraint, simplify
+
+    hh, ww = D.symbol("h"), D.symbol("w")
+    mixed = Constraint("equal", (D.mul(D.floordiv(hh, 2), ww), D.mul(hh, D.floordiv(ww, 2))))
+    assert simplify([mixed], ["h", "w"], {"h": hh, "w": ww}) == [mixed]
+    padded = Constraint("equal", (D.mul(16, D.mul(D.ceildiv(hh, 4), D.ceildiv(ww, 4))), D.mul(hh, ww)))
+    split = simplify([padded], ["h", "w"], {"h": hh, "w": ww})
+    assert [str(c) for c in split] == ["4*floor((h + 3)/4) == h", "4*floor((w + 3)/4) == w"]
+    for hv in range(1, 13):
+        for wv in range(1, 13):
+            b = {"h": hv, "w": wv}
+            assert padded.holds(b) == all(c.holds(b) for c in split)
+
+
+def test_a_node_onnxruntime_refuses_is_in_the_domain_and_refused(capsys, tmp_path):
+    """Pads not below the kernel (issue 24): the definition's shape, a warning, and a runtime's
+    constraint that ``domain`` shows, no binding satisfies and onnxruntime confirms."""
+    x = h.make_tensor_value_info("x", TP.FLOAT, ["N", 3, "H", "W"])
+    y = h.make_tensor_value_info("y", TP.FLOAT, None)
+    path = tmp_path / "m.onnx"
+    onnx.save(_model([h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], pads=[1, 1, 2, 2])], [x], [y]), path)
+    result = infer.infer_model(str(path))
+    assert [str(d) for d in result.shape_of("y")] == ["N", "3", "H + 2", "W + 2"]
+    assert not result.domain.runnable
+    assert main(["domain", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "onnxruntime refuses pads [1, 1, 2, 2] not below kernel_shape [2, 2]  [onnxruntime's]" in out
+    assert "none (onnxruntime refuses the model at every one)" in out
+    c = check_model(path)
+    assert not c.findings and c.outside == c.outside_refused == 1

@@ -55,6 +55,20 @@ def _nonzero_model() -> onnx.ModelProto:
     return _model(nodes, [helper.make_tensor_value_info("x", I64, ["N"])], outputs, [axes])
 
 
+def _float16_count_model() -> onnx.ModelProto:
+    """A data-dependent count (NonZero) carried through float16 back to a shape: its claims
+    assume the count exact in float16 (at most 2048), which a run with more non-zeros breaks."""
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["nz"]),
+        helper.make_node("Shape", ["nz"], ["s"]),
+        helper.make_node("Cast", ["s"], ["h"], to=TensorProto.FLOAT16),
+        helper.make_node("Cast", ["h"], ["s2"], to=I64),
+        helper.make_node("ConstantOfShape", ["s2"], ["z"]),
+    ]
+    outputs = [helper.make_tensor_value_info("z", F, None)]
+    return _model(nodes, [helper.make_tensor_value_info("x", I64, ["N"])], outputs)
+
+
 def _observe(model: onnx.ModelProto, x: list[int]) -> dict[str, Any]:
     return run(exposed(model), {"x": np.array(x, np.int64)})
 
@@ -226,11 +240,11 @@ def test_a_claim_the_run_cannot_bind_is_counted_unchecked() -> None:
 
 
 def test_a_run_outside_an_assumption_is_skipped() -> None:
-    m = _nonzero_model()
+    m = _float16_count_model()
     result = infer.infer_model(m)
-    assert result.assumptions, "MaxPool's window must fit the fresh extent"
-    rc = check_run(result, {"N": 5}, _observe(m, [0, 3, 0, 0, 0]))  # one non-zero: the window does not fit
-    violated = [str(a) for a in result.assumptions if a.holds({"N": 5, **rc.fresh}) is False]
+    assert result.assumptions, "the count must be exact in float16"
+    rc = check_run(result, {"N": 2049}, _observe(m, [1] * 2049))  # 2049 non-zeros: float16 holds 2048
+    violated = [str(a) for a in result.assumptions if a.holds({"N": 2049, **rc.fresh}) is False]
     assert rc.skipped == violated[0] and rc.claims == 0 and not rc.contradictions
     report = verify(infer.infer_model(m), samples=4, int_range=(0, 1), seed=1)
     assert report.error is None and not report.contradictions
@@ -347,11 +361,11 @@ def test_without_onnxruntime_the_extra_is_named(capsys, monkeypatch) -> None:
 
 def test_check_lists_the_assumptions(capsys, tmp_path) -> None:
     path = tmp_path / "nz.onnx"
-    onnx.save(_nonzero_model(), path)
+    onnx.save(_float16_count_model(), path)
     texts = [str(a) for a in infer.infer_model(str(path)).assumptions]
     assert texts
     status, out, _ = _main(capsys, "check", str(path))
     assert status == 0 and f"assumptions ({len(texts)}):" in out and all(t in out for t in texts)
     status, out, _ = _main(capsys, "check", str(path), "--json")
     listed = json.loads(out)["assumptions"]
-    assert [a["text"] for a in listed] == texts and listed[0]["lower"] == 2 and listed[0]["site"]
+    assert [a["text"] for a in listed] == texts and listed[0]["upper"] == 2048 and listed[0]["site"]

@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 import infer
 from tests.support.contrib_node import MS, Case, Refused, claims_hold, cpu_kernels, errors, ort_run
 from tests.support.onenode import In, const
+from tests.support.runtime import check
 
 F, U8, I8, I32 = np.float32, np.uint8, np.int8, np.int32
 
@@ -192,6 +195,7 @@ def pool_cases() -> list[Window]:
         Window((1, 2, 5, 5), attrs={**k, "auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]}, why="pads beside SAME"),
         Window((1, 2, 5, 5), attrs={**k, "auto_pad": "FOO"}, why="an unknown auto_pad"),
         Window((1, 2, 5, 5), attrs={**k, "pads": [3, 0, 0, 0]}, why="a pad as wide as the kernel"),
+        Window((1, 2, 4, 4), attrs={"kernel_shape": [2, 2], "pads": [1, 1, 2, 2]}, why="pads past the kernel"),
         Window((1, 2, 5, 5), attrs={**k, "pads": [2, 2, 2, 2]}, why="pads just below the kernel"),
         Window((1, 2, 5, 5), attrs={**k, "dilations": [1 << 62, 1]}, why="a dilation past int64"),
         Window((1, 2, 7, 7), attrs={**k, "auto_pad": "SAME_LOWER", "strides": [2, 2]}, why="SAME_LOWER"),
@@ -202,7 +206,9 @@ def pool_cases() -> list[Window]:
 
 
 def _refuses(case: Case) -> bool:
-    return bool(errors(infer.infer_model(case.model()[0])))
+    """Inference reports an error, or says onnxruntime refuses a node the definition allows."""
+    result = infer.infer_model(case.model()[0])
+    return bool(errors(result)) or not result.domain.runnable
 
 
 def _agrees_with_onnxruntime(case: Case, refused: bool, dilated_same: bool, short: bool) -> list[str]:
@@ -362,3 +368,97 @@ def test_short_pooling_windows_on_an_empty_batch_as_onnxruntime_computes_them(op
         problems += _agrees_with_onnxruntime(case, refused, False, False)
         ran += not refused
     assert ran >= 60 and not problems, "\n".join(problems)
+
+
+# -- a pooling window that may not fit a symbolic extent ----------------------------------------
+
+
+def _pool_on_symbolic(op: str, attrs: dict[str, Any], resized: bool) -> onnx.ModelProto:
+    """``op`` over an input (1, 1, H, 4), or over it resized to half its height (nearest), whose
+    height is a variable that may be shorter than the window."""
+    nodes, inits, x = [], [], "X"
+    if resized:
+        inits.append(numpy_helper.from_array(np.array([1, 1, 0.5, 1], F), "scales"))
+        nodes.append(helper.make_node("Resize", ["X", "", "scales"], ["R"], mode="nearest"))
+        x = "R"
+    nodes.append(helper.make_node(op, [x], ["Y"], **attrs))
+    declared = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, "H", 4])]
+    graph = helper.make_graph(nodes, "g", declared, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              inits)  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    return model
+
+
+SHORT_POOLS = [
+    # issue 24: floor((n + 1)/2) - 1 was claimed, 0 at n = 2 where onnxruntime computes 1
+    {"kernel_shape": [5, 2], "dilations": [2, 1], "pads": [3, 1, 3, 1], "strides": [2, 2]},
+    {"kernel_shape": [7, 1], "strides": [2, 1]},  # refused below n = 4
+    {"kernel_shape": [4, 1], "strides": [3, 1], "pads": [1, 0, 0, 0]},
+    {"kernel_shape": [3, 1], "strides": [2, 1]},
+    {"kernel_shape": [5, 1], "strides": [2, 1], "ceil_mode": 1},
+    {"kernel_shape": [6, 1], "strides": [3, 1], "pads": [0, 0, 1, 0], "ceil_mode": 1},
+]
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("resized", [False, True], ids=["input", "resized"])
+@pytest.mark.parametrize("attrs", SHORT_POOLS, ids=str)
+def test_pooling_windows_short_of_a_symbolic_extent_as_onnxruntime_runs_them(
+    op: str, resized: bool, attrs: dict[str, Any]
+) -> None:
+    """At every extent 1..8 the pooled extent claimed over the variable is onnxruntime's, and the
+    domain holds the binding exactly where onnxruntime runs it (no window is required to fit
+    where onnxruntime truncates a short one)."""
+    ort = pytest.importorskip("onnxruntime")
+    model = _pool_on_symbolic(op, attrs, resized)
+    result = infer.infer_model(model)
+    assert not errors(result)
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    problems, ran = [], 0
+    for n in range(1, 9):
+        h = 2 * n if resized else n
+        try:
+            (y,) = session.run(None, {"X": np.ones((1, 1, h, 4), F)})
+        except Exception:  # onnxruntime refuses the binding
+            y = None
+        inside = result.domain.contains({"H": h})
+        if inside != (y is not None):
+            problems.append(f"H={h}: the domain says {'inside' if inside else 'outside'}, onnxruntime "
+                            f"{'runs' if y is not None else 'refuses'} it")  # fmt: skip
+        if y is not None:
+            ran += 1
+            verdict = check(result, [({"H": h}, {"Y": y})])
+            problems += [f"H={h}: {w}" for w in [*verdict.wrong, *verdict.skipped_runs]]
+    assert ran and not problems, f"{op} {attrs}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool", "LpPool"])
+@pytest.mark.parametrize("symbolic", [False, True], ids=["known", "symbolic"])
+def test_pads_not_below_the_kernel_get_the_definitions_shape_and_a_runtime_refusal(op: str, symbolic: bool) -> None:
+    """The definition pools windows wholly in the padding (onnx's tests: [5,3,4,4], kernel 2, pads
+    [1,1,2,2] give [5,3,6,6], as its reference evaluator computes); onnxruntime refuses the node
+    when it loads it: a warning, and a runtime's constraint that leaves no valid binding."""
+    case = Case(op, [In((5, 3, 4, 4))], {"kernel_shape": [2, 2], "pads": [1, 1, 2, 2]}, domain="",
+                opset=18 if op == "LpPool" else 19)  # fmt: skip
+    model, bindings = case.model(symbolic)
+    result = infer.infer_model(model)
+    assert not errors(result)
+    assert "runtime-refuses" in {d.code for d in result.diagnostics if d.severity == "warning"}
+    shape = result.type_of("y0").shape
+    assert shape is not None and [infer.dims.evaluate(d, bindings) for d in shape] == [5, 3, 6, 6]
+    if symbolic:
+        assert [infer.dims.to_str(d) for d in shape[2:]] == ["d0_2 + 2", "d0_3 + 2"]
+    dom = result.domain
+    (c,) = dom.binding
+    assert c.kind == "runtime" and c.runtime_only and "pads [1, 1, 2, 2]" in str(c)
+    assert not dom.runnable and dom.smallest() is None and dom.contains(bindings) is False
+    with pytest.raises(Refused, match="pool_attributes"):
+        ort_run(case)
+    if op != "MaxPool":  # onnx's reference evaluator reduces an empty window of a MaxPool
+        from onnx.reference import ReferenceEvaluator
+
+        (y,) = ReferenceEvaluator(case.model()[0]).run(None, case.feeds())
+        assert y.shape == (5, 3, 6, 6)

@@ -60,6 +60,7 @@ __all__ = [
     "neg",
     "floordiv",
     "ceildiv",
+    "truncdiv",
     "mod",
     "dmax",
     "dmax_of",
@@ -73,6 +74,7 @@ __all__ = [
     "least_values",
     "extremum_args",
     "split_coefficient",
+    "parts_by_variable",
     "linear_in",
     "exact_quotients",
     "quotient_parts",
@@ -150,7 +152,7 @@ def _bounded(r: Dim) -> Dim:
 def add(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return None
-    return _bounded(a + b if type(a) is int and type(b) is int else poly.add(a, b))
+    return _bounded(a + b if type(a) is int and type(b) is int else canon.ceilings(poly.add(a, b)))
 
 
 def neg(a: Dim) -> Dim:
@@ -162,7 +164,7 @@ def neg(a: Dim) -> Dim:
 def sub(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return None
-    return _bounded(a - b if type(a) is int and type(b) is int else poly.sub(a, b))
+    return _bounded(a - b if type(a) is int and type(b) is int else canon.ceilings(poly.sub(a, b)))
 
 
 def mul(a: Dim, b: Dim) -> Dim:
@@ -177,7 +179,7 @@ def mul(a: Dim, b: Dim) -> Dim:
         tick()
         refuse()
         return None
-    return _bounded(poly.mul(a, b))
+    return _bounded(canon.ceilings(poly.mul(a, b)))
 
 
 def floordiv(a: Dim, b: Dim) -> Dim:
@@ -196,6 +198,15 @@ def ceildiv(a: Dim, b: Dim) -> Dim:
     if type(b) is int and b < 0:
         return ceildiv(neg(a), -b)
     return floordiv(sub(add(a, b), 1), b)
+
+
+def truncdiv(a: Dim, b: Dim) -> Dim:
+    """``a / b`` truncated toward zero (C's integer division, onnxruntime's) for a positive
+    ``b``: ``floor(a/b)`` from 0 up, ``ceil(a/b)`` below, which is
+    ``max(floor(a/b), min(ceil(a/b), 0))`` for every integer ``a``."""
+    if type(a) is int and type(b) is int and b > 0:
+        return a // b if a >= 0 else -(-a // b)
+    return dmax(floordiv(a, b), dmin(ceildiv(a, b), 0))
 
 
 def mod(a: Dim, b: Dim) -> Dim:
@@ -260,7 +271,7 @@ def equal(a: Dim, b: Dim) -> bool | None:
     if type(a) is int and type(b) is int:
         return a == b
     tick()
-    d = poly.sub(a, b)
+    d = canon.ceilings(poly.sub(a, b))
     if type(d) is int:
         return d == 0
     lo, hi = _bounds(d)
@@ -276,7 +287,7 @@ def less(a: Dim, b: Dim) -> bool | None:
     if type(a) is int and type(b) is int:
         return a < b
     tick()
-    lo, hi = _bounds(poly.sub(a, b))
+    lo, hi = _bounds(canon.ceilings(poly.sub(a, b)))
     if hi is not None and hi < 0:
         return True
     if lo is not None and lo >= 0:
@@ -327,6 +338,27 @@ def split_coefficient(d: int | Expr) -> tuple[int, int | Expr]:
         m, c = d.terms[0]
         return c, make(((m, 1),), 0)
     return 1, d
+
+
+def parts_by_variable(d: Dim) -> tuple[int, dict[str, Expr]] | None:
+    """``(c, parts)`` with ``d = c * product(parts.values())`` where ``d`` is a single term and
+    each part is the product of its factors that mention the one variable named by its key
+    (``16*b*floor(h/4)*floor(w/4)``: 16, b, floor(h/4), floor(w/4)); ``None`` where ``d`` is
+    no single term or a factor mentions no or several variables."""
+    if type(d) is not Expr or len(d.terms) != 1 or d.const:
+        return None
+    m, c = d.terms[0]
+    parts: dict[str, Expr] = {}
+    for f, e in m.factors:
+        names = free_names(of_factor(f))
+        if len(names) != 1:
+            return None
+        (name,) = names
+        power: int | Expr = of_factor(f)
+        for _ in range(e - 1):
+            power = poly.mul(power, of_factor(f))
+        parts[name] = poly.mul(parts[name], power) if name in parts else power  # type: ignore[assignment]
+    return c, parts
 
 
 def linear_in(d: Dim, name: str) -> tuple[int, Dim] | None:
@@ -435,7 +467,7 @@ def _exact(d: int | Expr, pairs: set) -> int | Expr | None:
     if const.denominator != 1 or any(x.denominator != 1 for x in acc.values()):
         return None
     terms = sorted(((pm, int(x)) for pm, x in acc.items() if x), key=lambda t: t[0].okey)
-    return make(tuple(terms), int(const))
+    return canon.ceilings(make(tuple(terms), int(const)))
 
 
 def _exact_factor(f: Var | Op, pairs: set) -> tuple[int | Expr, int, int | Expr] | int | None:
@@ -563,7 +595,7 @@ def _substitute(d: int | Expr, env: Mapping[str, int], memo: dict) -> int | Expr
             for _ in range(e):
                 x = poly.mul(x, v)
         out = poly.add(out, x)
-    return out
+    return canon.ceilings(out)
 
 
 def _substitute_factor(f: Var | Op, env: Mapping[str, int], memo: dict) -> int | Expr:

@@ -1,4 +1,5 @@
-"""Canonical forms of the operations the ring cannot expand: ``floor``, ``mod``, ``max``, ``min``.
+"""Canonical forms of the operations the ring cannot expand: ``floor``, ``mod``, ``max``, ``min``,
+and of a sum that pads an extent up to a multiple (``ceilings``).
 
 Each constructor simplifies only what is cheap and exact for integer operands, and reads nothing
 but the operands (their syntactic bounds included), so a result holds in every run: whatever a
@@ -29,6 +30,7 @@ def floordiv(a: Ext, b: Ext) -> Ext:
     """``floor(a / b)`` for a positive ``b``."""
     if type(a) is int and type(b) is int:
         return a // b
+    a, b = ceilings(a), ceilings(b)  # arguments read the same however they were built
     if b == 1:
         return a
     if a is b:
@@ -63,7 +65,7 @@ def _floor_by_int(a: Expr, k: int) -> Ext:
             kept.append((m, r))
     qc, rc = divmod(a.const, k)
     if pulled or qc:
-        return poly.add(make(tuple(pulled), qc), floordiv(make(tuple(kept), rc), k))
+        return ceilings(poly.add(make(tuple(pulled), qc), floordiv(make(tuple(kept), rc), k)))
     g = gcd(poly.content(a), k)
     if g > 1:  # floor(g*x/(g*k)) = floor(x/k)
         return floordiv(poly.divide_exact(a, g), k // g)
@@ -153,6 +155,7 @@ def mod(a: Ext, b: Ext) -> Ext:
     """``a mod b`` with the sign of ``b`` (Python's ``%``), ``b`` non-zero."""
     if type(a) is int and type(b) is int:
         return a % b
+    a, b = ceilings(a), ceilings(b)
     if a == 0 or a is b or b in (1, -1):
         return 0
     if type(b) is int and b > 0:
@@ -167,6 +170,9 @@ def _mod_by_int(a: Expr, k: int) -> Ext:
     reduced = tuple((m, c % k) for m, c in a.terms if c % k)
     if reduced != a.terms or a.const % k != a.const:
         return mod(make(reduced, a.const % k), k)
+    inner = _inner_mods_read_through(a, k)
+    if inner is not a:
+        return mod(inner, k)
     inner = as_op(a, "mod")
     if inner is not None and type(inner.args[1]) is int and inner.args[1] > 0:
         m = inner.args[1]
@@ -178,6 +184,82 @@ def _mod_by_int(a: Expr, k: int) -> Ext:
     if lo is not None and lo >= 0 and hi is not None and hi < k:  # 0 <= a < k
         return a
     return of_factor(op("mod", (a, k)))
+
+
+def _inner_mods_read_through(a: Expr, k: int) -> Ext:
+    """``a`` with each factor ``mod(y, m)`` of a term (to the first power) read as ``y`` where
+    ``k`` divides ``m``: the same modulo ``k``, since ``mod(y, m) = y - m*floor(y/m)``
+    (``mod(3*mod(x, 4), 4)``, a padding's ``(4 - x mod 4) mod 4``, is ``mod(3*x, 4)``)."""
+    out: Ext = a.const
+    changed = False
+    for m, c in a.terms:
+        f = next((f for f, e in m.factors if e == 1 and _int_mod(f) and f.args[1] % k == 0), None)  # type: ignore[union-attr]
+        if f is None:
+            out = poly.add(out, make(((m, c),), 0))
+            continue
+        changed = True
+        others = tuple((g, e) for g, e in m.factors if g is not f)
+        y = f.args[0]  # type: ignore[union-attr]
+        out = poly.add(out, poly.mul(make(((mono(others), c),), 0), y) if others else poly.scale(y, c))
+    return out if changed else a
+
+
+def _int_mod(f: Var | Op) -> bool:
+    """Is ``f`` a ``mod(u, w)`` of a symbolic ``u`` by a positive integer ``w``?"""
+    return type(f) is Op and f.kind == "mod" and type(f.args[1]) is int and f.args[1] > 0 and type(f.args[0]) is Expr
+
+
+# -- a sum that pads up to a multiple ------------------------------------------------------------
+
+_CEILING_STEPS = 8  # rewrites one sum may take (each lightens it; a bound all the same)
+
+
+def ceilings(e: Ext) -> Ext:
+    """``e`` with an extent padded up to a multiple written as the one ceiling it is: for a
+    positive integer ``w``, ``t + mod(-t, w)`` is ``w*ceil(t/w)`` for every integer ``t``
+    (``floor(-t/w) = -ceil(t/w)``), so ``x + mod(3*x, 4)``, the padding of a window partition, is
+    ``4*floor((x + 3)/4)``. Of the two forms of a term ``c*mod(-t, w)`` (or ``c*w*floor((t + w -
+    1)/w)``), the one kept leaves the smaller coefficients on the monomials of ``t`` elsewhere
+    in the sum, the mod on a tie (``4*floor((x + 3)/4) - x`` is ``mod(3*x, 4)``), so that a sum
+    reads the same however it was built. (A ceiling merged into a floor it divides,
+    ``4*floor((h + 12)/16)`` for ``floor(h/4)``, is not split again: there the form may depend
+    on the order the sum was built in, never its value.) The sums the package's functions
+    return pass through here."""
+    for _ in range(_CEILING_STEPS):
+        if type(e) is int:
+            return e
+        out = _one_ceiling(e)
+        if out is None:
+            return e
+        e = out
+    return e
+
+
+def _one_ceiling(e: Expr) -> Ext | None:
+    """``e`` with one term rewritten as ``ceilings`` says, or ``None`` where none lightens it."""
+    for m, c in e.terms:
+        if len(m.factors) != 1 or m.factors[0][1] != 1:
+            continue
+        f = m.factors[0][0]
+        if _int_mod(f):  # c*mod(u, w) = c*w*ceil(t/w) - c*t, with t = -u reduced mod w
+            u, w = f.args  # type: ignore[union-attr]
+            t = make(tuple((mu, -a % w) for mu, a in u.terms), -u.const % w)
+            if _weight(e, t, -c) < _weight(e, t, 0):
+                ceiling = poly.scale(floordiv(poly.add(t, w - 1), w), c * w)
+                return poly.add(poly.sub(e, make(((m, c),), 0)), poly.sub(ceiling, poly.scale(t, c)))
+        elif type(f) is Op and f.kind == "floor" and type(f.args[1]) is int and c % f.args[1] == 0:
+            n, w = f.args  # c*floor(n/w) = k*w*ceil(t/w) = k*t + k*mod(-t, w), with t = n - w + 1
+            k, t = c // w, poly.sub(n, w - 1)
+            if type(t) is not int and _weight(e, t, k) <= _weight(e, t, 0):  # a tie: the mod
+                rest = poly.add(poly.sub(e, make(((m, c),), 0)), poly.scale(t, k))
+                return poly.add(rest, poly.scale(mod(poly.scale(t, -1), w), k))
+    return None
+
+
+def _weight(e: Expr, t: Expr, k: int) -> int:
+    """The coefficients ``e + k*t`` leaves on the monomials of ``t``, summed by magnitude."""
+    have = dict(e.terms)
+    return sum(abs(have.get(m, 0) + k * a) for m, a in t.terms)
 
 
 # -- max and min ---------------------------------------------------------------------------------
@@ -206,7 +288,7 @@ def extremum(kind: str, args: list[Ext]) -> Ext:
     the others sorted by their text, and arguments that cannot be the extremum dropped."""
     is_max = kind == "max"
     flat: list[Ext] = []
-    for a in args:
+    for a in map(ceilings, args):
         nested = as_op(a, kind) if type(a) is Expr else None
         flat.extend(nested.args if nested is not None else (a,))
     ints = [a for a in flat if type(a) is int]

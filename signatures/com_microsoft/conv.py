@@ -85,13 +85,13 @@ def qlinear_conv(ctx: RuleContext) -> list:
 
 @rule("QLinearAveragePool", domain=MS)
 def qlinear_average_pool(ctx: RuleContext) -> list:
-    return [pool_output(ctx, channels_last=bool(ctx.attr("channels_last", 0)))]
+    return [pool_output(ctx, channels_last=bool(ctx.attr("channels_last", 0)), onnx_op=False)]
 
 
 @rule("NhwcMaxPool", domain=MS)
 def nhwc_max_pool(ctx: RuleContext) -> list:
     """MaxPool on (N, spatial..., C) data."""
-    return [pool_output(ctx, channels_last=True)]
+    return [pool_output(ctx, channels_last=True, onnx_op=False)]
 
 
 @rule("QLinearGlobalAveragePool", domain=MS)

@@ -78,7 +78,7 @@ def _positive(ctx: RuleContext, axis: int, out: Dim) -> Dim:
 @rule("MaxpoolWithMask", domain=MS)
 def maxpool_with_mask(ctx: RuleContext) -> list:
     """MaxPool's output; the mask M has the input's spatial extents (its N and C may be 1)."""
-    out = pool_output(ctx)
+    out = pool_output(ctx, onnx_op=False)
     x, m = ctx.shape(0), ctx.shape(1)
     if x is not None and m is not None:
         if len(m) != len(x):
