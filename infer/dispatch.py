@@ -69,7 +69,9 @@ class Dispatcher:
         """Did an answer depend on the operator schemas registered at run time (one asked, or
         none found where one could be registered later)? Then a result is not reused for a call
         that presents the same model (``infer.reuse``)."""
-        return any(how.kind == CUSTOM_SCHEMA or (how.kind == NONE and how.code in ("no-rule", "unknown-function"))
+        # (An operator unknown to ai.onnx counts: a schema registered later may add it there.)
+        codes = ("no-rule", "unknown-function", "unknown-operator")
+        return any(how.kind == CUSTOM_SCHEMA or (how.kind == NONE and how.code in codes)
                    for _, how in self._resolved.values())  # fmt: skip
 
     def _how(self, domain: str, op_type: str, overload: str, opset: int | None, sig: Signature | None) -> How:

@@ -124,20 +124,24 @@ def test_nothing_is_kept_past_its_bound():
     assert len(reuse.RECENT) == reuse.KEPT
 
 
-def test_a_result_resting_on_a_schema_registered_at_run_time_is_not_kept():
+@pytest.mark.parametrize("domain", ["reuse.test", ""])  # a custom domain, and ai.onnx (an operator added to it)
+def test_a_result_resting_on_a_schema_registered_at_run_time_is_not_kept(domain):
     from onnx import defs
 
-    schema = defs.OpSchema("ReuseProbe", "reuse.test", 1, inputs=[defs.OpSchema.FormalParameter("x", "T")],
+    schema = defs.OpSchema("ReuseProbe", domain, 1, inputs=[defs.OpSchema.FormalParameter("x", "T")],
                            outputs=[defs.OpSchema.FormalParameter("y", "T")],
                            type_constraints=[("T", ["tensor(float)"], "")])  # fmt: skip
     io = [helper.make_tensor_value_info("x", F, ["N"])], [helper.make_tensor_value_info("y", F, None)]
-    graph = helper.make_graph([helper.make_node("ReuseProbe", ["x"], ["y"], domain="reuse.test")], "g", *io)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("reuse.test", 1)])
+    graph = helper.make_graph([helper.make_node("ReuseProbe", ["x"], ["y"], domain=domain)], "g", *io)
+    opsets = [helper.make_opsetid("", 18)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    m = helper.make_model(graph, opset_imports=opsets)
     onnx_compat.infer_shapes(m)
     assert len(reuse.RECENT) == 0  # no schema: the answer may change once one is registered
     defs.register_schema(schema)
     try:
-        onnx_compat.infer_shapes(m)
+        out = onnx_compat.infer_shapes(m)
         assert len(reuse.RECENT) == 0  # asked a registered schema
+        typed = [vi.type.tensor_type.elem_type for vi in [*out.graph.value_info, *out.graph.output] if vi.name == "y"]
+        assert F in typed  # the registered schema's answer, not the first call's
     finally:
-        defs.deregister_schema("ReuseProbe", 1, "reuse.test")
+        defs.deregister_schema("ReuseProbe", 1, domain)
