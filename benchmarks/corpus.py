@@ -11,7 +11,10 @@ alike), best of ``--repeat``:
 * ``drop-in``: ``infer.onnx_compat.infer_shapes(model, data_prop=True)`` (a ``ModelProto`` in,
   an inferred ``ModelProto`` out, as onnxslim, polygraphy and onnxsim call it), a first call:
   nothing kept from an earlier one is reused (``infer.reuse.disabled``);
-* ``infer_model``: ``infer.infer_model(model)`` (Python objects, nothing written), a first call.
+* ``infer_model``: ``infer.infer_model(model)`` (Python objects, nothing written), a first call;
+* ``floor``: reading each node's operator, inputs, outputs and attribute names through protobuf
+  and mapping outputs to nodes, nothing inferred (``read_fields``): the least any engine in
+  Python does, as a ratio to onnx's whole inference.
 
 Then, each as its ratio to ``infer_model``'s first call:
 
@@ -107,6 +110,20 @@ def _after(first: onnx.ModelProto, second: onnx.ModelProto, repeat: int) -> floa
     return best
 
 
+def read_fields(model: onnx.ModelProto) -> dict[str, tuple[str, list[str]]]:
+    """The least an engine written in Python does with a model: read each node's operator,
+    inputs, outputs and attribute names through protobuf, and map each output to its node (the
+    ``floor`` row: how far below onnx's C++ inference no Python walk can go)."""
+    produced: dict[str, tuple[str, list[str]]] = {}
+    for node in model.graph.node:
+        op, inputs = node.op_type, list(node.input)
+        for a in node.attribute:
+            a.name  # noqa: B018 (read, as a rule reads its attributes)
+        for o in node.output:
+            produced[o] = (op, inputs)
+    return produced
+
+
 def time_corpus_model(path: Path, repeat: int) -> dict[str, Any]:
     """Seconds of each way of inferring the model at ``path`` (see the module docstring)."""
     model = onnx.load(str(path))
@@ -114,6 +131,7 @@ def time_corpus_model(path: Path, repeat: int) -> dict[str, Any]:
         "onnx": lambda: shape_inference.infer_shapes(model, data_prop=True),
         "drop-in": _first(lambda: onnx_compat.infer_shapes(model, data_prop=True)),
         "infer_model": _first(lambda: infer.infer_model(model)),
+        "floor": lambda: read_fields(model),
     }
     row: dict[str, Any] = {"model": path.stem, "nodes": len(model.graph.node)}
     row.update(_turns(runs, repeat))
@@ -187,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
             "drop-in / onnx median": statistics.median(x for x, _ in ratios),
             "drop-in / onnx worst": ratios[-1],
             "models over 6x": [m for x, m in ratios if x > 6],
+            "floor / onnx median": statistics.median(r["floor"] / r["onnx"] for r in rows),
+            "floor / onnx worst": max((r["floor"] / r["onnx"], r["model"]) for r in rows),
         }
         for what in ("again", "renamed", "inserted"):
             each = sorted((r[what] / r["infer_model"], r["model"]) for r in rows)
