@@ -267,6 +267,11 @@ class RuleContext:
         of computed indices): listed in the domain as not expressed, with ``reason``."""
         self._walker.scope.require_unexpressed(text, reason, self.site)
 
+    def runtime_requires_at_least(self, d: Dim, value: int, why: str) -> None:
+        """onnxruntime runs this node only where ``d >= value``, which the definition does not
+        require: a runtime's requirement in the domain; ``lower_bound`` does not use it."""
+        self._walker.scope.runtime_requires_at_least(d, value, self.site, why)
+
     def refused_by_runtime(self, text: str) -> None:
         """onnxruntime refuses this node although the definition allows it (``text`` says why):
         a ``runtime-refuses`` warning, and a runtime's requirement in the domain (the model

@@ -275,6 +275,14 @@ class DimScope:
             self._demand(("equal", a, b), why, site)
         self.table.note("assumption", text, (a, b), site)
 
+    def runtime_requires_at_least(self, d: Dim, value: int, site: Site | None = None, why: str = "") -> None:
+        """Record that the runtime runs this node only where ``d >= value``, although the
+        definition allows less (reflect padding of more than the extent less one): listed in the
+        domain as a runtime's requirement; no bound is sharpened by it."""
+        if d is None or type(d) is int or value <= (syntactic_bounds(d)[0] or 0):
+            return
+        self._demand(("runtime_at_least", d, value), why, site)
+
     def refused_by_runtime(self, text: str, site: Site | None = None) -> None:
         """Record that the runtime refuses this node although the definition allows it: the
         model runs nowhere there (``infer.domain`` lists it as a runtime's requirement)."""

@@ -249,8 +249,9 @@ def _constraint(key: tuple, demands: tuple[Demand, ...], conditional: bool) -> C
             # x <= c; 1 against the other (broadcast) changes nothing for c >= 1
             if cap[1] >= 1:
                 return Constraint("range", (cap[0],), upper=cap[1], demands=demands, conditional=conditional)
-    if kind == "at_least":
-        return Constraint("range", (key[1],), lower=key[2], demands=demands, conditional=conditional)
+    if kind in ("at_least", "runtime_at_least"):
+        return Constraint("range", (key[1],), lower=key[2], demands=demands, conditional=conditional,
+                          runtime_only=kind == "runtime_at_least")  # fmt: skip
     if kind in ("at_most", "at_most_every_value"):
         return Constraint("range", (key[1],), upper=key[2], demands=demands, conditional=conditional,
                           every_value=kind != "at_most")  # fmt: skip
@@ -297,10 +298,10 @@ def simplify(found: Sequence[Constraint], variables: Sequence[str], symbols: Map
     """Per variable one lower and one upper bound and one modulus; the rest as found, without
     what those imply. Conditional ones are kept apart (they bind only where they run)."""
     out: list[Constraint] = []
-    for conditional, every in ((False, False), (False, True), (True, False), (True, True)):
-        group = [c for c in found if c.conditional == conditional and c.every_value == every]
+    for conditional, every, runtime in itertools.product((False, True), repeat=3):
+        group = [c for c in found if (c.conditional, c.every_value, c.runtime_only) == (conditional, every, runtime)]
         for c in _simplified(group, variables, symbols, conditional):
-            out.append(replace(c, every_value=every) if every and not c.every_value else c)
+            out.append(replace(c, every_value=c.every_value or every, runtime_only=c.runtime_only or runtime))
     return out
 
 

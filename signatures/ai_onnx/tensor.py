@@ -831,11 +831,38 @@ def _padded(ctx: RuleContext, s: tuple[Dim, ...], pads: list[Dim], axes: list[in
         raise RuleError("shape-mismatch", f"{len(pads)} pads for {len(axes)} axes; they need {2 * len(axes)}, "
                                           "a begin and an end for each")  # fmt: skip
     out = list(s)
+    mode = ctx.attr("mode") or "constant"
     for j, a in enumerate(axes):
-        out[a] = D.add(D.add(s[a], pads[j]), pads[j + len(axes)])
+        begin, end = pads[j], pads[j + len(axes)]
+        out[a] = D.add(D.add(s[a], begin), end)
         if isinstance(out[a], int) and out[a] < 0:
             raise RuleError("shape-mismatch", f"padding makes axis {a} negative")
+        if mode != "constant":
+            _runtime_pad_needs(ctx, mode, s[a], begin, end, a)
     return tuple(out)
+
+
+def _runtime_pad_needs(ctx: RuleContext, mode: str, d: Dim, begin: Dim, end: Dim, axis: int) -> None:
+    """What onnxruntime needs of an axis padded by copying its elements (measured on 1.32):
+    an element to copy after the negative pads' slicing (``wrap`` even with no pad), and for
+    ``reflect`` more elements than either pad. The definition (and onnx's reference, numpy's
+    pad) asks neither of a reflection, so both are the runtime's requirements of the domain."""
+    if not (type(begin) is int and type(end) is int):
+        if not (D.is_symbolic(d) or D.is_symbolic(begin) or D.is_symbolic(end)):
+            return
+        ctx.require_unexpressed(f"the {mode} padding of axis {axis} fits onnxruntime's bounds",
+                                "the pads are computed")  # fmt: skip
+        return
+    sliced = D.add(D.add(d, min(begin, 0)), min(end, 0))
+    padded = max(begin, end) > 0
+    need = max(begin, end) + 1 if mode == "reflect" and padded else 1 if padded or mode == "wrap" else 0
+    if not need:
+        return
+    if type(sliced) is int and sliced < need:
+        ctx.refused_by_runtime(f"its {mode} padding of axis {axis} needs at least {need} elements there, "
+                               f"onnxruntime's kernel finds {sliced}")  # fmt: skip
+    else:
+        ctx.runtime_requires_at_least(sliced, need, f"onnxruntime's {mode} padding of axis {axis}")
 
 
 @rule("Pad", since=11)
