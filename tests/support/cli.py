@@ -14,17 +14,17 @@ import io
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from infer import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@dataclass(frozen=True)
-class Ran:
-    """What one command did: ``returncode``, ``stdout`` and ``stderr`` (as text)."""
+class Ran(NamedTuple):
+    """What one command did: ``returncode``, ``stdout`` and ``stderr`` (as text); it unpacks as
+    ``status, out, err``."""
 
     returncode: int
     stdout: str
@@ -32,7 +32,7 @@ class Ran:
 
 
 def run(*args: str, cwd: Path | str | None = None) -> Ran:
-    """``onnx-infer ARGS`` in this process, from ``cwd`` (the repository by default).
+    """``onnx-infer ARGS`` in this process, from ``cwd`` (by default the current directory).
 
     The exit status is ``main``'s return value, or the code of the ``SystemExit`` argparse raises
     (``--help``, a bad option); stdout and stderr are captured here, so this works with and
@@ -40,7 +40,7 @@ def run(*args: str, cwd: Path | str | None = None) -> Ran:
     """
     out, err = io.StringIO(), io.StringIO()
     here = os.getcwd()
-    os.chdir(cwd or ROOT)
+    os.chdir(cwd or here)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
