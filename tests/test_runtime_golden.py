@@ -62,3 +62,36 @@ def test_onnxruntime_still_returns_what_the_golden_file_holds(folder, entry):
 @pytest.mark.parametrize("folder, entry", EVERY)
 def test_onnxruntime_still_returns_what_the_golden_file_holds_for_every_model(folder, entry):
     _agrees(folder, entry)
+
+
+def test_a_claim_about_contents_the_file_does_not_hold_is_refused():
+    """Where inference knows a value's contents, the record must hold them, or the check would
+    compare the claim with an array of zeros standing in for them."""
+    import infer
+    from tests.support import runtime as R
+
+    entry = next(e for e in ENTRIES["models"] if e["file"] == "mask_ops_dynamo.onnx")
+    result = infer.infer_model(entry["path"])
+    runs = G.runs(entry)
+    main = result.graphs["main"]
+    known = next(n for n in main.producers if main.values[n].known is not None and n not in runs[0][1].without_contents)
+    runs[0][1].without_contents = runs[0][1].without_contents | {known}
+    with pytest.raises(G.StaleGolden, match="does not hold"):
+        R.check(result, runs)
+
+
+def test_the_stored_values_are_checked_like_a_run():
+    """A shape the record holds that differs from the claim is a contradiction, as from a run."""
+    import numpy as np
+
+    import infer
+    from tests.support import runtime as R
+
+    entry = next(e for e in ENTRIES["models"] if e["file"] == "mask_ops_dynamo.onnx")
+    result = infer.infer_model(entry["path"])
+    runs = G.runs(entry)
+    assert not R.check(result, runs).wrong
+    observed = runs[1][1]
+    name = next(n for n, a in observed.items() if a.ndim >= 2 and n in result.graphs["main"].producers)
+    observed[name] = np.zeros((observed[name].shape[0] + 1, *observed[name].shape[1:]), observed[name].dtype)
+    assert any(f"`{name}`" in w for w in R.check(result, runs).wrong)
