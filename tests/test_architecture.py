@@ -11,6 +11,7 @@ declares, through which subgraphs are walked.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -22,6 +23,7 @@ PACKAGES = ("infer", "signatures")
 WALKER = {"infer", "infer.engine", "infer.node", "infer.result", "infer.cli", "infer.onnx_compat", "infer.verify"}
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     out = {}
     for pkg in PACKAGES:
@@ -30,6 +32,12 @@ def _modules() -> dict[str, Path]:
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             out[name] = path
     return out
+
+
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    """The module's syntax tree, parsed once for every test here (none changes it)."""
+    return ast.parse(path.read_text())
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -41,6 +49,7 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+@functools.cache
 def _graph() -> nx.DiGraph:
     mods = _modules()
     g = nx.DiGraph()
@@ -53,7 +62,7 @@ def _graph() -> nx.DiGraph:
 
     for mod, path in mods.items():
         is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_parsed(path)):
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -94,7 +103,7 @@ def test_no_module_of_the_tree_is_imported_behind_the_graphs_back():
     ``__getattr__`` face hides an edge (a lazy import that dodges a circle is still a circle)."""
     hidden = []
     for mod, path in _modules().items():
-        tree = ast.parse(path.read_text())
+        tree = _parsed(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
                 arg = node.args[0] if node.args else None
@@ -112,7 +121,7 @@ def test_sympy_is_imported_at_the_edge_only():
     edge = {"infer.dims.edge"}
     importers = set()
     for mod, path in _modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_parsed(path)):
             if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "sympy" for a in node.names):
                 importers.add(mod)
             elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "sympy":

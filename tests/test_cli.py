@@ -1,4 +1,9 @@
-"""The command line, run as a user would: exit statuses, outputs, and bad input."""
+"""The command line, run as a user would: exit statuses, outputs, and bad input.
+
+Outputs and exit statuses are checked in this process (``tests.support.cli.run`` calls
+``infer.cli.main``); every verb also runs once as a fresh process, and so do the tests of
+terminals and pipes.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +18,15 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.support import cli as C
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "bert_tiny.onnx"
 
 
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "infer.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=120
-    )
+# What the command prints and returns is checked in this process (tests.support.cli.run); the
+# tests about the process itself (each verb started afresh, terminals, pipes) start a child.
+cli = C.run
 
 
 def _unknown_reshape_model(path: Path) -> Path:
@@ -151,6 +157,33 @@ def test_ops_statement():
 VERBS = ("annotate", "check", "domain", "explain", "report", "verify", "ops")
 
 
+def _relu_model(path: Path) -> Path:
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])  # fmt: skip
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    return path
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_runs_in_a_fresh_process(tmp_path, verb):
+    """``python -m infer.cli VERB``: a fresh interpreter starts, imports what the verb needs, prints
+    and exits with the verb's status (the other tests call ``main`` in this process)."""
+    relu = str(_relu_model(tmp_path / "relu.onnx"))
+    argv, status, shown = {
+        "annotate": (["annotate", relu, "-o", str(tmp_path / "o.onnx"), "--json"], 0, '"summary"'),
+        "check": (["check", str(_mismatch_model(tmp_path / "bad.onnx"))], 1, "shape-mismatch"),
+        "domain": (["domain", relu, "--json"], 0, "{"),
+        "explain": (["explain", str(_unknown_reshape_model(tmp_path / "u.onnx")), "z"], 0, "`p` is an input"),
+        "report": (["report", relu, "-o", str(tmp_path / "r.html")], 0, "r.html"),
+        "verify": (["verify", relu, "--samples", "1"], 0, "none contradicted"),
+        "ops": (["ops", "--json", "--domain", "ai.onnx"], 0, '"MatMul"'),
+    }[verb]
+    r = C.spawn(*argv)
+    assert r.returncode == status, (r.stdout, r.stderr)
+    assert shown in r.stdout and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+
+
 def test_every_verb_answers_help_and_json(capsys):
     from infer.cli import build_parser
 
@@ -250,7 +283,7 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
     err = _on_a_terminal(argv, stderr_only=True, env={"ONNX_INFER_PROGRESS_DELAY": "0"})
     assert "nodes" in err and "/3000" in err and "\r" in err
     assert _on_a_terminal([*argv, "-q"], stderr_only=True) == ""
-    piped = cli("check", str(path))
+    piped = C.spawn("check", str(path))
     assert piped.returncode == 0 and piped.stderr == ""  # never into a pipe
 
 

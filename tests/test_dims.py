@@ -15,7 +15,6 @@ import gc
 import pickle
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infer import dims as D
@@ -23,6 +22,7 @@ from infer.dimparse import parse_dim
 from infer.dims import terms
 from infer.dims.bounds import bounds, lower
 from tests.reference import sympy_dims as OLD
+from tests.support.properties import check, counts
 
 NAMES = ("a", "b", "c")
 FRESH = ("u", "v")  # fresh variables: they may be 0 at run time
@@ -84,58 +84,64 @@ def expr_and_value():
     return expr_trees(padup=True).map(lambda t: (t[0], t[2]))
 
 
-@settings(max_examples=400, deadline=None)
-@given(expr_and_value(), BINDINGS)
-def test_simplification_is_sound(pair, env):
-    d, f = pair
-    assert D.evaluate(d, env) == f(env), f"{D.to_str(d)} at {env}"
+@pytest.mark.parametrize("examples", counts(400))
+def test_simplification_is_sound(examples):
+    @check(examples, expr_and_value(), BINDINGS)
+    def holds(pair, env):
+        d, f = pair
+        assert D.evaluate(d, env) == f(env), f"{D.to_str(d)} at {env}"
 
 
-@settings(max_examples=400, deadline=None)
-@given(expr_and_value(), BINDINGS)
-def test_bounds_hold(pair, env):
-    d, f = pair
-    lo, hi = bounds(d)
-    value = f(env)
-    assert lo is None or lo <= value, f"{D.to_str(d)} >= {lo}, yet {value} at {env}"
-    assert hi is None or value <= hi, f"{D.to_str(d)} <= {hi}, yet {value} at {env}"
+@pytest.mark.parametrize("examples", counts(400))
+def test_bounds_hold(examples):
+    @check(examples, expr_and_value(), BINDINGS)
+    def holds(pair, env):
+        d, f = pair
+        lo, hi = bounds(d)
+        value = f(env)
+        assert lo is None or lo <= value, f"{D.to_str(d)} >= {lo}, yet {value} at {env}"
+        assert hi is None or value <= hi, f"{D.to_str(d)} <= {hi}, yet {value} at {env}"
 
 
-@settings(max_examples=200, deadline=None)
-@given(expr_and_value(), expr_and_value(), BINDINGS)
-def test_comparisons_are_sound(p, q, env):
-    (a, fa), (b, fb) = p, q
-    eq, lt = D.equal(a, b), D.less(a, b)
-    if eq is not None:
-        assert eq == (fa(env) == fb(env)), f"equal({D.to_str(a)}, {D.to_str(b)}) = {eq} at {env}"
-    if lt is not None:
-        assert lt == (fa(env) < fb(env)), f"less({D.to_str(a)}, {D.to_str(b)}) = {lt} at {env}"
+@pytest.mark.parametrize("examples", counts(200))
+def test_comparisons_are_sound(examples):
+    @check(examples, expr_and_value(), expr_and_value(), BINDINGS)
+    def holds(p, q, env):
+        (a, fa), (b, fb) = p, q
+        eq, lt = D.equal(a, b), D.less(a, b)
+        if eq is not None:
+            assert eq == (fa(env) == fb(env)), f"equal({D.to_str(a)}, {D.to_str(b)}) = {eq} at {env}"
+        if lt is not None:
+            assert lt == (fa(env) < fb(env)), f"less({D.to_str(a)}, {D.to_str(b)}) = {lt} at {env}"
 
 
 def _read(text: str) -> D.Dim:
     return parse_dim(text, lambda name: _var(D, name))
 
 
-@settings(max_examples=500, deadline=None)
-@given(expr_trees())
-def test_the_new_core_prints_what_the_old_did_or_its_canonical_form(tree):
+@pytest.mark.parametrize("examples", counts(500))
+def test_the_new_core_prints_what_the_old_did_or_its_canonical_form(examples):
     """Either the same text as the sympy core, or exactly the expression reading that text into
     this core gives: the two differ only in canonical form, never in value (which the soundness
     test checks against integers)."""
-    new, old, _ = tree
-    old_text = OLD.to_str(old)
-    if D.to_str(new) != old_text:
-        read = _read(old_text)
-        assert read == new if isinstance(new, int) else read is new, (old_text, D.to_str(new), D.to_str(read))
+
+    @check(examples, expr_trees())
+    def holds(tree):
+        new, old, _ = tree
+        old_text = OLD.to_str(old)
+        if D.to_str(new) != old_text:
+            read = _read(old_text)
+            assert read == new if isinstance(new, int) else read is new, (old_text, D.to_str(new), D.to_str(read))
 
 
-@settings(max_examples=300, deadline=None)
-@given(expr_and_value())
-def test_text_reads_back_as_the_same_object(pair):
-    d, _ = pair
-    if isinstance(d, int):
-        return
-    assert _read(D.to_str(d)) is d, D.to_str(d)
+@pytest.mark.parametrize("examples", counts(300))
+def test_text_reads_back_as_the_same_object(examples):
+    @check(examples, expr_and_value())
+    def holds(pair):
+        d, _ = pair
+        if isinstance(d, int):
+            return
+        assert _read(D.to_str(d)) is d, D.to_str(d)
 
 
 def test_readable_forms():

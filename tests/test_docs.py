@@ -16,6 +16,7 @@ from onnx import TensorProto, helper
 
 import infer
 from infer import cli, conformance
+from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -209,14 +210,12 @@ def _unknown_model(path: Path) -> Path:
     return path
 
 
-def _run(capsys, *argv: str) -> tuple[int, Any]:
-    capsys.readouterr()
-    status = cli.main(list(argv))
-    out = capsys.readouterr().out
+def _run(*argv: str) -> tuple[int, Any]:
+    status, out, _ = C.run(*argv)
     return status, json.loads(out)
 
 
-def test_json_output_matches_the_documented_schemas(tmp_path, capsys):
+def test_json_output_matches_the_documented_schemas(tmp_path):
     schemas = _schemas()
     assert set(schemas) == {"diagnostic", "summary", "annotate", "check", "explain", "report", "ops", "verify",
                             "contradiction"}  # fmt: skip
@@ -233,11 +232,11 @@ def test_json_output_matches_the_documented_schemas(tmp_path, capsys):
         "verify": ["verify", str(tmp_path / "wrong.onnx"), "--json", "--samples", "1"],
     }
     for verb, argv in runs.items():
-        status, data = _run(capsys, *argv)
+        status, data = _run(*argv)
         assert status in (0, 1), verb
         _validate(data, schemas[verb], schemas, verb)
     # Every field of a diagnostic and of the dimension table appears at least once above.
-    status, data = _run(capsys, "annotate", model, "-o", str(tmp_path / "o2.onnx"), "--json")
+    status, data = _run("annotate", model, "-o", str(tmp_path / "o2.onnx"), "--json")
     kinds = {v["kind"] for v in data["dims"]["variables"]}
     assert {"declared", "fresh"} <= kinds and data["diagnostics"]
 

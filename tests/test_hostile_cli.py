@@ -34,6 +34,7 @@ import infer
 from infer import cli, external, output, report
 from infer import types as T
 from infer.loader import ModelLoadError
+from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPE = np.array([-1, 2], np.int64)
@@ -54,10 +55,10 @@ def small_model(path: Path, name: str = "x") -> Path:
     return path
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+def run(*args: str) -> tuple[int, str]:
     """``onnx-infer ARGS`` in this process: (exit status, stderr)."""
-    code = cli.main(list(args))
-    return code, capsys.readouterr().err
+    status, _, err = C.run(*args)
+    return status, err
 
 
 def temporaries(directory: Path) -> list[str]:
@@ -92,12 +93,12 @@ KIND_TEST = {"fifo": stat.S_ISFIFO, "directory": stat.S_ISDIR, "device": stat.S_
 @posix_only
 @pytest.mark.parametrize("verb", ["annotate", "report"])
 @pytest.mark.parametrize("kind", ["fifo", "directory", "device", "socket"])
-def test_an_output_that_is_not_a_regular_file_is_refused(tmp_path, capsys, verb, kind):
+def test_an_output_that_is_not_a_regular_file_is_refused(tmp_path, verb, kind):
     model = small_model(tmp_path / "m.onnx")
     dest = tmp_path / "out"
     sock = make_special(dest, kind)
     try:
-        code, err = run(capsys, verb, str(model), "-o", str(dest))
+        code, err = run(verb, str(model), "-o", str(dest))
         assert code == 2, err
         assert len(err.strip().splitlines()) == 1 and "not a regular file" in err, err
         assert KIND_TEST[kind](os.lstat(dest).st_mode), "the destination was replaced"
@@ -108,34 +109,34 @@ def test_an_output_that_is_not_a_regular_file_is_refused(tmp_path, capsys, verb,
 
 
 @posix_only
-def test_the_default_output_and_in_place_are_held_to_the_same_rules(tmp_path, capsys):
+def test_the_default_output_and_in_place_are_held_to_the_same_rules(tmp_path):
     model = small_model(tmp_path / "m.onnx")
     os.mkfifo(tmp_path / "m.inferred.onnx")
-    code, err = run(capsys, "annotate", str(model), "--force")
+    code, err = run("annotate", str(model), "--force")
     assert code == 2 and "named pipe" in err
     assert stat.S_ISFIFO(os.lstat(tmp_path / "m.inferred.onnx").st_mode)
     os.mkfifo(tmp_path / "pipe.onnx")
-    code, err = run(capsys, "annotate", str(tmp_path / "pipe.onnx"), "--in-place")
+    code, err = run("annotate", str(tmp_path / "pipe.onnx"), "--in-place")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe.onnx").st_mode)
 
 
-def test_an_empty_output_path_is_an_error(tmp_path, capsys):
+def test_an_empty_output_path_is_an_error(tmp_path):
     model = small_model(tmp_path / "m.onnx")
     for verb, default in (("annotate", "m.inferred.onnx"), ("report", "m.report.html")):
-        code, err = run(capsys, verb, str(model), "-o", "")
+        code, err = run(verb, str(model), "-o", "")
         assert code == 2 and "empty" in err, err
         assert not (tmp_path / default).exists()
 
 
 @posix_only
-def test_in_place_through_a_symlink_updates_the_file_it_names(tmp_path, capsys):
+def test_in_place_through_a_symlink_updates_the_file_it_names(tmp_path):
     real = small_model(tmp_path / "real.onnx")
     (tmp_path / "links").mkdir()
     link = tmp_path / "links" / "model.onnx"
     link.symlink_to(real)
     real.chmod(0o640)
-    code, err = run(capsys, "annotate", str(link), "--in-place", "-q")
+    code, err = run("annotate", str(link), "--in-place", "-q")
     assert code == 0, err
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert len(onnx.load(real).graph.output[0].type.tensor_type.shape.dim) == 2  # the real model was annotated
@@ -144,43 +145,43 @@ def test_in_place_through_a_symlink_updates_the_file_it_names(tmp_path, capsys):
 
 
 @posix_only
-def test_an_output_symlink_is_followed_to_a_regular_file_only(tmp_path, capsys):
+def test_an_output_symlink_is_followed_to_a_regular_file_only(tmp_path):
     model = small_model(tmp_path / "m.onnx")
     target = tmp_path / "target.html"
     target.write_text("old")
     (tmp_path / "to-file").symlink_to("target.html")
-    code, err = run(capsys, "report", str(model), "-o", str(tmp_path / "to-file"), "-q")
+    code, err = run("report", str(model), "-o", str(tmp_path / "to-file"), "-q")
     assert code == 0, err
     assert (tmp_path / "to-file").is_symlink() and target.read_text().startswith("<!DOCTYPE html>")
 
     (tmp_path / "to-nothing").symlink_to("missing.html")
-    code, err = run(capsys, "report", str(model), "-o", str(tmp_path / "to-nothing"))
+    code, err = run("report", str(model), "-o", str(tmp_path / "to-nothing"))
     assert code == 2 and "does not exist" in err and not (tmp_path / "missing.html").exists()
 
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "to-pipe").symlink_to("pipe")
-    code, err = run(capsys, "annotate", str(model), "-o", str(tmp_path / "to-pipe"))
+    code, err = run("annotate", str(model), "-o", str(tmp_path / "to-pipe"))
     assert code == 2 and "named pipe" in err and stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
 
     (tmp_path / "loop").symlink_to("loop")
-    code, err = run(capsys, "annotate", str(model), "-o", str(tmp_path / "loop"))
+    code, err = run("annotate", str(model), "-o", str(tmp_path / "loop"))
     assert code == 2 and "symbolic links" in err
     assert temporaries(tmp_path) == []
 
 
 @posix_only
-def test_an_output_symlink_naming_the_input_is_the_input(tmp_path, capsys):
+def test_an_output_symlink_naming_the_input_is_the_input(tmp_path):
     model = small_model(tmp_path / "m.onnx")
     before = model.read_bytes()
     (tmp_path / "alias.onnx").symlink_to("m.onnx")
-    code, err = run(capsys, "annotate", str(model), "-o", str(tmp_path / "alias.onnx"))
+    code, err = run("annotate", str(model), "-o", str(tmp_path / "alias.onnx"))
     assert code == 2 and "--in-place" in err and model.read_bytes() == before
 
 
 @posix_only
 @pytest.mark.parametrize(("verb", "suffix"), [("annotate", ".inferred.onnx"), ("report", ".report.html")])
 @pytest.mark.parametrize("link", ["symbolic", "hard", "symbolic to a symbolic"])
-def test_force_never_writes_the_input_through_a_link(tmp_path, capsys, verb, suffix, link):
+def test_force_never_writes_the_input_through_a_link(tmp_path, verb, suffix, link):
     """Issue 27: the default output a link to the input is the input: refused, --force or not."""
     model = small_model(tmp_path / "m.onnx")
     before = model.read_bytes()
@@ -193,12 +194,12 @@ def test_force_never_writes_the_input_through_a_link(tmp_path, capsys, verb, suf
         (tmp_path / "alias").symlink_to("m.onnx")
         default.symlink_to("alias")
     for extra in (["--force"], ["-o", str(default)], ["-o", str(default), "--force"]):
-        code, err = run(capsys, verb, str(model), *extra)
+        code, err = run(verb, str(model), *extra)
         assert code == 2 and len(err.strip().splitlines()) == 1 and "is the input model" in err, (extra, err)
         assert model.read_bytes() == before and os.path.samefile(default, model)
     assert temporaries(tmp_path) == []
     (tmp_path / "other").mkdir()
-    code, err = run(capsys, verb, str(tmp_path / "other" / ".." / "m.onnx"), "-o", str(model))  # another spelling
+    code, err = run(verb, str(tmp_path / "other" / ".." / "m.onnx"), "-o", str(model))  # another spelling
     assert code == 2 and "is the input model" in err and model.read_bytes() == before
 
 
@@ -411,11 +412,11 @@ def test_a_permission_error_is_a_load_error(tmp_path, monkeypatch):
     assert open_fds() == before
 
 
-def test_the_cli_says_one_line_for_unreadable_paths(tmp_path, capsys):
+def test_the_cli_says_one_line_for_unreadable_paths(tmp_path):
     (tmp_path / "dir").mkdir()
     for path in ("", str(tmp_path / "dir")):
         for verb in ("check", "annotate", "report"):
-            code, err = run(capsys, verb, path, "-q") if verb == "check" else run(capsys, verb, path, "-o",
+            code, err = run(verb, path, "-q") if verb == "check" else run(verb, path, "-o",
                                                                                    str(tmp_path / "o"))  # fmt: skip
             assert code == 2, (verb, path, err)
             assert len(err.strip().splitlines()) == 1 and "internal error" not in err, err
@@ -461,11 +462,11 @@ def assert_page_intact(page: str, title: str) -> None:
 
 
 @pytest.mark.parametrize("title", [None, *PLACEHOLDERS, "".join(PLACEHOLDERS)])
-def test_no_user_or_model_string_reaches_the_template(tmp_path, capsys, title):
+def test_no_user_or_model_string_reaches_the_template(tmp_path, title):
     model = placeholder_model(tmp_path / ("m" + "".join(PLACEHOLDERS) + ".onnx"))
     out = tmp_path / "page.html"
     args = ["report", str(model), "-o", str(out), "-q"] + (["--title", title] if title is not None else [])
-    code, err = run(capsys, *args)
+    code, err = run(*args)
     assert code in (0, 1), err
     assert_page_intact(out.read_text(encoding="utf-8"), title if title is not None else model.name)
 

@@ -2,7 +2,8 @@
 
 Each model of tests/models/ms/manifest.json (the corpus optimized by onnxruntime's transformer
 optimizer, quantized by its quantizers, and a few hand-built graphs of contrib operators) runs
-in onnxruntime at two sizes with every node output exposed; every claim is checked as in
+in onnxruntime at two sizes with every node output exposed (the values stored in
+tests/models/ms/runtime_golden.json, tests/support/golden.py); every claim is checked as in
 tests/test_real_models.py. ``python -m tests.test_ms_models`` prints the exact ratio per model.
 
 The signatures declared in signatures/com_microsoft are compared with the schemas the installed
@@ -25,6 +26,7 @@ import signatures
 from signatures.com_microsoft import MS
 from signatures.registry import EXAMPLES, REGISTRY
 from signatures.schema import all_signatures
+from tests.support import golden
 from tests.support import runtime as R
 
 MS_DIR = Path(__file__).resolve().parent / "models" / "ms"
@@ -32,11 +34,9 @@ ENTRIES: list[dict[str, Any]] = json.loads((MS_DIR / "manifest.json").read_text(
 
 
 def check_entry(entry: dict[str, Any]) -> tuple[infer.InferenceResult, R.Check]:
-    model = onnx.load(str(MS_DIR / entry["file"]))
-    result = infer.infer_model(model)
-    exposed = R.expose_all(model)
-    runs = [(b["dims"], R.run(exposed, R.feeds_for(entry, b["dims"]))) for b in entry["bindings"]]
-    return result, R.check(result, runs)
+    """Inference's claims against onnxruntime's values (stored in tests/models/ms/runtime_golden.json)."""
+    result = infer.infer_model(onnx.load(str(MS_DIR / entry["file"])))
+    return result, R.check(result, golden.runs({**entry, "path": MS_DIR / entry["file"]}))
 
 
 @pytest.fixture(scope="module", params=ENTRIES, ids=[e["file"] for e in ENTRIES])

@@ -16,7 +16,6 @@ import re
 import select
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from onnx import TensorProto, helper
 
 import infer
 from infer.report import render
+from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "bert_tiny.onnx"
@@ -239,17 +239,16 @@ def test_hostile_names_stay_data(tmp_path):
 
 def test_report_verb(tmp_path):
     out = tmp_path / "r.html"
-    run = [sys.executable, "-m", "infer.cli", "report", str(EXAMPLE), "-o", str(out), "--json"]
-    r = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    r = C.run("report", str(EXAMPLE), "-o", str(out), "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["output"] == str(out) and data["summary"]["values"] == 305 and data["diagnostics"]["error"] == 0
     assert out.stat().st_size > 10_000 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     src = tmp_path / "m.onnx"
     src.write_bytes(EXAMPLE.read_bytes())
-    r = subprocess.run([sys.executable, "-m", "infer.cli", "report", str(src), "-q"], capture_output=True, text=True)
+    r = C.run("report", str(src), "-q")
     assert r.returncode == 0 and r.stdout == "" and (tmp_path / "m.report.html").exists()
-    r = subprocess.run([sys.executable, "-m", "infer.cli", "report", str(src)], capture_output=True, text=True)
+    r = C.run("report", str(src))
     assert r.returncode == 2 and "--force" in r.stderr
 
 
@@ -258,8 +257,7 @@ def test_report_verb(tmp_path):
 
 def test_example_report_in_chromium(browser, tmp_path):
     out = tmp_path / "bert_tiny.report.html"
-    r = subprocess.run([sys.executable, "-m", "infer.cli", "report", str(EXAMPLE), "-o", str(out)],
-                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    r = C.run("report", str(EXAMPLE), "-o", str(out))
     assert r.returncode == 0, r.stderr
     browser.open(out.as_uri())
     assert browser.eval("document.body.dataset.ready") == "1"

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,6 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 import infer
 from infer import external, limits
 from infer import types as T
+from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
 SHAPE = np.array([-1, 2], np.int64)  # x[N, 4] reshaped to [2N, 2]
@@ -604,9 +603,7 @@ def test_limits_are_validated_and_documented():
 # -- the command line: hostile input, one line, exit 0, 1 or 2 -----------------------------------
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "infer.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)  # fmt: skip
+_cli = C.run  # in this process: what is checked is the exit status and the one line on stderr
 
 
 def test_cli_on_hostile_models_exits_cleanly(tmp_path):

@@ -20,11 +20,11 @@ import pytest
 from onnx import TensorProto, helper
 
 import infer
-from infer import cli
 from infer import dims as D
 from infer import types as T
 from infer.values import Known, Value
 from infer.verify import INSTALL_HINT, VerifyError, check_run, exposed, run, verify
+from tests.support import cli as C
 from tests.support import runtime as R
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,13 +76,6 @@ def _observe(model: onnx.ModelProto, x: list[int]) -> dict[str, Any]:
 def _tamper(result: infer.InferenceResult, name: str, value: Value) -> None:
     """Replace inference's claim about ``name`` (main graph) by ``value``."""
     result.graphs["main"].values[name] = value
-
-
-def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    status = cli.main(list(argv))
-    out = capsys.readouterr()
-    return status, out.out, out.err
 
 
 # -- the corpus -------------------------------------------------------------------------------
@@ -294,45 +287,45 @@ def test_a_model_onnxruntime_cannot_load_reports_why() -> None:
 # -- the command line -----------------------------------------------------------------------------
 
 
-def test_cli_exit_0_with_counts_and_json(capsys, tmp_path) -> None:
-    status, out, err = _main(capsys, "verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "--samples", "2")
+def test_cli_exit_0_with_counts_and_json(tmp_path) -> None:
+    status, out, err = C.run("verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "--samples", "2")
     assert status == 0, err
     assert "claims checked in 2 runs" in out and "0 unchecked" in out and "none contradicted" in out
-    status, out, _ = _main(capsys, "verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "--samples", "2", "--json",
+    status, out, _ = C.run("verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "--samples", "2", "--json",
                            "--bind", "batch=3", "--int-range", "0:5", "--seed", "7")  # fmt: skip
     data = json.loads(out)
     assert status == 0 and data["ok"] and data["error"] is None and data["summary"]["checked_runs"] == 2
     assert data["summary"]["claims"] == sum(r["claims"] for r in data["runs"]) > 0
     assert all(r["bindings"]["batch"] == 3 for r in data["runs"])
-    assert _main(capsys, "verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "-q", "--samples", "1")[1:] == ("", "")
+    assert C.run("verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "-q", "--samples", "1")[1:] == ("", "")
 
 
-def test_cli_exit_1_lists_each_contradiction(capsys, tmp_path) -> None:
+def test_cli_exit_1_lists_each_contradiction(tmp_path) -> None:
     m = onnx.load(str(EXAMPLE))
     m.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 33
     path = tmp_path / "wrong.onnx"
     onnx.save(m, path)
-    status, out, _ = _main(capsys, "verify", str(path), "--samples", "2")
+    status, out, _ = C.run("verify", str(path), "--samples", "2")
     assert status == 1
     lines = [line for line in out.splitlines() if "[declared-type]" in line]
     assert len(lines) == 2 and all("`last_hidden_state`" in line and "axis 2 is 32" in line for line in lines)
     assert "2 contradicted" in out
-    status, out, _ = _main(capsys, "verify", str(path), "--samples", "1", "--json")
+    status, out, _ = C.run("verify", str(path), "--samples", "1", "--json")
     data = json.loads(out)
     assert status == 1 and not data["ok"]
     [c] = data["runs"][0]["contradictions"]
     assert c["kind"] == "declared-type" and c["value"] == "last_hidden_state" and c["actual"] == 32
 
 
-def test_cli_exit_2_when_the_model_cannot_run(capsys, tmp_path) -> None:
+def test_cli_exit_2_when_the_model_cannot_run(tmp_path) -> None:
     x = helper.make_tensor_value_info("x", F, ["N"])
     node = helper.make_node("Foo", ["x"], ["y"], domain="my.domain")
     path = tmp_path / "custom.onnx"
     onnx.save(_model([node], [x], [helper.make_tensor_value_info("y", F, ["N"])], domains={"my.domain": 1}), path)
-    status, out, err = _main(capsys, "verify", str(path))
+    status, out, err = C.run("verify", str(path))
     assert status == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "cannot run the model" in err and "my.domain" in err
-    status, out, err = _main(capsys, "verify", str(path), "--json")
+    status, out, err = C.run("verify", str(path), "--json")
     assert status == 2 and json.loads(out)["error"] and "cannot run the model" in err
 
 
@@ -346,26 +339,26 @@ def test_cli_exit_2_when_the_model_cannot_run(capsys, tmp_path) -> None:
         (["--bind", "batch"], "--bind expects NAME=INT"),
     ],
 )
-def test_cli_exit_2_on_bad_options(capsys, argv: list[str], message: str) -> None:
-    status, out, err = _main(capsys, "verify", str(EXAMPLE), *argv)
+def test_cli_exit_2_on_bad_options(argv: list[str], message: str) -> None:
+    status, out, err = C.run("verify", str(EXAMPLE), *argv)
     assert status == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_without_onnxruntime_the_extra_is_named(capsys, monkeypatch) -> None:
+def test_without_onnxruntime_the_extra_is_named(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # `import onnxruntime` raises ImportError
     with pytest.raises(VerifyError, match="verify"):
         verify(infer.infer_model(EXAMPLE))
-    status, _, err = _main(capsys, "verify", str(EXAMPLE))
+    status, _, err = C.run("verify", str(EXAMPLE))
     assert status == 2 and INSTALL_HINT in err
 
 
-def test_check_lists_the_assumptions(capsys, tmp_path) -> None:
+def test_check_lists_the_assumptions(tmp_path) -> None:
     path = tmp_path / "nz.onnx"
     onnx.save(_float16_count_model(), path)
     texts = [str(a) for a in infer.infer_model(str(path)).assumptions]
     assert texts
-    status, out, _ = _main(capsys, "check", str(path))
+    status, out, _ = C.run("check", str(path))
     assert status == 0 and f"assumptions ({len(texts)}):" in out and all(t in out for t in texts)
-    status, out, _ = _main(capsys, "check", str(path), "--json")
+    status, out, _ = C.run("check", str(path), "--json")
     listed = json.loads(out)["assumptions"]
     assert [a["text"] for a in listed] == texts and listed[0]["upper"] == 2048 and listed[0]["site"]

@@ -24,6 +24,7 @@ import infer
 from infer import cli
 from infer.runguard import resident_bytes
 from infer.verify import Bounds, VerifyError, verify
+from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -69,13 +70,6 @@ def big_expand() -> onnx.ModelProto:
                   ["y"])  # fmt: skip
 
 
-def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    status = cli.main(list(argv))
-    out = capsys.readouterr()
-    return status, out.out, out.err
-
-
 # -- item 4 (a): time --------------------------------------------------------------------------
 
 
@@ -98,20 +92,20 @@ def test_the_whole_verify_stops_at_its_time_limit() -> None:
     assert any("total_seconds" in n for n in report.notes)
 
 
-def test_cli_reports_runs_past_the_time_limit(capsys, tmp_path) -> None:
+def test_cli_reports_runs_past_the_time_limit(tmp_path) -> None:
     path = tmp_path / "slow.onnx"
     onnx.save(slow_loop(), path)
-    status, out, err = _main(capsys, "verify", str(path), "--run-seconds", "0.3", "--total-seconds", "1.5")
+    status, out, err = C.run("verify", str(path), "--run-seconds", "0.3", "--total-seconds", "1.5")
     assert status == cli.EXIT_FAILED, (out, err)
     assert "skipped the run at {N=2}: it took longer than 0.3 s (run_seconds)" in out
     assert "every run was skipped" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("option", ["--run-seconds=-1", "--total-seconds=inf", "--max-memory=0", "--max-memory=lots"])
-def test_cli_refuses_bad_bounds(capsys, tmp_path, option: str) -> None:
+def test_cli_refuses_bad_bounds(tmp_path, option: str) -> None:
     path = tmp_path / "slow.onnx"
     onnx.save(slow_loop(), path)
-    status, _, err = _main(capsys, "verify", str(path), option)
+    status, _, err = C.run("verify", str(path), option)
     assert status == cli.EXIT_FAILED and "Traceback" not in err
     assert err.startswith("onnx-infer: ") and option.partition("=")[0] in err, err
 
@@ -164,13 +158,13 @@ def test_memory_growth_no_shape_shows_is_stopped_during_the_run() -> None:
     assert resident_bytes() - before < 200 << 20
 
 
-def test_cli_counts_the_skipped_runs_by_reason(capsys, tmp_path) -> None:
+def test_cli_counts_the_skipped_runs_by_reason(tmp_path) -> None:
     path = tmp_path / "big.onnx"
     onnx.save(big_expand(), path)
-    status, out, err = _main(capsys, "verify", str(path), "--max-memory", "64M", "--samples", "1")
+    status, out, err = C.run("verify", str(path), "--max-memory", "64M", "--samples", "1")
     assert status == cli.EXIT_FAILED and "Traceback" not in err
     assert "over the limit of 64.0 MiB (max_memory)" in out
-    status, out, _ = _main(capsys, "verify", str(path), "--max-memory", "64M", "--samples", "1", "--json")
+    status, out, _ = C.run("verify", str(path), "--max-memory", "64M", "--samples", "1", "--json")
     import json
 
     data = json.loads(out)
@@ -237,32 +231,32 @@ def _external_model(directory: Path, *, constant: bool = False, location: str = 
     return path
 
 
-def test_external_data_is_read_only_when_asked(capsys, tmp_path) -> None:
+def test_external_data_is_read_only_when_asked(tmp_path) -> None:
     path = _external_model(tmp_path)
-    status, _, err = _main(capsys, "verify", str(path), "--samples", "1")
+    status, _, err = C.run("verify", str(path), "--samples", "1")
     assert status == cli.EXIT_FAILED and "--read-external-data" in err, err
     with pytest.raises(VerifyError, match="opt-in"):
         verify(infer.infer_model(path), samples=1)
-    status, out, err = _main(capsys, "verify", str(path), "--samples", "1", "--read-external-data")
+    status, out, err = C.run("verify", str(path), "--samples", "1", "--read-external-data")
     assert status == cli.EXIT_OK, (out, err)
     assert "claims checked in 1 run" in out
 
 
-def test_a_constants_external_tensor_is_resolved_against_the_models_directory(capsys, tmp_path, monkeypatch) -> None:
+def test_a_constants_external_tensor_is_resolved_against_the_models_directory(tmp_path, monkeypatch) -> None:
     model_dir, elsewhere = tmp_path / "model", tmp_path / "elsewhere"
     model_dir.mkdir()
     elsewhere.mkdir()
     path = _external_model(model_dir, constant=True)
     (elsewhere / "w.bin").write_bytes(b"\0" * 3)  # a decoy in the working directory, of the wrong size
     monkeypatch.chdir(elsewhere)
-    status, _, err = _main(capsys, "verify", str(path), "--samples", "1")
+    status, _, err = C.run("verify", str(path), "--samples", "1")
     assert status == cli.EXIT_FAILED and "--read-external-data" in err, err
-    status, out, err = _main(capsys, "verify", str(path), "--samples", "1", "--read-external-data")
+    status, out, err = C.run("verify", str(path), "--samples", "1", "--read-external-data")
     assert status == cli.EXIT_OK, (out, err)
     assert "claims checked in 1 run" in out
 
 
-def test_external_data_past_the_limit_is_refused_before_any_read(capsys, tmp_path, monkeypatch) -> None:
+def test_external_data_past_the_limit_is_refused_before_any_read(tmp_path, monkeypatch) -> None:
     from infer import external
 
     with open(tmp_path / "big.bin", "wb") as f:
@@ -273,10 +267,10 @@ def test_external_data_past_the_limit_is_refused_before_any_read(capsys, tmp_pat
         raise AssertionError("external data was read past the limit")
 
     monkeypatch.setattr(external, "read", never)
-    status, _, err = _main(capsys, "verify", str(path), "--read-external-data")
+    status, _, err = C.run("verify", str(path), "--read-external-data")
     assert status == cli.EXIT_FAILED, err
     assert "need 1073741824 bytes, over the limit of 536870912 (max_external_bytes)" in err
-    status, _, err = _main(capsys, "verify", str(path), "--read-external-data", "--max-external-bytes", "1K")
+    status, _, err = C.run("verify", str(path), "--read-external-data", "--max-external-bytes", "1K")
     assert status == cli.EXIT_FAILED and "over the limit of 1024" in err
 
 
@@ -284,7 +278,7 @@ def test_external_data_past_the_limit_is_refused_before_any_read(capsys, tmp_pat
     ("location", "message"),
     [("../outside.bin", "parent-directory component"), ("/etc/passwd", "absolute path"), ("link.bin", "symbolic link")],
 )
-def test_refusals_of_external_data_are_verify_errors(capsys, tmp_path, location: str, message: str) -> None:
+def test_refusals_of_external_data_are_verify_errors(tmp_path, location: str, message: str) -> None:
     (tmp_path / "real.bin").write_bytes(np.arange(4, dtype=np.float32).tobytes())
     (tmp_path / "link.bin").symlink_to(tmp_path / "real.bin")
     path = _external_model(tmp_path, location=location)
@@ -293,6 +287,6 @@ def test_refusals_of_external_data_are_verify_errors(capsys, tmp_path, location:
         verify(result, samples=1)
     with pytest.raises(VerifyError, match=message):
         verify(result, samples=1, read_external_data=True)
-    status, _, err = _main(capsys, "verify", str(path), "--read-external-data")
+    status, _, err = C.run("verify", str(path), "--read-external-data")
     assert status == cli.EXIT_FAILED and "cannot read the model's external data" in err and message in err
     assert "internal error" not in err

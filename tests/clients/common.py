@@ -5,7 +5,9 @@ optimizer, onnxslim, polygraphy, onnx-graphsurgeon, onnxoptimizer, onnxsim) on t
 tests/models with onnx-infer in place of the shape inference the tool calls, and holds every
 output to three things: onnx's checker passes, onnxruntime runs it, and its outputs on the
 manifest's feeds are the original model's. The tools are the optional ``clients`` extra
-(pyproject.toml); a test whose tool is not installed skips.
+(pyproject.toml); a test whose tool is not installed skips. What a tool does with onnx's own
+inference, which the tests compare with, is stored in tests/clients/baselines.json
+(tests/clients/baselines.py) for the versions recorded there, and run afresh for any other.
 """
 
 from __future__ import annotations

@@ -83,9 +83,12 @@ def check(result: infer.InferenceResult, runs: list[tuple[Mapping[str, int], Map
     A value is exact when every dim is an integer or an expression over declared variables and
     no run contradicts it.
     """
+    from . import golden  # (golden reads this module)
+
     out = Check()
     contradicted: set[str] = set()
     for bindings, observed in runs:
+        golden.require_contents(result, observed)
         rc = V.check_run(result, bindings, observed)
         if rc.skipped is not None:
             out.skipped_runs.append(f"{dict(bindings)}: {rc.skipped}")
