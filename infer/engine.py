@@ -163,7 +163,7 @@ def collector_paused() -> Iterator[None]:
             young = gc.get_count()[0]  # allocated less freed since the youngest was last emptied
             # A run of fewer objects than make a young collection leaves them young, to be
             # collected as the program's own: no full collection is owed for them (a one-node
-            # model moved 94 objects a call, and paid a full collection every 75 calls, a third
+            # model moved 94 objects a call, and paid a full collection every 75 calls, a sixth
             # of its time). A larger run's would reach the oldest generation by Python's rules,
             # uncounted, and stay there (+13% memory over 1,000 calls of bert_tiny at 7,000).
             if young - before > gc.get_threshold()[0] and gc.get_freeze_count() == 0:  # (the program's frozen stay)
