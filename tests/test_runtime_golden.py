@@ -11,30 +11,17 @@ holds: the same values, element types and shapes, and the same contents wherever
 
 from __future__ import annotations
 
-import datetime
-import os
-
 import pytest
 
 from tests.models.refresh_runtime_golden import record_differences
 from tests.support import golden as G
+from tests.support.rotation import weekly_and_every
 
 FOLDERS = {d.relative_to(G.FOLDERS[0].parent).as_posix(): d for d in G.FOLDERS}  # "models", "models/more", ...
 ENTRIES = {name: G.entries(d) for name, d in FOLDERS.items()}
 
 
-def _pick(count: int) -> int:
-    chosen = os.environ.get("ONNX_INFER_GOLDEN_CASE")
-    week = datetime.date.today().isocalendar().week
-    return (int(chosen) if chosen else week) % count
-
-
-ROTATING = [
-    pytest.param(name, e, id=f"{name}/{e['file']}") for name, es in ENTRIES.items() for e in [es[_pick(len(es))]]
-]
-EVERY = [
-    pytest.param(name, e, id=f"{name}/{e['file']}", marks=pytest.mark.slow) for name, es in ENTRIES.items() for e in es
-]
+ROTATING, EVERY = weekly_and_every(ENTRIES)
 
 
 @pytest.mark.parametrize("folder", list(FOLDERS))

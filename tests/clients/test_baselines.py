@@ -4,31 +4,18 @@ are what the tools do: each tool runs again on one model (a different one each I
 
 from __future__ import annotations
 
-import datetime
 import importlib.util
-import os
 
 import pytest
 
 from tests.clients import baselines as B
+from tests.support.rotation import weekly_and_every
 
 MODULES = {"onnxslim": "onnxslim", "polygraphy": "polygraphy", "graphsurgeon": "onnx_graphsurgeon",
            "onnxoptimizer": "onnxoptimizer"}  # fmt: skip
 
 
-def _pick(count: int) -> int:
-    chosen = os.environ.get("ONNX_INFER_GOLDEN_CASE")
-    return (int(chosen) if chosen else datetime.date.today().isocalendar().week) % count
-
-
-ROTATING = [
-    pytest.param(tool, e, id=f"{tool}/{e['file']}") for tool, (_, es) in B.TOOLS.items() for e in [es[_pick(len(es))]]
-]
-EVERY = [
-    pytest.param(tool, e, id=f"{tool}/{e['file']}", marks=pytest.mark.slow)
-    for tool, (_, es) in B.TOOLS.items()
-    for e in es
-]
+ROTATING, EVERY = weekly_and_every({tool: es for tool, (_, es) in B.TOOLS.items()})
 
 
 def _agrees(tool: str, entry: dict) -> None:
