@@ -10,21 +10,18 @@ result.explain("y")            # why a dim is unknown, down to the root cause
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from onnx import ModelProto
 
-from . import reuse
-from .diagnostics import Diagnostic, Location
-from .dimtable import DimTable
-from .engine import Engine, Options, collector_paused
-from .explain import Explanation
-from .limits import Limits
-from .loader import ModelLoadError, ModelSource
-from .node import NodeInference, infer_node
-from .result import InferenceResult, Summary
-from .types import (
+from infer.check import domain, verify
+from infer.core import diagnostics, dims, limits, types, values
+from infer.core.diagnostics import Diagnostic, Location
+from infer.core.dimtable import DimTable
+from infer.core.limits import Limits
+from infer.core.types import (
     UNKNOWN,
     MapType,
     OpaqueType,
@@ -34,9 +31,35 @@ from .types import (
     TensorType,
     Type,
 )
-from .values import Known, Value
+from infer.core.values import Known, Value
+from infer.core.version import __version__ as __version__
+from infer.load import external
+from infer.load.loader import ModelLoadError, ModelSource
+from infer.out import explain, report, result
+from infer.out.explain import Explanation
+from infer.out.result import InferenceResult, Summary
+from infer.walk import reuse
+from infer.walk.engine import Engine, Options, collector_paused
+from infer.walk.node import NodeInference, infer_node
 
-__version__ = "0.1.0"
+# The modules a user imports by their short names (``infer.dims``, ``from infer.verify import
+# Bounds``, docs/library.md): each is the one module of its layer, also under ``infer.<name>``.
+PUBLIC_MODULES = {
+    "diagnostics": diagnostics,
+    "dims": dims,
+    "domain": domain,
+    "explain": explain,
+    "external": external,
+    "limits": limits,
+    "report": report,
+    "result": result,
+    "reuse": reuse,
+    "types": types,
+    "values": values,
+    "verify": verify,
+}
+for _short, _module in PUBLIC_MODULES.items():
+    sys.modules[f"{__name__}.{_short}"] = _module
 
 __all__ = [
     "infer_model",
@@ -102,17 +125,17 @@ def infer_model(
 
     External data (Clauses 13, 15.3): with ``read_external_data=True`` the small integer
     initializers a model keeps in external files (possible shapes) are read, after every check
-    of ``infer.external``, relative to the model file's directory, or to ``external_data_dir``
+    of ``infer.load.external``, relative to the model file's directory, or to ``external_data_dir``
     when given (needed for bytes and ``ModelProto`` inputs). Off by default: a model is
     untrusted (Clause 15.5). A reference that fails a check is an ``external-data`` error.
 
     ``progress(done, total)`` is called after each node of the main graph (a progress bar).
 
-    Calling again (``infer.reuse``): a ``ModelProto`` whose content and options are those of a
-    recent call gets that call's result again (of models up to ``infer.reuse.MAX_KEPT_BYTES``),
+    Calling again (``infer.walk.reuse``): a ``ModelProto`` whose content and options are those of a
+    recent call gets that call's result again (of models up to ``infer.walk.reuse.MAX_KEPT_BYTES``),
     as does one equal to ``previous``, an earlier result the caller passes (of any size).
     """
-    from .annotate import STYLES
+    from infer.out.annotate import STYLES
 
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
@@ -139,7 +162,7 @@ def _infer(
     from dataclasses import replace
     from pathlib import Path
 
-    from .loader import load
+    from infer.load.loader import load
 
     loaded = load(model, max_bytes=limits.max_model_bytes)
     options = Options(
@@ -201,7 +224,7 @@ def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> No
     """
     from dataclasses import replace
 
-    from . import diagnostics as diag
+    from infer.core import diagnostics as diag
 
     free = Engine(model, replace(options, bindings={}), directory=directory)
     free.run()

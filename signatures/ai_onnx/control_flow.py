@@ -21,11 +21,10 @@ from collections.abc import Callable
 
 from onnx import GraphProto, TensorProto
 
-from infer import dims as D
-from infer.context import Facts, RuleContext, RuleError
-from infer.dims import Dim
-from infer.scopes import GraphPath
-from infer.types import (
+from infer.contract.context import Facts, RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import (
     UNKNOWN,
     MapType,
     OptionalType,
@@ -36,10 +35,9 @@ from infer.types import (
     UnknownType,
     elem_name,
 )
-from infer.values import Known, SymFloat, Value, is_container, join_values
-
-from ..registry import rule
-from .sequence import element_type
+from infer.core.values import Known, SymFloat, Value, is_container, join_values
+from signatures.ai_onnx.sequence import element_type
+from signatures.kit.registry import rule
 
 MAX_ROUNDS = 8  # walks of a body before its loop-carried types are widened (Clause 15.4)
 
@@ -86,7 +84,6 @@ class Body:
         if not isinstance(graph, GraphProto):
             raise RuleError("bad-attribute", f"{ctx.op_type} needs a graph attribute '{attr}'")
         self.graph = graph
-        self.path = ctx.subgraph_path(attr)
         self.own: set[str] = set()  # variables this node made for per-iteration extents
 
     @property
@@ -113,10 +110,7 @@ class Body:
         for name in D.free_names(d):
             if name in self.own:
                 return True
-            var = self.ctx.variable(name)
-            if var is None or not var.is_fresh or var.origin.site is None:
-                continue
-            if GraphPath(var.origin.site.graph).within(self.path):
+            if self.ctx.made_inside(name, self.attr):
                 return True
         return False
 
@@ -135,7 +129,7 @@ class Body:
 
     def output_dim(self, k: int, axis: int, what: str) -> Dim:
         """A fresh variable for output ``k`` of the node at ``axis``."""
-        out = self.ctx.node.output[k] if k < len(self.ctx.node.output) else ""
+        out = self.ctx.output_name(k)
         return self.fresh((k, axis), out, axis, what)
 
     # -- removing per-iteration extents ------------------------------------------------------
@@ -293,7 +287,7 @@ def if_(ctx: RuleContext) -> list:
     ctx.because(f"the branches of If differ and the condition `{cond}` is not known", 0)
     out = []
     for k, (a, b) in enumerate(zip(then, other)):
-        name = ctx.node.output[k] if k < len(ctx.node.output) else ""
+        name = ctx.output_name(k)
 
         def choice(axis: int, x: Dim, y: Dim, k: int = k, name: str = name) -> Dim:
             reason = (
@@ -626,7 +620,7 @@ def _examples() -> None:
     import numpy as np
     from onnx import helper, numpy_helper
 
-    from ..registry import example
+    from signatures.kit.registry import example
 
     n = helper.make_node
     bool_, i64, f32 = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
