@@ -125,28 +125,33 @@ def infer_model(
 
     External data (Clauses 13, 15.3): with ``read_external_data=True`` the small integer
     initializers a model keeps in external files (possible shapes) are read, after every check
-    of ``infer.load.external``, relative to the model file's directory, or to ``external_data_dir``
+    of ``infer.external``, relative to the model file's directory, or to ``external_data_dir``
     when given (needed for bytes and ``ModelProto`` inputs). Off by default: a model is
     untrusted (Clause 15.5). A reference that fails a check is an ``external-data`` error.
 
     ``progress(done, total)`` is called after each node of the main graph (a progress bar).
 
-    Calling again (``infer.walk.reuse``): a ``ModelProto`` whose content and options are those of a
-    recent call gets that call's result again (of models up to ``infer.walk.reuse.MAX_KEPT_BYTES``),
+    Calling again (``infer.reuse``): a ``ModelProto`` whose content and options are those of a
+    recent call gets that call's result again (of models up to ``infer.reuse.MAX_KEPT_BYTES``),
     as does one equal to ``previous``, an earlier result the caller passes (of any size).
     """
+    given = {"max_depth": max_depth, "max_rank": max_rank, "max_nodes": max_nodes, "max_node_visits": max_node_visits,
+             "max_expression_size": max_expression_size, "max_model_bytes": max_model_bytes,
+             "max_node_seconds": max_node_seconds}  # fmt: skip
+    run_limits = _checked_options(dims_style, limits, given)
+    with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
+        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
+
+
+def _checked_options(dims_style: str, limits: Limits | None, given: dict[str, Any]) -> Limits:
+    """The run's limits, after the options are checked (a bad one is a ``ValueError``)."""
     from infer.out.annotate import STYLES
 
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
     if limits is not None and not isinstance(limits, Limits):
         raise ValueError(f"limits must be an infer.Limits, not {type(limits).__name__}")
-    given = {"max_depth": max_depth, "max_rank": max_rank, "max_nodes": max_nodes, "max_node_visits": max_node_visits,
-             "max_expression_size": max_expression_size, "max_model_bytes": max_model_bytes,
-             "max_node_seconds": max_node_seconds}  # fmt: skip
-    run_limits = Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
-    with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
-        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
+    return Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
 
 
 def _infer(

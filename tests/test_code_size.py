@@ -22,11 +22,9 @@ TO_SPLIT = {
     "infer/load/scan.py:scan": 101,
     "infer/check/validate.py:check_graph": 87,
     "signatures/ai_onnx/tensor.py:reshape_dims": 79,
-    "signatures/ai_onnx/control_flow.py:_examples": 73,
     "infer/walk/node.py:infer_node": 67,
     "infer/check/verify.py:check_declared": 64,
     "infer/load/nodeview.py:_decode": 63,
-    "infer/__init__.py:infer_model": 61,
 }
 
 

@@ -616,14 +616,13 @@ def _g(
     return helper.make_graph(nodes, "body", ins, [ValueInfoProto(name=o) for o in outputs], inits or [])
 
 
-def _examples() -> None:
+def _if_examples() -> None:
     import numpy as np
     from onnx import helper, numpy_helper
 
     from signatures.kit.registry import example
 
-    n = helper.make_node
-    bool_, i64, f32 = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
+    n, i64 = helper.make_node, TensorProto.INT64
 
     def filled(*dims: int) -> GraphProto:
         shape = numpy_helper.from_array(np.asarray(dims, np.int64), "shape")
@@ -643,6 +642,14 @@ def _examples() -> None:
     example("If", ["bool[]"], ["?[2,3]"], attrs={"then_branch": filled(2, 3), "else_branch": ints},
             error="type-mismatch")  # fmt: skip
 
+
+def _loop_examples() -> None:
+    from onnx import helper
+
+    from signatures.kit.registry import example
+
+    n = helper.make_node
+    bool_, i64, f32 = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
     # x -> x + x, and the running sum as a scan output; cond passed through.
     keep = _g([n("Add", ["x_in", "x_in"], ["x_out"]), n("Identity", ["x_out"], ["sc"]),
                n("Identity", ["c_in"], ["c_out"])],
@@ -667,6 +674,13 @@ def _examples() -> None:
     example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["unknown"], attrs={"body": grow},
             error="arity")  # fmt: skip
 
+
+def _scan_examples() -> None:
+    from onnx import helper
+
+    from signatures.kit.registry import example
+
+    n, f32 = helper.make_node, TensorProto.FLOAT
     step = _g([n("Add", ["s_in", "x_i"], ["s_out"]), n("Add", ["x_i", "x_i"], ["y"])],
               [("s_in", f32, None), ("x_i", f32, None)], ["s_out", "y"])  # fmt: skip
     for v in (9, 11, 16, 19, 21, 23, 24, 25):
@@ -691,4 +705,6 @@ def _examples() -> None:
             attrs={"body": shapes})  # fmt: skip
 
 
-_examples()
+_if_examples()
+_loop_examples()
+_scan_examples()
