@@ -10,7 +10,7 @@ alike), best of ``--repeat``:
 * ``onnx``: ``onnx.shape_inference.infer_shapes(model, data_prop=True)``;
 * ``drop-in``: ``infer.onnx_compat.infer_shapes(model, data_prop=True)`` (a ``ModelProto`` in,
   an inferred ``ModelProto`` out, as onnxslim, polygraphy and onnxsim call it), a first call:
-  nothing kept from an earlier one is reused (``infer.reuse.disabled``);
+  nothing kept from an earlier one is reused (``infer.walk.reuse.disabled``);
 * ``infer_model``: ``infer.infer_model(model)`` (Python objects, nothing written), a first call;
 * ``floor``: reading each node's operator, inputs, outputs and attribute names through protobuf
   and mapping outputs to nodes, nothing inferred (``read_fields``): the least any engine in
@@ -18,7 +18,7 @@ alike), best of ``--repeat``:
 
 Then, each as its ratio to ``infer_model``'s first call:
 
-* ``again``: a second call on the unchanged model (its result is the first's, ``infer.reuse``);
+* ``again``: a second call on the unchanged model (its result is the first's, ``infer.walk.reuse``);
 * ``renamed`` and ``inserted``: ``infer_model(edited, previous=first)`` after renaming one node,
   or inserting an ``Identity`` before one (both in the middle of the graph), the first call's
   node results kept (what a compiler re-inferring after each rewrite sees).
@@ -45,7 +45,8 @@ import onnx
 from onnx import TensorProto, helper, shape_inference
 
 import infer
-from infer import onnx_compat, reuse
+from infer import onnx_compat
+from infer.walk import reuse
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "models"

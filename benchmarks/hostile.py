@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.run import peak_rss, reset_peak_rss, rss
-from infer.annotate import varint
+from infer.load.wire import varint
 
 HERE = Path(__file__).resolve().parent
 MB = 1_000_000

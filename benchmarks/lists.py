@@ -13,7 +13,7 @@ Then, taking turns (so drift in a shared machine's speed affects them alike), be
 * ``load``: ``onnx.load(path)``, what any Python reader of the model pays;
 * ``onnx``: ``onnx.shape_inference.infer_shapes(model, data_prop=True)``, for comparison;
 * ``drop-in``: ``infer.onnx_compat.infer_shapes(model, data_prop=True)``, a tool's first call
-  (nothing kept from an earlier one: ``infer.reuse`` cleared, not disabled, so that the call
+  (nothing kept from an earlier one: ``infer.walk.reuse`` cleared, not disabled, so that the call
   pays for its key and for keeping its answer, as a tool's call does);
 * ``ort``: ``infer.ort_compat.SymbolicShapeInference.infer_shapes(model)``, a first call too (a
   custom operator's output is incomplete: the time is the call's until it raises);
@@ -43,7 +43,8 @@ from onnx import shape_inference
 
 from benchmarks.corpus import _turns
 from benchmarks.hostile import CASES, MB
-from infer import onnx_compat, ort_compat, reuse
+from infer import onnx_compat, ort_compat
+from infer.walk import reuse
 
 ROOT = Path(__file__).resolve().parents[1]
 LIST_CASES = ("custom_ints", "constant_value_ints", "constant_int64_data", "initializer_int64_data")

@@ -6,10 +6,10 @@
 Each mode runs in a fresh process and reports the resident memory and the number of objects the
 garbage collector tracks after 10 calls and after the last, and the mean time of a call:
 
-* ``same``: the same ``ModelProto`` again (a recent result is reused: ``infer.reuse``);
-* ``fresh``: every call a real inference (``infer.reuse.disabled()``);
+* ``same``: the same ``ModelProto`` again (a recent result is reused: ``infer.walk.reuse``);
+* ``fresh``: every call a real inference (``infer.walk.reuse.disabled()``);
 * ``alternate``: six models that differ in their ``doc_string`` in turn (more than
-  ``infer.reuse.KEPT``: each call infers again, the nodes' results come from the shared store);
+  ``infer.walk.reuse.KEPT``: each call infers again, the nodes' results come from the shared store);
 * ``onnx_compat``, ``ort_compat``: the drop-ins, every call a real inference.
 
 The bound is the issue's: after ``--calls`` calls, memory within 10% of what it is after 10.
@@ -43,7 +43,8 @@ def _call(mode: str, path: Path) -> tuple[Callable[[int], object], contextlib.Ab
     import onnx
 
     import infer
-    from infer import onnx_compat, ort_compat, reuse
+    from infer import onnx_compat, ort_compat
+    from infer.walk import reuse
 
     model = onnx.load(path)
     if mode == "same":

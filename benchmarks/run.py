@@ -19,7 +19,7 @@ The large models come from ``benchmarks/make_models.py`` (run it once with the e
 missing ones are skipped with a note. The synthetic models (``benchmarks/synthetic.py``) are
 built here. Scaling: inference time and peak memory of the synthetic chain from 1,000 to
 100,000 nodes, each size in a fresh process, timed on its first run and again (its result
-reused, ``infer.reuse``); memory is the peak of Python allocations during inference
+reused, ``infer.walk.reuse``); memory is the peak of Python allocations during inference
 (``tracemalloc``), against the size of the serialized model without its weights. The large
 models' memory is measured the same way, and as the rise of the process's peak resident memory
 (which also counts protobuf's copies), each in a fresh process with its weights in a file.
@@ -52,8 +52,8 @@ SCALING_SIZES = [1_000, 3_000, 10_000, 30_000, 100_000]
 
 def _first_call(run: Callable[[], Any]) -> Callable[[], Any]:
     """``run`` as a first call each time: nothing kept from an earlier call is reused
-    (``infer.reuse``), so that best-of-N times a first call, not a repeated one."""
-    from infer import reuse
+    (``infer.walk.reuse``), so that best-of-N times a first call, not a repeated one."""
+    from infer.walk import reuse
 
     def first() -> Any:
         with reuse.disabled():
@@ -206,14 +206,14 @@ def measure_one(n_nodes: int) -> dict[str, Any]:
 def _three_runs(model: onnx.ModelProto) -> dict[str, Any]:
     """Infer ``model`` three times in this process: the first run is timed and its rise of
     resident memory measured, the second timed (a second call on the same model: its result is
-    the first's again, ``infer.reuse``), the third run, a first call again, under ``tracemalloc``
+    the first's again, ``infer.walk.reuse``), the third run, a first call again, under ``tracemalloc``
     (which slows it down) for the peak of Python allocations. Where the resident peak cannot be
     reset, the process's earlier peak bounds the rise (``rss_rise_is_bound``)."""
     import gc
     import tracemalloc
 
     import infer
-    from infer import reuse
+    from infer.walk import reuse
 
     reuse.clear()  # (the warm-up's nodes)
     size = weightless_size(model)

@@ -14,10 +14,10 @@ import onnx
 from onnx import AttributeProto, TensorProto, helper
 
 import infer
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from signatures.registry import rule, shape_rule
-from signatures.schema import AttrSpec, Formal, Signature, declare
+from infer.contract.context import RuleContext, RuleError
+from infer.contract.signature import AttrSpec, Formal, Signature, declare
+from infer.core import dims as D
+from signatures.kit.registry import rule, shape_rule
 
 DOMAIN = "com.example"
 FLOATS = ("tensor(float)", "tensor(float16)", "tensor(bfloat16)")

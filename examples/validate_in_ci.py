@@ -22,8 +22,9 @@ import argparse
 import sys
 from pathlib import Path
 
-import infer
 from infer.result import KNOWN, SYMBOLIC, classify
+
+import infer
 
 HERE = Path(__file__).resolve().parent
 

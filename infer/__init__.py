@@ -10,21 +10,18 @@ result.explain("y")            # why a dim is unknown, down to the root cause
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from onnx import ModelProto
 
-from . import reuse
-from .diagnostics import Diagnostic, Location
-from .dimtable import DimTable
-from .engine import Engine, Options, collector_paused
-from .explain import Explanation
-from .limits import Limits
-from .loader import ModelLoadError, ModelSource
-from .node import NodeInference, infer_node
-from .result import InferenceResult, Summary
-from .types import (
+from infer.check import domain, verify
+from infer.core import diagnostics, dims, limits, types, values
+from infer.core.diagnostics import Diagnostic, Location
+from infer.core.dimtable import DimTable
+from infer.core.limits import Limits
+from infer.core.types import (
     UNKNOWN,
     MapType,
     OpaqueType,
@@ -34,9 +31,35 @@ from .types import (
     TensorType,
     Type,
 )
-from .values import Known, Value
+from infer.core.values import Known, Value
+from infer.core.version import __version__ as __version__
+from infer.load import external
+from infer.load.loader import ModelLoadError, ModelSource
+from infer.out import explain, report, result
+from infer.out.explain import Explanation
+from infer.out.result import InferenceResult, Summary
+from infer.walk import reuse
+from infer.walk.engine import Engine, Options, collector_paused
+from infer.walk.node import NodeInference, infer_node
 
-__version__ = "0.1.0"
+# The modules a user imports by their short names (``infer.dims``, ``from infer.verify import
+# Bounds``, docs/library.md): each is the one module of its layer, also under ``infer.<name>``.
+PUBLIC_MODULES = {
+    "diagnostics": diagnostics,
+    "dims": dims,
+    "domain": domain,
+    "explain": explain,
+    "external": external,
+    "limits": limits,
+    "report": report,
+    "result": result,
+    "reuse": reuse,
+    "types": types,
+    "values": values,
+    "verify": verify,
+}
+for _short, _module in PUBLIC_MODULES.items():
+    sys.modules[f"{__name__}.{_short}"] = _module
 
 __all__ = [
     "infer_model",
@@ -112,18 +135,23 @@ def infer_model(
     recent call gets that call's result again (of models up to ``infer.reuse.MAX_KEPT_BYTES``),
     as does one equal to ``previous``, an earlier result the caller passes (of any size).
     """
-    from .annotate import STYLES
+    given = {"max_depth": max_depth, "max_rank": max_rank, "max_nodes": max_nodes, "max_node_visits": max_node_visits,
+             "max_expression_size": max_expression_size, "max_model_bytes": max_model_bytes,
+             "max_node_seconds": max_node_seconds}  # fmt: skip
+    run_limits = _checked_options(dims_style, limits, given)
+    with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
+        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
+
+
+def _checked_options(dims_style: str, limits: Limits | None, given: dict[str, Any]) -> Limits:
+    """The run's limits, after the options are checked (a bad one is a ``ValueError``)."""
+    from infer.out.annotate import STYLES
 
     if dims_style not in STYLES:
         raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
     if limits is not None and not isinstance(limits, Limits):
         raise ValueError(f"limits must be an infer.Limits, not {type(limits).__name__}")
-    given = {"max_depth": max_depth, "max_rank": max_rank, "max_nodes": max_nodes, "max_node_visits": max_node_visits,
-             "max_expression_size": max_expression_size, "max_model_bytes": max_model_bytes,
-             "max_node_seconds": max_node_seconds}  # fmt: skip
-    run_limits = Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
-    with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
-        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
+    return Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
 
 
 def _infer(
@@ -139,7 +167,7 @@ def _infer(
     from dataclasses import replace
     from pathlib import Path
 
-    from .loader import load
+    from infer.load.loader import load
 
     loaded = load(model, max_bytes=limits.max_model_bytes)
     options = Options(
@@ -201,7 +229,7 @@ def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> No
     """
     from dataclasses import replace
 
-    from . import diagnostics as diag
+    from infer.core import diagnostics as diag
 
     free = Engine(model, replace(options, bindings={}), directory=directory)
     free.run()

@@ -20,15 +20,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from . import Limits, __version__, infer_model
-from .annotate import STYLES
-from .diagnostics import ERROR, INFO, WARNING
-from .dims import free_names, is_symbolic
-from .loader import ModelLoadError
-from .output import OutputRefused, destination, write_file
+from infer import Limits, __version__, infer_model
+from infer.core.diagnostics import ERROR, INFO, WARNING
+from infer.core.dims import free_names, is_symbolic
+from infer.load.loader import ModelLoadError
+from infer.out.annotate import STYLES
+from infer.out.output import OutputRefused, destination, write_file
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .result import InferenceResult
+    from infer.out.result import InferenceResult
 
 EXIT_OK, EXIT_ERRORS, EXIT_FAILED = 0, 1, 2
 
@@ -226,7 +226,7 @@ def _infer(args: argparse.Namespace) -> InferenceResult:
     return result
 
 
-# The one writer of every verb that writes (infer.output): regular files only, atomically.
+# The one writer of every verb that writes (infer.out.output): regular files only, atomically.
 write_atomically = write_file
 
 
@@ -430,7 +430,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import render
+    from infer.out.report import render
 
     out = _output_path(args, ".report.html")
     result = _infer(args)
@@ -448,7 +448,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _assumption_dict(a: Any) -> dict[str, Any]:
-    from .dims import to_str
+    from infer.core.dims import to_str
 
     return {"text": str(a), "expr": to_str(a.expr), "lower": a.lower, "upper": a.upper, "why": a.why,
             "site": str(a.site) if a.site else None}  # fmt: skip
@@ -483,7 +483,7 @@ def _size(text: str, option: str) -> int:
 
 
 def _verify_bounds(args: argparse.Namespace) -> Any:
-    from .verify import Bounds
+    from infer.check.verify import Bounds
 
     given: dict[str, float | int] = {}  # what is not given keeps the default of Bounds, which checks them
     for name in ("run_seconds", "total_seconds"):
@@ -497,7 +497,7 @@ def _verify_bounds(args: argparse.Namespace) -> Any:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .verify import VerifyError, require_onnxruntime, verify
+    from infer.check.verify import VerifyError, require_onnxruntime, verify
 
     if args.samples < 1:
         raise CliError("--samples must be at least 1")
@@ -526,7 +526,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def _print_verify(report: Any, args: argparse.Namespace) -> None:
     """The bindings that did not run, the skipped runs, the notes, each contradiction, the count."""
-    from .verify import skip_reasons
+    from infer.check.verify import skip_reasons
 
     style = _style(args)
     for f in report.failed[:5]:
@@ -561,7 +561,7 @@ def _binding_str(b: dict[str, int]) -> str:
 
 
 def cmd_ops(args: argparse.Namespace) -> int:
-    from .conformance import markdown, statement
+    from infer.out.conformance import markdown, statement
 
     if args.markdown:
         sys.stdout.write(markdown())

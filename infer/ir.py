@@ -26,8 +26,8 @@ import onnx
 import onnx_ir as ir
 from onnx import GraphProto, TypeProto
 
-from . import infer_model
-from .limits import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
+from infer import infer_model
+from infer.core.limits import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
 
 __all__ = ["InferShapesPass"]
 

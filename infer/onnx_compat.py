@@ -13,7 +13,7 @@ Same arguments and return type as onnx's function (docs/onnx-compat.md):
 - declared types (``value_info``, graph outputs) are honoured and refined, never dropped;
 - ``value_info`` is added only for values whose type is known; graph outputs are typed in place;
 - dims are written the way onnx's tools and onnxruntime's symbolic shape inference read them
-  (infer/dimwriter.py, the ``onnx`` style): ``dim_value`` for integers, declared names as
+  (infer/core/dimwriter.py, the ``onnx`` style): ``dim_value`` for integers, declared names as
   declared, one ``unk__`` name derived from content per other symbolic extent, and a name a
   value already declares kept where it denotes the same extent, so that the output is a fixed
   point: inferring it again gives it back unchanged;
@@ -38,16 +38,16 @@ from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 from onnx.checker import ValidationError
 from onnx.shape_inference import InferenceError
 
-from . import reuse
-from . import types as T
-from .annotate import value_info_entry
-from .diagnostics import Diagnostic, Location
-from .dimwriter import DimWriter, TypeWriter
-from .engine import Engine, GraphRecord, Options
-from .nodeview import light_nodes
-from .scopes import resolve_graph
-from .utf8 import readable, restore, text_only, weightless_bytes
-from .values import Value
+from infer.core import types as T
+from infer.core.diagnostics import Diagnostic, Location
+from infer.core.dimwriter import DimWriter, TypeWriter
+from infer.core.scopes import resolve_graph
+from infer.core.values import Value
+from infer.load.nodeview import light_nodes
+from infer.load.utf8 import readable, restore, text_only, weightless_bytes
+from infer.out.annotate import value_info_entry
+from infer.walk import reuse
+from infer.walk.engine import Engine, GraphRecord, Options
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
 
@@ -95,7 +95,7 @@ def infer_shapes(
     contents are unknown.
 
     A ``ModelProto`` whose content and arguments are those of a recent call gets that call's
-    answer again (``infer.reuse``): its output, or the same exception.
+    answer again (``infer.walk.reuse``): its output, or the same exception.
     """
     return inferred(model, (check_type, strict_mode, data_prop, initializers_as_constants), owned=False)
 
@@ -128,7 +128,7 @@ def inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool]
 
 @dataclass(frozen=True)
 class _Kept:
-    """A call's output kept for the next (``infer.reuse``): serialized without the main graph's
+    """A call's output kept for the next (``infer.walk.reuse``): serialized without the main graph's
     initializers, and without its nodes unless ``nodes``."""
 
     data: bytes
@@ -145,7 +145,7 @@ def _weightless(model: ModelProto) -> bytes | None:
 
 
 def _reuse_key(model: ModelProto | bytes, weightless: bytes | None, arguments: tuple) -> bytes | None:
-    """The key of this call (``infer.reuse``), where its answer may be kept: a ``ModelProto`` of
+    """The key of this call (``infer.walk.reuse``), where its answer may be kept: a ``ModelProto`` of
     at most ``MAX_KEPT_BYTES`` that protobuf can serialize."""
     if weightless is None or not isinstance(model, ModelProto) or not reuse.RECENT.enabled:
         return None
@@ -203,7 +203,7 @@ def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool,
 
 
 def _marked(e: Exception, reusable: bool) -> Exception:
-    """``e``, marked as an answer later calls on the same model may be given (``infer.reuse``)."""
+    """``e``, marked as an answer later calls on the same model may be given (``infer.walk.reuse``)."""
     e.reusable = reusable  # type: ignore[attr-defined]
     return e
 

@@ -39,8 +39,8 @@ from typing import Any
 import onnx
 from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
-from . import dims as D
-from . import onnx_compat
+from infer import onnx_compat
+from infer.core import dims as D
 
 __all__ = [
     "IncompleteInference",
@@ -155,7 +155,7 @@ class SymbolicShapeInference:
     def symbolic_dims_(self) -> dict[str, Any]:
         """Every ``dim_param`` of ``known_vi_`` as a sympy symbol, as onnxruntime's tool keeps them:
         the graph inputs' names positive, the others non-negative (converted at the edge,
-        ``infer.dims.to_sympy``: this attribute is read as sympy by the tools that use it)."""
+        ``infer.core.dims.to_sympy``: this attribute is read as sympy by the tools that use it)."""
         if self._symbols is None:
             names = {d.dim_param for vi in self.known_vi_.values() for d in _dims(vi) if d.HasField("dim_param")}
             inputs = {d.dim_param for vi in self.out_mp_.graph.input for d in _dims(vi) if d.HasField("dim_param")}

@@ -1,4 +1,4 @@
-"""Which rule modules declare which operators (generated: ``python -m infer.rule_index``).
+"""Which rule modules declare which operators (generated: ``python -m signatures.kit.rule_index``).
 
 ``signatures.ensure`` imports these for a node's operator before its rule or signature is
 looked up, so that a process imports the rules its models use, not all of them;

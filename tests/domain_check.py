@@ -24,10 +24,10 @@ from pathlib import Path
 import onnx
 
 import infer
-from infer import dims as D
-from infer.dimparse import parse_dim
-from infer.domain import Domain
-from infer.verify import Session, domain_aliases, make_feeds
+from infer.check.domain import Domain
+from infer.check.verify import Session, domain_aliases, make_feeds
+from infer.core import dims as D
+from infer.core.dimparse import parse_dim
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "models"

@@ -11,7 +11,7 @@ import sympy
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from infer import dims as D
+from infer.core import dims as D
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "bert_tiny.onnx"
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -216,7 +216,7 @@ def test_the_collector_is_restored_and_a_programs_frozen_objects_stay_frozen() -
 def test_a_small_run_owes_no_full_collection() -> None:
     """A run of few objects leaves them to Python's young collections: nothing is added to the
     account of moved objects that makes a full collection (a third of a one-node call's time)."""
-    from infer import engine, reuse
+    from infer.walk import engine, reuse
 
     node = onnx.helper.make_node("Relu", ["x"], ["y"])
     x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 3])

@@ -1,11 +1,15 @@
-"""The shape of the code: no import circle, and rules that see only their RuleContext.
+"""The shape of the code: layers that import downwards only, and rules that see only their context.
 
 Edges are every import statement of ``infer/`` and ``signatures/`` (module level, inside
-functions and under ``TYPE_CHECKING`` alike), resolved to modules of the tree. The layering they
-must keep: the core (dims, types, values, the dimension table, the rule context) imports no
-rule and no walker; the rules (``signatures``) import the core only; the walker imports rules.
-The one way back from a rule to the walker is the ``Walker`` protocol ``infer/context.py``
-declares, through which subgraphs are walked.
+functions and under ``TYPE_CHECKING`` alike), resolved to modules of the tree. Each module
+belongs to one layer, by its folder (docs/architecture.md):
+
+    core < load < contract < check < rules < walk < out < front
+
+and ``ALLOWED`` is the whitelist: which layers each layer may import (its own included). The
+rules (``signatures``) import the contract and the core, and of those only ``RULE_MAY_IMPORT``;
+the one way back from a rule to the walk is the ``Walker`` protocol that
+``infer/contract/context.py`` declares, which the walk implements.
 """
 
 from __future__ import annotations
@@ -13,14 +17,55 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("infer", "signatures")
-# What a rule may import of ``infer``: the core, not the walker or the package face.
-WALKER = {"infer", "infer.engine", "infer.node", "infer.result", "infer.cli", "infer.onnx_compat", "infer.verify"}
+FRONT = {"infer", "infer.cli", "infer.onnx_compat", "infer.ort_compat", "infer.ir"}
+LAYERS = ("core", "load", "contract", "check", "rules", "walk", "out", "front")
+# Bottom-up: a layer imports itself and the layers below it, nothing above.
+ALLOWED = {layer: set(LAYERS[: i + 1]) for i, layer in enumerate(LAYERS)}
+# What a rule module may import of ``infer``: the lattice, extents, values, its context and the
+# signature language; not the table, the scope, the walk or the loader.
+RULE_MAY_IMPORT = {
+    "infer.core.dims",
+    "infer.core.types",
+    "infer.core.values",
+    "infer.contract.context",
+    "infer.contract.signature",
+}
+KIT_MAY_ALSO_IMPORT = {"infer.core.dimparse"}  # the DSL reads dim text as the annotations do
+
+
+def layer_of(module: str) -> str:
+    """The layer of a module of the tree, by its folder."""
+    if module in FRONT:
+        return "front"
+    if module.startswith("signatures"):
+        return "rules"
+    parts = module.split(".")
+    if parts[0] == "infer" and len(parts) > 1 and parts[1] in LAYERS:
+        return parts[1]
+    raise AssertionError(f"{module} is in no layer: put it in one of infer/{{{', '.join(LAYERS[:-1])}}}/")
+
+
+def violations(edges: Iterable[tuple[str, str]]) -> list[str]:
+    """Every edge the whitelist forbids, as ``a -> b (layer -> layer)``."""
+    bad = []
+    for a, b in edges:
+        la, lb = layer_of(a), layer_of(b)
+        if lb not in ALLOWED[la]:
+            bad.append(f"{a} -> {b} ({la} -> {lb})")
+        elif la == "rules" and b.startswith("infer."):
+            may = RULE_MAY_IMPORT | (KIT_MAY_ALSO_IMPORT if a.startswith("signatures.kit") else set())
+            if b not in may:
+                bad.append(f"{a} -> {b} (a rule reaches past its context)")
+        elif a.startswith("signatures.kit") and b.startswith("signatures.") and not b.startswith("signatures.kit"):
+            bad.append(f"{a} -> {b} (the kit imports a domain's rules)")
+    return sorted(bad)
 
 
 @functools.cache
@@ -82,14 +127,48 @@ def test_no_import_circle():
     assert not cycles, "\n".join(" -> ".join([*c, c[0]]) for c in sorted(cycles, key=len)[:10])
 
 
-def test_rules_import_the_core_only():
-    g = _graph()
-    bad = [(a, b) for a, b in g.edges if a.startswith("signatures") and b in WALKER]
-    assert not bad, bad
+def test_every_import_keeps_to_the_layers():
+    assert violations(_graph().edges) == []
+
+
+def test_the_whitelist_refuses_what_it_should():
+    """The check can fail: a rule importing the walk, the core importing the loader, the walk
+    importing the output layer, a rule importing the table, the kit importing a domain."""
+    edges = [
+        ("signatures.ai_onnx.tensor", "infer.walk.engine"),
+        ("signatures.kit.helpers", "infer.walk.graphs"),
+        ("infer.core.values", "infer.load.nodeview"),
+        ("infer.walk.engine", "infer.out.annotate"),
+        ("infer.check.validate", "signatures.kit.registry"),
+        ("signatures.ai_onnx.tensor", "infer.core.dimtable"),
+        ("signatures.kit.dsl", "signatures.ai_onnx.tensor"),
+    ]
+    assert len(violations(edges)) == len(edges), violations(edges)
+    assert violations([("infer.walk.engine", "signatures.kit.registry"), ("infer", "infer.out.result")]) == []
+
+
+def test_every_layer_has_modules_and_every_module_a_layer():
+    layers = {layer_of(m) for m in _modules()}
+    assert layers == set(LAYERS)
+
+
+def test_no_cycle_between_the_packages_of_the_two_trees():
+    """``infer`` and ``signatures`` do not import each other as packages: at the granularity of
+    subpackages (``infer.walk``, ``signatures.kit``, ``signatures.ai_onnx``, ...) the imports
+    form no circle (the walk imports the rules, the rules the contract and the core)."""
+    g = nx.DiGraph()
+    for a, b in _graph().edges:
+        pa, pb = ".".join(a.split(".")[:2]), ".".join(b.split(".")[:2])
+        if pa != pb:
+            g.add_edge(pa, pb)
+    cycles = list(nx.simple_cycles(g))
+    assert not cycles, cycles
 
 
 def test_rules_do_not_reach_into_the_walker():
-    pattern = re.compile(r"ctx\._walker|ctx\._frame|\.engine\b|ctx\.frame\b")
+    # A rule asks its context (``ctx.wants_output(k)``, ``ctx.output_name(k)``, ``ctx.made_inside``),
+    # never for the node, its site or the walk behind it.
+    pattern = re.compile(r"ctx\._\w|\.engine\b|ctx\.(frame|node|site)\b")
     bad = []
     for path in (ROOT / "signatures").rglob("*.py"):
         for i, line in enumerate(path.read_text().splitlines(), 1):
@@ -117,8 +196,8 @@ def test_no_module_of_the_tree_is_imported_behind_the_graphs_back():
 
 def test_sympy_is_imported_at_the_edge_only():
     """Nothing computes with sympy (issue 23): the one module that imports it converts an extent
-    for a caller who asks (``infer.dims.to_sympy``)."""
-    edge = {"infer.dims.edge"}
+    for a caller who asks (``infer.core.dims.to_sympy``)."""
+    edge = {"infer.core.dims.edge"}
     importers = set()
     for mod, path in _modules().items():
         for node in ast.walk(_parsed(path)):
@@ -143,16 +222,23 @@ def test_rules_ask_the_run_through_their_context():
     through ``RuleContext`` only: no rule imports the scope, the table of variables or the
     syntax-only bounds of the core (which know nothing of what the run required)."""
     g = _graph()
-    reach = {"infer.dimscope", "infer.dimtable", "infer.dims.bounds"}
+    reach = {"infer.core.dimscope", "infer.core.dimtable", "infer.core.dims.bounds"}
     bad = [(a, b) for a, b in g.edges if a.startswith("signatures") and b in reach]
     assert not bad, bad
-    from infer.context import RuleContext
+    from infer.contract.context import RuleContext
 
     assert not hasattr(RuleContext, "dims")
     # Syntax-only bounds: the core, the scope built on them, and the two checks of a value past
     # int64 (which every run's facts could only raise).
-    users = {a for a, b in g.edges if b == "infer.dims.bounds"}
-    allowed = {"infer.dims", "infer.dims.canon", "infer.dimscope", "infer.claims", "infer.dimwriter", "infer.domain"}
+    users = {a for a, b in g.edges if b == "infer.core.dims.bounds"}
+    allowed = {
+        "infer.core.dims",
+        "infer.core.dims.canon",
+        "infer.core.dimscope",
+        "infer.contract.claims",
+        "infer.core.dimwriter",
+        "infer.check.domain",
+    }
     assert users <= allowed, users
 
 
@@ -162,8 +248,8 @@ def test_the_index_of_rule_modules_is_what_the_modules_declare():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "infer.rule_index", "--check"], cwd=ROOT, check=False)
-    assert out.returncode == 0, "signatures/index.py is stale: run python -m infer.rule_index"
+    out = subprocess.run([sys.executable, "-m", "signatures.kit.rule_index", "--check"], cwd=ROOT, check=False)
+    assert out.returncode == 0, "signatures/index.py is stale: run python -m signatures.kit.rule_index"
 
 
 def test_a_model_imports_the_rules_it_uses():

@@ -18,8 +18,8 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 import infer
-from infer import dims as D
-from infer import types as T
+from infer.core import dims as D
+from infer.core import types as T
 from tests.support.onenode import In, InvalidCase, build, check_node, const
 
 SETTINGS = settings(

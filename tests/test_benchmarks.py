@@ -26,7 +26,7 @@ def test_the_growing_chain_runs_and_every_value_is_inferred_exactly():
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for batch, seq in ((1, 3), (2, 7)):
         (y,) = session.run([out], {"x": np.zeros((batch, seq, 64), np.float32)})
-        dims = [infer.dims.evaluate(d, {"batch": batch, "seq": seq}) for d in result.shape_of(out)]
+        dims = [infer.core.dims.evaluate(d, {"batch": batch, "seq": seq}) for d in result.shape_of(out)]
         assert dims == list(y.shape) == [batch, seq + 5, 64]
 
 

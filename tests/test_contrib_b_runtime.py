@@ -25,11 +25,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 import infer
 import signatures
-from infer import dims as D
-from infer import types as T
-from infer.dimtable import DimTable
-from infer.node import parse_value
-from signatures.registry import EXAMPLES
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.dimtable import DimTable
+from infer.walk.node import parse_value
+from signatures.kit.registry import EXAMPLES
 from tests.support.contrib_node import (
     MS,
     Case,
@@ -1252,7 +1252,7 @@ def test_ops_lists_every_operator_the_schemas_know() -> None:
     import onnx.defs
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
-    from infer import conformance
+    from infer.out import conformance
     from signatures.com_microsoft.no_shape_semantics import NO_SHAPE_SEMANTICS
 
     rows = conformance.statement()["operators"]

@@ -18,8 +18,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from infer import dims as D
-from infer import types as T
+from infer.core import dims as D
+from infer.core import types as T
 from tests.support.runtime import check, expose_all, run
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL

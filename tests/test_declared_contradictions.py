@@ -15,9 +15,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from infer import dims as D
 from infer import onnx_compat, ort_compat
-from infer.verify import check_run, verify
+from infer.check.verify import check_run, verify
+from infer.core import dims as D
 from tests.support.runtime import run
 
 F = TensorProto.FLOAT

@@ -15,9 +15,9 @@ from onnx import TensorProto as TP
 from onnx import helper as h
 
 import infer
-from infer import dimparse
-from infer import dims as D
-from infer.dimtable import DimTable
+from infer.core import dimparse
+from infer.core import dims as D
+from infer.core.dimtable import DimTable
 from tests.support.runtime import check, expose_all, run
 
 

@@ -1,6 +1,6 @@
 """The expression core: canonical forms, and soundness of every simplification (hypothesis).
 
-Random expressions are built through ``infer.dims`` and, separately, computed with plain
+Random expressions are built through ``infer.core.dims`` and, separately, computed with plain
 integers at random bindings (declared variables positive, fresh ones from 0); the two must always
 agree, and every bound the core claims must contain the value. The same random trees are built in
 the sympy core this one replaced (``tests/reference/sympy_dims.py``): the two print the same
@@ -17,10 +17,10 @@ import pickle
 import pytest
 from hypothesis import strategies as st
 
-from infer import dims as D
-from infer.dimparse import parse_dim
-from infer.dims import terms
-from infer.dims.bounds import bounds, lower
+from infer.core import dims as D
+from infer.core.dimparse import parse_dim
+from infer.core.dims import terms
+from infer.core.dims.bounds import bounds, lower
 from tests.reference import sympy_dims as OLD
 from tests.support.properties import check, counts
 

@@ -15,7 +15,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import infer
-from infer import cli, conformance
+from infer import cli
+from infer.out import conformance
 from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,20 +38,20 @@ def test_conformance_statement_is_current():
     if (ort.group(1) if ort else None) != installed:
         pytest.skip(f"docs/conformance.md lists onnxruntime {ort.group(1) if ort else 'none'}, installed {installed}")
     assert committed == conformance.markdown(), (
-        "docs/conformance.md is stale: python -m infer.conformance --markdown > docs/conformance.md"
+        "docs/conformance.md is stale: python -m infer.out.conformance --markdown > docs/conformance.md"
     )
 
 
 def test_clause_map_is_current():
     committed = (DOCS / "clauses.md").read_text(encoding="utf-8")
     assert committed == conformance.clause_map(), (
-        "docs/clauses.md is stale: python -m infer.conformance --clauses > docs/clauses.md"
+        "docs/clauses.md is stale: python -m infer.out.conformance --clauses > docs/clauses.md"
     )
 
 
 def test_clause_map_covers_every_code():
     page = (DOCS / "clauses.md").read_text(encoding="utf-8")
-    from infer.diagnostics import CODES
+    from infer.core.diagnostics import CODES
 
     assert all(f"`{code}`" in page for code in CODES)
 
@@ -270,7 +271,7 @@ def test_adding_an_operator_blocks_run(monkeypatch):
     """The page's DSL block, run into a rule table of its own, registers what the library
     registers, and the examples on the page hold against it; the examples of its last block hold
     against the library's rules (each checked as tests/test_rule_examples.py checks them)."""
-    from signatures import registry
+    from signatures.kit import registry
     from tests.test_rule_examples import check_example
 
     page = (DOCS / "adding-an-operator.md").read_text(encoding="utf-8")

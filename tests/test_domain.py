@@ -204,8 +204,8 @@ def test_per_variable_equalities_split_only_where_every_part_is_ordered():
     """A product equality splits per variable where each part of one side is provably at least
     the other's and at least 1; with parts ordered both ways it stays whole (at h = w = 3,
     ``floor(h/2)*w == h*floor(w/2)`` holds, ``2*floor(h/2) == h`` does not)."""
-    from infer import dims as D
-    from infer.domain import Constraint, simplify
+    from infer.check.domain import Constraint, simplify
+    from infer.core import dims as D
 
     hh, ww = D.symbol("h"), D.symbol("w")
     mixed = Constraint("equal", (D.mul(D.floordiv(hh, 2), ww), D.mul(hh, D.floordiv(ww, 2))))

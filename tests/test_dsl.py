@@ -1,4 +1,4 @@
-"""The signature DSL (``signatures/dsl.py``): what its patterns accept, what they refuse when
+"""The signature DSL (``signatures/kit/dsl.py``): what its patterns accept, what they refuse when
 compiled, and where each entry says it was declared.
 
 The registered patterns are run by their examples (tests/test_rule_examples.py); here the
@@ -14,10 +14,10 @@ import pytest
 
 import infer
 import signatures
-from infer import types as T
-from signatures import registry
-from signatures.dsl import compile_pattern
-from signatures.registry import REGISTRY, Registry, shape_rule
+from infer.core import types as T
+from signatures.kit import registry
+from signatures.kit.dsl import compile_pattern
+from signatures.kit.registry import REGISTRY, Registry, shape_rule
 
 signatures.load_all()
 

@@ -24,9 +24,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import infer
-from infer import dims as D
-from infer import types as T
-from signatures.helpers import NONZERO, ONE, STRICT, FlagReading
+from infer.core import dims as D
+from infer.core import types as T
+from signatures.kit.helpers import NONZERO, ONE, STRICT, FlagReading
 from tests.support.contrib_node import Case as NodeCase
 from tests.support.onenode import In, const
 from tests.support.runtime import check, run

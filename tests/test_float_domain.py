@@ -15,8 +15,8 @@ from onnx import TensorProto as TP
 from onnx import helper as h
 
 import infer
-from infer import dims as D
-from infer.values import SymFloat
+from infer.core import dims as D
+from infer.core.values import SymFloat
 from tests.support.runtime import check, expose_all, run
 
 EXTENTS = [1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 63, 64, 65, 97, 100]

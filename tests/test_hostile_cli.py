@@ -31,9 +31,11 @@ import pytest
 from onnx import TensorProto, helper
 
 import infer
-from infer import cli, external, output, report
-from infer import types as T
-from infer.loader import ModelLoadError
+from infer import cli
+from infer.core import types as T
+from infer.load import external
+from infer.load.loader import ModelLoadError
+from infer.out import output, report
 from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -297,7 +299,8 @@ def test_report_write_report_uses_the_same_writer(tmp_path):
 # A child that writes through the real writer, and signals itself while the temporary exists.
 CHILD = """
 import os, signal, sys
-from infer import cli, output
+from infer import cli
+from infer.out import output
 real = os.fsync
 def fsync(fd):
     real(fd)
@@ -405,7 +408,7 @@ def test_a_permission_error_is_a_load_error(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("infer.loader.os.open", denied)
+    monkeypatch.setattr("infer.load.loader.os.open", denied)
     before = open_fds()
     with pytest.raises(ModelLoadError, match="cannot read"):
         infer.infer_model(model)

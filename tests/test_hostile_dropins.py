@@ -18,8 +18,10 @@ from onnx.shape_inference import InferenceError
 
 import infer
 from benchmarks import hostile
-from infer import loader, onnx_compat, ort_compat, reuse, utf8
-from infer.utf8 import weightless_bytes
+from infer import onnx_compat, ort_compat
+from infer.load import loader, utf8
+from infer.load.utf8 import weightless_bytes
+from infer.walk import reuse
 
 SIZE = 2_000_000  # bytes of list in each model: a million elements or more
 
@@ -73,7 +75,7 @@ LIST_CASES = ["custom_ints", "constant_value_ints", "constant_int64_data", "init
 @pytest.mark.parametrize("dropin", ["onnx_compat", "ort_compat"])
 def test_a_long_integer_list_costs_one_copy_of_the_model(case, dropin):
     """A tool's first call copies the model once (its output) and serializes its text once (the
-    key of ``infer.reuse`` and the nodes the engine reads), the initializers measured once for
+    key of ``infer.walk.reuse`` and the nodes the engine reads), the initializers measured once for
     the key: no second copy for the engine, none of the nodes for the weightless bytes, no
     second serialization of them to keep the answer."""
     model = ModelProto.FromString(hostile.CASES[case](SIZE))

@@ -31,15 +31,16 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 import infer
 from benchmarks import hostile
-from infer import limits, nodeview, utf8
-from infer.annotate import varint
-from infer.engine import Engine
-from infer.loader import load
-from infer.nodeview import light_nodes, read_light_nodes, read_nodes
-from infer.types import TensorType
-from infer.utf8 import weightless_bytes
-from infer.values import value_from_tensor
-from signatures.schema import attribute_value
+from infer.contract.signature import attribute_value
+from infer.core import limits
+from infer.core.types import TensorType
+from infer.core.values import value_from_tensor
+from infer.load import nodeview, utf8
+from infer.load.loader import load
+from infer.load.nodeview import light_nodes, read_light_nodes, read_nodes
+from infer.load.utf8 import weightless_bytes
+from infer.load.wire import varint
+from infer.walk.engine import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "tests" / "models"
@@ -183,7 +184,7 @@ def test_a_graph_in_two_pieces_is_read_as_protobuf_merges_it():
     assert [n.op_type for n in model.graph.node] == ["Relu", "Neg"]
     pieces = nodeview.split_model(data)
     assert _fields(read_light_nodes(model.graph.node, pieces.nodes)) == _fields(read_nodes(model.graph.node))
-    assert infer.infer_model(data).type_of("y") == TensorType(TensorProto.FLOAT, (infer.dims.symbol("N"), 4))
+    assert infer.infer_model(data).type_of("y") == TensorType(TensorProto.FLOAT, (infer.core.dims.symbol("N"), 4))
     bad = data.replace(b"Neg", b"N\xffg")
     assert utf8.verify_pieces(bad, nodeview.split_model(bad)) is False
     with pytest.raises(infer.ModelLoadError, match=r"node\[1\]\.op_type is not valid UTF-8"):
@@ -248,7 +249,8 @@ def test_lists_of_small_elements_cost_what_protobuf_costs_plus_the_file(measured
 def _repeat(how: str, calls: int) -> None:
     """``calls`` real inferences of the example model (no result reused), each result dropped
     before the next."""
-    from infer import onnx_compat, ort_compat, reuse
+    from infer import onnx_compat, ort_compat
+    from infer.walk import reuse
 
     model = onnx.load(ROOT / "examples" / "bert_tiny.onnx")
     call = {
@@ -283,7 +285,7 @@ def _garbage_is_collected(how: str) -> None:
     bound = 0.75 * len(gc.get_objects()) + low * middle + 2 * per_call
     calls = int(1.5 * bound / per_call) + 1
     # Collections ran meanwhile: a full one for runs moved to the oldest generation, young ones
-    # for runs small enough to be left young (infer.engine.collector_paused).
+    # for runs small enough to be left young (infer.walk.engine.collector_paused).
     collections = sum(g["collections"] for g in gc.get_stats())
     _repeat(how, calls)
     assert sum(g["collections"] for g in gc.get_stats()) > collections

@@ -19,11 +19,13 @@ from onnx import TensorProto, helper
 
 import infer
 from benchmarks import hostile
-from infer import cli, dispatch, limits
-from infer import dims as D
-from infer.dims.bounds import lower
-from infer.dims.budget import NodeTimeout
-from infer.limits import Limits
+from infer import cli
+from infer.core import dims as D
+from infer.core import limits
+from infer.core.dims.bounds import lower
+from infer.core.dims.budget import NodeTimeout
+from infer.core.limits import Limits
+from infer.walk import dispatch
 
 # -- 1. constructions that were quadratic ---------------------------------------------------------
 
@@ -165,8 +167,8 @@ def test_a_slow_node_in_a_subgraph_is_diagnosed_there(slow_relu):
 
 
 def test_a_node_that_runs_out_of_time_drops_the_records_of_its_subgraphs():
-    from infer.diagnostics import Location
-    from infer.rulerun import _inside_node
+    from infer.core.diagnostics import Location
+    from infer.walk.rulerun import _inside_node
 
     loc = Location("main/3:body", 2, "n", "If")
     inside = ["main/3:body/2:then_branch", "main/3:body/2:else_branch/0:body", "main/3:body/2@local.f"]

@@ -9,7 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import infer
-from infer import dims as D
+from infer.core import dims as D
 
 
 def _const(name: str, value: float) -> object:

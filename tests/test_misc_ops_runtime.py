@@ -17,7 +17,7 @@ from onnx import TensorProto
 from onnx.reference import ReferenceEvaluator
 
 import infer
-from infer import types as T
+from infer.core import types as T
 from tests.support.onenode import In, build, check_node, const
 from tests.support.runtime import check_value, run
 

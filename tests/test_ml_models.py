@@ -24,7 +24,7 @@ import pytest
 from onnx import TensorProto
 
 import infer
-from infer import types as T
+from infer.core import types as T
 from tests.support import runtime as R
 
 ML_MODELS = Path(__file__).resolve().parent / "models" / "ml"
@@ -37,7 +37,7 @@ ENTRIES: list[dict[str, Any]] = json.loads((ML_MODELS / "manifest.json").read_te
 # rank differs between its definition ([V]) and onnxruntime ([1, V]).
 MIN_EXACT: dict[str, int] = {"hand_cast_map.onnx": 2, "dict_vectorizer.onnx": 0}
 
-# Diagnostics that are not the model's fault: infer/validate.py compares the schema's spelling of
+# Diagnostics that are not the model's fault: infer/check/validate.py compares the schema's spelling of
 # map types (``map(string, float)``) with ``map(string,tensor(float))`` and reports a mismatch.
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32}

@@ -23,9 +23,9 @@ from onnx import AttributeProto, helper
 
 import infer
 import signatures
+from infer.contract.signature import all_signatures
 from signatures.com_microsoft import MS
-from signatures.registry import EXAMPLES, REGISTRY
-from signatures.schema import all_signatures
+from signatures.kit.registry import EXAMPLES, REGISTRY
 from tests.support import golden
 from tests.support import runtime as R
 

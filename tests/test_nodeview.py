@@ -1,4 +1,4 @@
-"""infer.nodeview: node views decoded from serialized bytes equal those read through protobuf."""
+"""infer.load.nodeview: node views decoded from serialized bytes equal those read through protobuf."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from onnx import AttributeProto, helper
 
 import infer
-from infer.nodeview import _attribute_kind, light_nodes, read_light_nodes, read_nodes
-from infer.utf8 import weightless_bytes
+from infer.load.nodeview import _attribute_kind, light_nodes, read_light_nodes, read_nodes
+from infer.load.utf8 import weightless_bytes
 
 MODELS = Path(__file__).parent / "models"
 FIELDS = ("inputs", "outputs", "op_type", "domain", "attr_types", "has_subgraph", "has_ref", "memo_base")
@@ -91,7 +91,7 @@ def test_attribute_kind_reads_type_and_reference() -> None:
 def test_inference_is_the_same_either_way() -> None:
     model = onnx.load(MODELS.parent.parent / "examples" / "bert_tiny.onnx", load_external_data=False)
     decoded = infer.infer_model(model)  # the loader hands the engine the serialized nodes
-    from infer.engine import Engine
+    from infer.walk.engine import Engine
 
     engine = Engine(model)  # reads the nodes through protobuf
     engine.run()

@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from infer import dims as D
+from infer.core import dims as D
 
 PADS = [[0, 1, 0, 0], [0, 0, 0, 2], [0, 2, 0, 2], [0, 3, 0, 0], [0, -1, 0, 1], [0, 0, 0, 0]]
 

@@ -16,7 +16,7 @@ import pytest
 
 import infer
 from benchmarks.corpus import edited
-from infer import reuse
+from infer.walk import reuse
 
 # A third of the corpus in CI (both exports of a model family fall apart); all of it with -m slow.
 MODELS = [

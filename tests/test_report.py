@@ -25,7 +25,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import infer
-from infer.report import render
+from infer.out.report import render
 from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]

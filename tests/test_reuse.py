@@ -1,4 +1,4 @@
-"""Results reused across calls (``infer.reuse``, issue 23): a call on a model of the same content
+"""Results reused across calls (``infer.walk.reuse``, issue 23): a call on a model of the same content
 and options is answered by the earlier one, and only then.
 
 Work is counted, not timed: a reused result makes no operation on extents (the dims core counts
@@ -14,10 +14,11 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.shape_inference import InferenceError
 
 import infer
-from infer import dims as D
-from infer import onnx_compat, reuse
-from infer import types as T
-from infer.values import Value
+from infer import onnx_compat
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.values import Value
+from infer.walk import reuse
 
 F = TensorProto.FLOAT
 

@@ -1,4 +1,4 @@
-"""Run every invocation example declared beside the rules (``signatures.registry.example``)."""
+"""Run every invocation example declared beside the rules (``signatures.kit.registry.example``)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import pytest
 
 import infer
 import signatures
-from infer import dims as D
-from infer import types as T
-from infer.node import parse_value
-from infer.values import SymFloat
-from signatures.registry import EXAMPLES, REGISTRY
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.values import SymFloat
+from infer.walk.node import parse_value
+from signatures.kit.registry import EXAMPLES, REGISTRY
 
 signatures.load_all()
 
@@ -117,7 +117,7 @@ def _written_defaults() -> list:
     signature states a default (a list default only when it is not empty)."""
     from onnx import AttributeProto as A
 
-    from signatures.schema import ONNX_OPSET, signature
+    from infer.contract.signature import ONNX_OPSET, signature
 
     out = []
     for ex in EXAMPLES:

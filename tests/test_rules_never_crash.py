@@ -22,7 +22,7 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 import infer
 import signatures
-from signatures.registry import REGISTRY
+from signatures.kit.registry import REGISTRY
 from tests.fuzz import sweep
 
 LONG = bool(os.environ.get("FUZZ_LONG"))
@@ -56,14 +56,14 @@ def test_the_sweep_detects_what_it_looks_for(monkeypatch: pytest.MonkeyPatch):
 
     key = ("", "Relu")
     monkeypatch.setitem(REGISTRY._entries, key, [dataclasses.replace(e, rule=broken) for e in REGISTRY._entries[key]])
-    infer.reuse.clear()  # results of the real rule, kept from earlier calls (infer/memo.py)
+    infer.walk.reuse.clear()  # results of the real rule, kept from earlier calls (infer/walk/memo.py)
     assert sweep.Call("Relu", "", 14, ["float[2]"]).run() == [
         "rule-crash: rule for Relu failed: IndexError: tuple index out of range"
     ]
     assert sweep.Call("Relu", "", 14, ["float[2"]).run()[0].startswith("raised ValueError")
-    huge = infer.types.TensorType(TensorProto.FLOAT, (1,) * 1025)
+    huge = infer.core.types.TensorType(TensorProto.FLOAT, (1,) * 1025)
     assert sweep._claim_problems(huge) == ["rank 1025 claimed, past the rank limit 1024"]
-    assert sweep._claim_problems(infer.types.TensorType(TensorProto.FLOAT, (3, -1))) == ["extent -1 at axis 1"]
+    assert sweep._claim_problems(infer.core.types.TensorType(TensorProto.FLOAT, (3, -1))) == ["extent -1 at axis 1"]
 
 
 # -- 2. regressions, one model each ---------------------------------------------------------------

@@ -22,8 +22,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from infer import external, limits
-from infer import types as T
+from infer.core import limits
+from infer.core import types as T
+from infer.load import external
 from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -252,7 +253,7 @@ def test_fifo_is_refused_without_blocking(tmp_path):
 
 
 def _swap_before_open(monkeypatch, swap) -> None:
-    """Run ``swap`` just before ``infer.external`` opens the final component (the race window)."""
+    """Run ``swap`` just before ``infer.load.external`` opens the final component (the race window)."""
     real_open = os.open
 
     def racing_open(path, flags, *args, **kwargs):
@@ -404,7 +405,7 @@ def _with_subgraph_names() -> onnx.ModelProto:
     ("text", "field"), [(b"Inner", "node[0].name"), (b"Batch", "dim_param"), (b"then", "graph.node[0].attribute")]
 )
 def test_the_fast_utf8_check_agrees_with_the_walk(text, field):
-    from infer import utf8
+    from infer.load import utf8
 
     assert utf8._verifying_model_class() is not None  # this protobuf verifies at C speed
     good = _with_subgraph_names()
@@ -418,7 +419,7 @@ def test_the_fast_utf8_check_agrees_with_the_walk(text, field):
 
 
 def test_initializer_names_are_checked_though_weights_are_not_serialized():
-    from infer import utf8
+    from infer.load import utf8
 
     model = reshape_model("x.bin")
     weight = numpy_helper.from_array(np.zeros((2, 2), np.float32), "Weight")
@@ -708,8 +709,8 @@ def test_empty_tensors_with_huge_extents_do_not_crash_rules(op, shape, other):
 
 
 def test_value_ops_leave_unrepresentable_contents_unknown():
-    from infer.values import Known
-    from signatures import valueops as V
+    from infer.core.values import Known
+    from signatures.kit import valueops as V
 
     huge = Known((1, 3, 2**63 - 1, 1, 0), ())
     one = Known((1,), (0,))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from onnx import TensorProto, helper
 
-from infer import dims as D
-from infer import types as T
+from infer.core import dims as D
+from infer.core import types as T
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 N, M = D.symbol("N"), D.symbol("M")

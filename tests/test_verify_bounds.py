@@ -22,8 +22,8 @@ from onnx import TensorProto, helper
 
 import infer
 from infer import cli
-from infer.runguard import resident_bytes
-from infer.verify import Bounds, VerifyError, verify
+from infer.check.runguard import resident_bytes
+from infer.check.verify import Bounds, VerifyError, verify
 from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +121,7 @@ def test_bad_bounds_are_verify_errors() -> None:
 
 
 def test_a_run_whose_shapes_need_too_much_memory_is_never_started(monkeypatch) -> None:
-    from infer import verify as V
+    from infer.check import verify as V
 
     def never(*args: object) -> None:
         raise AssertionError("onnxruntime was asked to run a model over the memory limit")
@@ -135,7 +135,7 @@ def test_a_run_whose_shapes_need_too_much_memory_is_never_started(monkeypatch) -
 
 
 def test_an_unknown_extent_of_a_loop_of_huge_trip_count_is_not_taken_for_small(monkeypatch) -> None:
-    from infer import verify as V
+    from infer.check import verify as V
 
     def never(*args: object) -> None:
         raise AssertionError("onnxruntime was asked to run a Loop whose memory has no bound")
@@ -257,7 +257,7 @@ def test_a_constants_external_tensor_is_resolved_against_the_models_directory(tm
 
 
 def test_external_data_past_the_limit_is_refused_before_any_read(tmp_path, monkeypatch) -> None:
-    from infer import external
+    from infer.load import external
 
     with open(tmp_path / "big.bin", "wb") as f:
         f.truncate(1 << 30)  # sparse: a gigabyte that costs no disk

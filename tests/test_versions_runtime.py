@@ -500,7 +500,7 @@ def _graph_check(nodes: list, shapes: dict[str, list[int]], inits: dict[str, np.
     """A small graph with every input dim a variable: each claimed dim evaluates to the real extent."""
     from onnx import helper, numpy_helper
 
-    from infer import dims as D
+    from infer.core import dims as D
 
     graph_inputs = [
         helper.make_tensor_value_info(n, TensorProto.FLOAT, [f"{n}_{j}" for j in range(len(s))])

@@ -1,4 +1,4 @@
-"""One window reader for every convolution and pooling (signatures/windows.py), against onnxruntime.
+"""One window reader for every convolution and pooling (signatures/kit/windows.py), against onnxruntime.
 
 Each case of the grids below is one set of window attributes and shapes. For every convolution
 (Conv, ConvInteger, QLinearConv of both domains, FusedConv, NhwcConv, NhwcFusedConv, DeformConv)
@@ -448,9 +448,9 @@ def test_pads_not_below_the_kernel_get_the_definitions_shape_and_a_runtime_refus
     assert not errors(result)
     assert "runtime-refuses" in {d.code for d in result.diagnostics if d.severity == "warning"}
     shape = result.type_of("y0").shape
-    assert shape is not None and [infer.dims.evaluate(d, bindings) for d in shape] == [5, 3, 6, 6]
+    assert shape is not None and [infer.core.dims.evaluate(d, bindings) for d in shape] == [5, 3, 6, 6]
     if symbolic:
-        assert [infer.dims.to_str(d) for d in shape[2:]] == ["d0_2 + 2", "d0_3 + 2"]
+        assert [infer.core.dims.to_str(d) for d in shape[2:]] == ["d0_2 + 2", "d0_3 + 2"]
     dom = result.domain
     (c,) = dom.binding
     assert c.kind == "runtime" and c.runtime_only and "pads [1, 1, 2, 2]" in str(c)

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..helpers import norm_axis, same_dim, unidirectional
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.kit.helpers import norm_axis, same_dim, unidirectional
+from signatures.kit.registry import example, rule
 
 Shape = tuple[Dim, ...]
 
@@ -127,7 +126,7 @@ def _attention_25_checks(ctx: RuleContext) -> None:
         w = ctx.attr(name, -1)
         if w < -1:
             raise RuleError("bad-attribute", f"{name} is {w}: it must be -1 (unbounded) or non-negative")
-    wanted = [i < len(ctx.node.output) and ctx.node.output[i] != "" for i in (1, 2)]
+    wanted = [ctx.wants_output(i) for i in (1, 2)]
     if wanted[0] != wanted[1]:
         raise RuleError("arity", "present_key and present_value must be requested together")
 

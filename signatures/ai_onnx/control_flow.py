@@ -21,11 +21,10 @@ from collections.abc import Callable
 
 from onnx import GraphProto, TensorProto
 
-from infer import dims as D
-from infer.context import Facts, RuleContext, RuleError
-from infer.dims import Dim
-from infer.scopes import GraphPath
-from infer.types import (
+from infer.contract.context import Facts, RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import (
     UNKNOWN,
     MapType,
     OptionalType,
@@ -36,10 +35,9 @@ from infer.types import (
     UnknownType,
     elem_name,
 )
-from infer.values import Known, SymFloat, Value, is_container, join_values
-
-from ..registry import rule
-from .sequence import element_type
+from infer.core.values import Known, SymFloat, Value, is_container, join_values
+from signatures.ai_onnx.sequence import element_type
+from signatures.kit.registry import rule
 
 MAX_ROUNDS = 8  # walks of a body before its loop-carried types are widened (Clause 15.4)
 
@@ -86,7 +84,6 @@ class Body:
         if not isinstance(graph, GraphProto):
             raise RuleError("bad-attribute", f"{ctx.op_type} needs a graph attribute '{attr}'")
         self.graph = graph
-        self.path = ctx.subgraph_path(attr)
         self.own: set[str] = set()  # variables this node made for per-iteration extents
 
     @property
@@ -113,10 +110,7 @@ class Body:
         for name in D.free_names(d):
             if name in self.own:
                 return True
-            var = self.ctx.variable(name)
-            if var is None or not var.is_fresh or var.origin.site is None:
-                continue
-            if GraphPath(var.origin.site.graph).within(self.path):
+            if self.ctx.made_inside(name, self.attr):
                 return True
         return False
 
@@ -135,7 +129,7 @@ class Body:
 
     def output_dim(self, k: int, axis: int, what: str) -> Dim:
         """A fresh variable for output ``k`` of the node at ``axis``."""
-        out = self.ctx.node.output[k] if k < len(self.ctx.node.output) else ""
+        out = self.ctx.output_name(k)
         return self.fresh((k, axis), out, axis, what)
 
     # -- removing per-iteration extents ------------------------------------------------------
@@ -293,7 +287,7 @@ def if_(ctx: RuleContext) -> list:
     ctx.because(f"the branches of If differ and the condition `{cond}` is not known", 0)
     out = []
     for k, (a, b) in enumerate(zip(then, other)):
-        name = ctx.node.output[k] if k < len(ctx.node.output) else ""
+        name = ctx.output_name(k)
 
         def choice(axis: int, x: Dim, y: Dim, k: int = k, name: str = name) -> Dim:
             reason = (
@@ -622,14 +616,13 @@ def _g(
     return helper.make_graph(nodes, "body", ins, [ValueInfoProto(name=o) for o in outputs], inits or [])
 
 
-def _examples() -> None:
+def _if_examples() -> None:
     import numpy as np
     from onnx import helper, numpy_helper
 
-    from ..registry import example
+    from signatures.kit.registry import example
 
-    n = helper.make_node
-    bool_, i64, f32 = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
+    n, i64 = helper.make_node, TensorProto.INT64
 
     def filled(*dims: int) -> GraphProto:
         shape = numpy_helper.from_array(np.asarray(dims, np.int64), "shape")
@@ -649,6 +642,14 @@ def _examples() -> None:
     example("If", ["bool[]"], ["?[2,3]"], attrs={"then_branch": filled(2, 3), "else_branch": ints},
             error="type-mismatch")  # fmt: skip
 
+
+def _loop_examples() -> None:
+    from onnx import helper
+
+    from signatures.kit.registry import example
+
+    n = helper.make_node
+    bool_, i64, f32 = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
     # x -> x + x, and the running sum as a scan output; cond passed through.
     keep = _g([n("Add", ["x_in", "x_in"], ["x_out"]), n("Identity", ["x_out"], ["sc"]),
                n("Identity", ["c_in"], ["c_out"])],
@@ -673,6 +674,13 @@ def _examples() -> None:
     example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["unknown"], attrs={"body": grow},
             error="arity")  # fmt: skip
 
+
+def _scan_examples() -> None:
+    from onnx import helper
+
+    from signatures.kit.registry import example
+
+    n, f32 = helper.make_node, TensorProto.FLOAT
     step = _g([n("Add", ["s_in", "x_i"], ["s_out"]), n("Add", ["x_i", "x_i"], ["y"])],
               [("s_in", f32, None), ("x_i", f32, None)], ["s_out", "y"])  # fmt: skip
     for v in (9, 11, 16, 19, 21, 23, 24, 25):
@@ -697,4 +705,6 @@ def _examples() -> None:
             attrs={"body": shapes})  # fmt: skip
 
 
-_examples()
+_if_examples()
+_loop_examples()
+_scan_examples()

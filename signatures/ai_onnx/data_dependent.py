@@ -14,15 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from infer import dims as D
-from infer.context import Facts, RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
-
-from .. import valueops as V
-from ..helpers import ONE, elements, flag, norm_axis, same_dim
-from ..registry import example, rule
+from infer.contract.context import Facts, RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from infer.core.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
+from signatures.kit import valueops as V
+from signatures.kit.helpers import ONE, elements, flag, norm_axis, same_dim
+from signatures.kit.registry import example, rule
 
 
 def shared_unknown(ctx: RuleContext, tag: str, reason: str, *inputs: int) -> Dim:
@@ -32,7 +31,7 @@ def shared_unknown(ctx: RuleContext, tag: str, reason: str, *inputs: int) -> Dim
     same in several outputs gets one here, keyed by the node so re-inference is stable.
     """
     ctx.because(reason, *inputs)
-    out = next((o for o in ctx.node.output if o), None)
+    out = next((o for o in map(ctx.output_name, range(ctx.n_outputs)) if o), None)
     return ctx.fresh(reason, (tag,), out, None, ctx.causes)
 
 

@@ -7,14 +7,13 @@ such as ``seq * 12``) are computed element by element.
 
 from __future__ import annotations
 
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-from infer.values import Known, Value
-
-from .. import spans
-from .. import valueops as V
-from ..helpers import STRICT, broadcast, flag, norm_axis, require_single, same_dim
-from ..registry import example, rule, shape_rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core.types import TensorType
+from infer.core.values import Known, Value
+from signatures.kit import spans
+from signatures.kit import valueops as V
+from signatures.kit.helpers import STRICT, broadcast, flag, norm_axis, require_single, same_dim
+from signatures.kit.registry import example, rule, shape_rule
 
 UNARY = [
     "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Celu", "Cos",

@@ -7,14 +7,21 @@ import math
 import numpy as np
 from onnx import TensorProto, helper
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS, Known, Span, SymFloat, Value, value_from_tensor
-
-from .. import valueops as V
-from ..helpers import require_single, vector_length
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.types import TensorType
+from infer.core.values import (
+    MAX_KNOWN_ELEMENTS,
+    MAX_KNOWN_FLOAT_ELEMENTS,
+    Known,
+    Span,
+    SymFloat,
+    Value,
+    value_from_tensor,
+)
+from signatures.kit import valueops as V
+from signatures.kit.helpers import require_single, vector_length
+from signatures.kit.registry import example, rule
 
 _SCALAR_ATTRS = {
     "value_float": (TensorProto.FLOAT, False),

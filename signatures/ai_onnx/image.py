@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..helpers import norm_axes, same_dim, vector_length
-from ..registry import example, rule
-from ..windows import check_bias, check_divisible, read_window, window_extent, window_extents
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.kit.helpers import norm_axes, same_dim, vector_length
+from signatures.kit.registry import example, rule
+from signatures.kit.windows import check_bias, check_divisible, read_window, window_extent, window_extents
 
 Shape = tuple[Dim, ...]
 INT64_MAX = (1 << 63) - 1
@@ -247,7 +246,7 @@ def max_unpool(ctx: RuleContext) -> list:
 
 @rule("DeformConv", since=19)
 def deform_conv(ctx: RuleContext) -> list:
-    """Conv's output extents (explicit pads only: ``signatures.windows``, Conv's checks, and a
+    """Conv's output extents (explicit pads only: ``signatures.kit.windows``, Conv's checks, and a
     window that does not fit read as onnxruntime's kernel reads it, as the pools'); the offsets
     (and the mask) have the output's spatial extents."""
     x, w, offset = ctx.shape(0), ctx.shape(1), ctx.shape(2)

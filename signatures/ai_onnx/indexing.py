@@ -11,15 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-from infer.values import Known, SymFloat, Value
-
-from .. import valueops as V
-from ..helpers import norm_axis, same_dim
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from infer.core.values import Known, SymFloat, Value
+from signatures.kit import valueops as V
+from signatures.kit.helpers import norm_axis, same_dim
+from signatures.kit.registry import example, rule
 
 Shape = tuple[Dim, ...]
 # Scatter reductions (opset 16 added add and mul, opset 18 max and min).

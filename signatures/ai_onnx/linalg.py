@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import NONZERO, Shape, broadcast, flag, same_dim, unidirectional
-from ..registry import example, rule, shape_rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
+from signatures.kit.helpers import NONZERO, Shape, broadcast, flag, same_dim, unidirectional
+from signatures.kit.registry import example, rule, shape_rule
 
 # numpy matmul semantics: 1-D operands are promoted and the promoted axis dropped again.
 MATMUL = [

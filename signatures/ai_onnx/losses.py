@@ -7,11 +7,10 @@ optional ``log_prob`` has the scores' shape.
 
 from __future__ import annotations
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import same_dim
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 _REDUCTIONS = ("none", "sum", "mean")
 

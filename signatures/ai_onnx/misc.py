@@ -14,17 +14,16 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, Known, Value
-
-from .. import spans
-from .. import valueops as V
-from ..helpers import STRICT, broadcast, elements, flag, norm_axis, same_dim
-from ..registry import example, rule
-from .random import output_elem
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from infer.core.values import MAX_KNOWN_ELEMENTS, Known, Value
+from signatures.ai_onnx.random import output_elem
+from signatures.kit import spans
+from signatures.kit import valueops as V
+from signatures.kit.helpers import STRICT, broadcast, elements, flag, norm_axis, same_dim
+from signatures.kit.registry import example, rule
 
 
 def _known(arr: np.ndarray) -> Known:

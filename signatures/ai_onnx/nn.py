@@ -2,19 +2,18 @@
 
 Output extents follow the operator definitions exactly, symbolic heights included:
 ``floor((h + pads - dilation*(k-1) - 1) / stride) + 1``; the window attributes and extents of
-Conv and the pools are read by ``signatures.windows``, as those of every other convolution and
+Conv and the pools are read by ``signatures.kit.windows``, as those of every other convolution and
 pooling are.
 """
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import STRICT, flag, norm_axis, require_rank
-from ..registry import example, rule
-from ..windows import conv_output, pool_output, transpose_window
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from signatures.kit.helpers import STRICT, flag, norm_axis, require_rank
+from signatures.kit.registry import example, rule
+from signatures.kit.windows import conv_output, pool_output, transpose_window
 
 
 @rule("Conv")

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-
-from ..helpers import ONE, flag, norm_axis
-from ..registry import example, rule, shape_rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core.types import TensorType
+from signatures.kit.helpers import ONE, flag, norm_axis
+from signatures.kit.registry import example, rule, shape_rule
 
 
 @rule("BatchNormalization")

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from onnx import TensorProto, TypeProto, helper
 
-from infer.context import RuleContext, RuleError
-from infer.types import OptionalType, SequenceType, SparseTensorType, TensorType, UnknownType
-from infer.values import Known, Value, items
-
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core.types import OptionalType, SequenceType, SparseTensorType, TensorType, UnknownType
+from infer.core.values import Known, Value, items
+from signatures.kit.registry import example, rule
 
 _BOOL = TensorType(TensorProto.BOOL, ())
 
@@ -30,7 +29,7 @@ def optional(ctx: RuleContext) -> list:
     tp = ctx.attr("type")
     if tp is None:
         raise RuleError("bad-attribute", "Optional without an input needs attribute 'type'")
-    out = ctx.node.output[0] if ctx.node.output else ""
+    out = ctx.output_name(0)
     return [Value(OptionalType(ctx.declared_type(tp, out)), Known((0,), ()))]
 
 

@@ -2,21 +2,20 @@
 
 The (de)quantizers keep their input's shape; what varies across versions is the element type
 (``output_dtype``, the zero point's type, the scale's type) and which scale shapes are accepted
-(per-tensor, per-axis, blocked). The convolutions are Conv's (``signatures.windows``).
+(per-tensor, per-axis, blocked). The convolutions are Conv's (``signatures.kit.windows``).
 """
 
 from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..helpers import norm_axis, same_dim
-from ..registry import example, rule, shape_rule
-from ..windows import conv_output
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.kit.helpers import norm_axis, same_dim
+from signatures.kit.registry import example, rule, shape_rule
+from signatures.kit.windows import conv_output
 
 Shape = tuple[Dim, ...]
 
@@ -141,7 +140,7 @@ shape_rule("QLinearMatMul", _matmul_forms(3), since=10)
 
 @rule("ConvInteger", since=10)
 def conv_integer(ctx: RuleContext) -> list:
-    """Conv's output shape (``signatures.windows``: the same checks as Conv's)."""
+    """Conv's output shape (``signatures.kit.windows``: the same checks as Conv's)."""
     return [conv_output(ctx, 0, 1)]
 
 

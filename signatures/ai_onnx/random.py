@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType, elem_name
-
-from ..registry import example, rule
-from ..schema import allowed_types
+from infer.contract.context import RuleContext, RuleError
+from infer.contract.signature import allowed_types
+from infer.core.types import TensorType, elem_name
+from signatures.kit.registry import example, rule
 
 
 def _allowed(ctx: RuleContext) -> set[int] | None:

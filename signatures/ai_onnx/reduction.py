@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-from infer.values import Value
-
-from .. import valueops as V
-from ..helpers import ONE, flag, norm_axes, norm_axis
-from ..registry import example, rule
-from .data_dependent import shared_unknown
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from infer.core.values import Value
+from signatures.ai_onnx.data_dependent import shared_unknown
+from signatures.kit import valueops as V
+from signatures.kit.helpers import ONE, flag, norm_axes, norm_axis
+from signatures.kit.registry import example, rule
 
 # The opset from which each reduction takes its axes as an input instead of an attribute.
 AXES_INPUT_SINCE = {

@@ -16,12 +16,11 @@ on every valid node, and a node whose attribute contradicts its weights is repor
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import same_dim
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 # Gates per operator: the row blocks of W and R.
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}

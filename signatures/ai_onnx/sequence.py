@@ -19,10 +19,10 @@ from collections.abc import Sequence
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import (
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import (
     UNKNOWN,
     OptionalType,
     SequenceType,
@@ -33,10 +33,9 @@ from infer.types import (
     elem_name,
     join,
 )
-from infer.values import Known, Value, items
-
-from ..helpers import norm_axis, same_dim
-from ..registry import example, rule
+from infer.core.values import Known, Value, items
+from signatures.kit.helpers import norm_axis, same_dim
+from signatures.kit.registry import example, rule
 
 MAX_ITEMS = 64  # elements tracked one by one (Clause 15.4: bounded memory)
 

@@ -12,14 +12,13 @@ import math
 import numpy as np
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, Known, Value
-
-from ..helpers import same_dim
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from infer.core.values import MAX_KNOWN_ELEMENTS, Known, Value
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 _UNSET = object()
 

@@ -12,17 +12,17 @@ from fractions import Fraction
 import numpy as np
 from onnx import TensorProto
 
-from infer import dims as D
-from infer import types as T
-from infer.context import Facts, RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-from infer.values import FLOAT_BITS, INT_RANGE, Elem, Known, Span, SymFloat, Value, known_vector, round_float
-
-from .. import spans
-from .. import valueops as V
-from ..floatops import Assume, FloatArith
-from ..helpers import (
+from infer.contract.context import Facts, RuleContext, RuleError
+from infer.contract.signature import normalize_type_str
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from infer.core.values import FLOAT_BITS, INT_RANGE, Elem, Known, Span, SymFloat, Value, known_vector, round_float
+from signatures.kit import spans
+from signatures.kit import valueops as V
+from signatures.kit.floatops import Assume, FloatArith
+from signatures.kit.helpers import (
     ONE,
     broadcast,
     elements,
@@ -35,8 +35,7 @@ from ..helpers import (
     vector_length,
     with_span,
 )
-from ..registry import example, rule, shape_rule
-from ..schema import normalize_type_str
+from signatures.kit.registry import example, rule, shape_rule
 
 # Ends at or past this are "to the end" in exported Slices (INT32_MAX, INT64_MAX). Symbolic
 # extents are taken to be below it (docs/architecture.md, assumptions).

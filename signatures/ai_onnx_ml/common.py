@@ -6,8 +6,8 @@ from typing import Any
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
 
 ML = "ai.onnx.ml"
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.types import MapType, SequenceType, TensorType
-
-from ..registry import example, rule
-from .common import ML, attr_len, positive, tensor_elem
+from infer.contract.context import RuleContext, RuleError
+from infer.core.types import MapType, SequenceType, TensorType
+from signatures.ai_onnx_ml.common import ML, attr_len, positive, tensor_elem
+from signatures.kit.registry import example, rule
 
 _STRING, _INT64, _FLOAT = TensorProto.STRING, TensorProto.INT64, TensorProto.FLOAT
 

@@ -8,12 +8,11 @@ columns (``[-s, s]``) by both runtimes.
 
 from __future__ import annotations
 
-from infer.context import RuleContext
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..registry import example, rule
-from .common import ML, ROW_VECTOR, attr_len, class_labels, features, positive, rows
+from infer.contract.context import RuleContext
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.ai_onnx_ml.common import ML, ROW_VECTOR, attr_len, class_labels, features, positive, rows
+from signatures.kit.registry import example, rule
 
 
 def _score_count(ctx: RuleContext, n_labels: int) -> Dim:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-
-from ..helpers import elements, same_dim
-from ..registry import example, rule
-from .common import ML, attr_len, positive
+from infer.contract.context import RuleContext, RuleError
+from signatures.ai_onnx_ml.common import ML, attr_len, positive
+from signatures.kit.helpers import elements, same_dim
+from signatures.kit.registry import example, rule
 
 
 @rule(["Binarizer", "Imputer"], domain=ML)

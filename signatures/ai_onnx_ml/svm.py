@@ -6,12 +6,11 @@ stays unknown; the score widths below hold for both runtimes.
 
 from __future__ import annotations
 
-from infer.context import RuleContext
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..registry import example, rule
-from .common import ML, attr_len, class_labels, positive, rows
+from infer.contract.context import RuleContext
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.ai_onnx_ml.common import ML, attr_len, class_labels, positive, rows
+from signatures.kit.registry import example, rule
 
 
 def _svm_score_count(ctx: RuleContext, k: int) -> Dim:

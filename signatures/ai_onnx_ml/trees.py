@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from onnx import TensorProto, helper
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..registry import example, rule
-from .common import ML, ROW_VECTOR, attr_len, class_labels, positive, rows
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.ai_onnx_ml.common import ML, ROW_VECTOR, attr_len, class_labels, positive, rows
+from signatures.kit.registry import example, rule
 
 
 def _targets(ctx: RuleContext) -> Dim:

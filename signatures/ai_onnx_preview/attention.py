@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from onnx import TensorProto, helper
 
-from infer.context import RuleContext
-from infer.types import TensorType
-from infer.values import Value
-
-from ..ai_onnx.attention import agree, at, check_groups, check_rank
-from ..registry import example, rule
+from infer.contract.context import RuleContext
+from infer.core.types import TensorType
+from infer.core.values import Value
+from signatures.ai_onnx.attention import agree, at, check_groups, check_rank
+from signatures.kit.registry import example, rule
 
 PREVIEW = "ai.onnx.preview"
 

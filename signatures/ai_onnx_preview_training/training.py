@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-
-from ..helpers import same_dim
-from ..registry import example, rule
+from infer.contract.context import RuleContext, RuleError
+from infer.core.types import TensorType
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 TRAINING = "ai.onnx.preview.training"
 

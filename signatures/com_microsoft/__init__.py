@@ -15,9 +15,8 @@ from typing import Any
 
 from onnx import AttributeProto
 
-from infer.context import RuleContext
-
-from ..schema import AttrSpec, Formal, Signature, declare
+from infer.contract.context import RuleContext
+from infer.contract.signature import AttrSpec, Formal, Signature, declare
 
 MS = "com.microsoft"
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..helpers import same_dim
-from ..registry import example, rule, shape_rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INT32, INTS, MS, REQUIRED, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INT32, INTS, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule, shape_rule
 
 _MASK = {"mask_filter_value": (FLOAT, -10000.0), "scale": (FLOAT, None)}
 
@@ -194,7 +193,7 @@ def multi_head_attention(ctx: RuleContext) -> list:
 @rule("GroupQueryAttention", domain=MS)
 def group_query_attention(ctx: RuleContext) -> list:
     n, kv = _heads(ctx), _heads(ctx, "kv_num_heads")
-    wanted = [k < len(ctx.node.output) and ctx.node.output[k] != "" for k in (1, 2)]
+    wanted = [ctx.wants_output(k) for k in (1, 2)]
     if wanted[0] != wanted[1]:
         ctx.error("arity", "GroupQueryAttention: present_key and present_value come together (onnxruntime's kernel)")
     q = _rank(ctx, 0, (3,), "query")

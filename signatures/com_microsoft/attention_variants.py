@@ -14,15 +14,14 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..ai_onnx.attention import agree, at, check_rank, split_heads
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
-from .common import Shape, choice
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.ai_onnx.attention import agree, at, check_rank, split_heads
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from signatures.com_microsoft.common import Shape, choice
+from signatures.kit.registry import example, rule
 
 _T = ("tensor(float)", "tensor(float16)")
 _MASK = {"mask_filter_value": (FLOAT, -10000.0), "scale": (FLOAT, None)}

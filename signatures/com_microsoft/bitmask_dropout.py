@@ -8,13 +8,12 @@ source, not cross-checked by running.
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext
-
-from ..helpers import elements, unidirectional
-from ..registry import example, rule
-from . import FLOAT_DOUBLE_BF16, INT, MS, op
-from .common import same_shape
+from infer.contract.context import RuleContext
+from infer.core import dims as D
+from signatures.com_microsoft import FLOAT_DOUBLE_BF16, INT, MS, op
+from signatures.com_microsoft.common import same_shape
+from signatures.kit.helpers import elements, unidirectional
+from signatures.kit.registry import example, rule
 
 _RATIO = {"T1": FLOAT_DOUBLE_BF16, "T2": ("tensor(bool)",), "T3": ("tensor(uint32)",)}
 op("BitmaskDropout", "data:T ratio?:T1 training_mode?:T2", "output:T mask?:T3", {"T": FLOAT_DOUBLE_BF16, **_RATIO},

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..ai_onnx.attention import agree
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
+from signatures.ai_onnx.attention import agree
 
 Shape = tuple[Dim, ...]
 
@@ -26,11 +25,6 @@ def in_range(ctx: RuleContext, name: str, default: int, low: int, high: int) -> 
     if not low <= v <= high:
         raise RuleError("bad-attribute", f"{ctx.op_type}: {name} must be in [{low}, {high}], is {v}")
     return v
-
-
-def output_wanted(ctx: RuleContext, k: int) -> bool:
-    """Is output ``k`` requested (present and not an empty name)?"""
-    return k < len(ctx.node.output) and ctx.node.output[k] != ""
 
 
 def same_shape(ctx: RuleContext, a: Shape | None, b: Shape | None, what: str) -> Shape | None:

@@ -3,19 +3,18 @@
 onnxruntime's graph optimizer fuses Conv with its activation into FusedConv (NhwcFusedConv for
 channels-last layouts); its QOperator quantizer emits the QLinear* pooling operators (and
 QLinearConv, with ``channels_last`` for NHWC layouts), its NHWC transformer NhwcMaxPool. Windows
-are read and checked as Conv's and MaxPool's are (``signatures.windows``); an NHWC operator is the
+are read and checked as Conv's and MaxPool's are (``signatures.kit.windows``); an NHWC operator is the
 NCHW one with the channel axis moved last.
 """
 
 from __future__ import annotations
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import same_dim
-from ..registry import example, rule
-from ..windows import back, conv_output, nchw, pool_output
-from . import FLOAT_DOUBLE, FLOATS, INT, INT8_TYPES, INTS, MS, REQUIRED, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
+from signatures.com_microsoft import FLOAT_DOUBLE, FLOATS, INT, INT8_TYPES, INTS, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
+from signatures.kit.windows import back, conv_output, nchw, pool_output
 
 Shape = tuple[Dim, ...]
 

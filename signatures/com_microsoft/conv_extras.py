@@ -1,21 +1,20 @@
 """ConvTransposeWithDynamicPads and MaxpoolWithMask: a transposed convolution whose pads are an
 input, and a max pooling that skips masked positions.
 
-The window arithmetic is ``signatures.windows``' (the attributes read and refused as onnxruntime
+The window arithmetic is ``signatures.kit.windows``' (the attributes read and refused as onnxruntime
 does); ConvTransposeWithDynamicPads reads its ``[begins..., ends...]`` pads from the Pads input's
 contents. Both run on onnxruntime's CPU kernels (tests/test_contrib_a_runtime.py).
 """
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import same_dim
-from ..registry import example, rule
-from ..windows import pool_output, transpose_window
-from . import FLOAT_DOUBLE, INT, INTS, MS, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from signatures.com_microsoft import FLOAT_DOUBLE, INT, INTS, MS, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
+from signatures.kit.windows import pool_output, transpose_window
 
 op("ConvTransposeWithDynamicPads", "X:T W:T Pads?:tensor(int64) B?:T", "Y:T", {"T": FLOAT_DOUBLE},
    {"group": (INT, 1), "auto_pad": (STRING, "NOTSET"), "strides": (INTS, None), "dilations": (INTS, None),

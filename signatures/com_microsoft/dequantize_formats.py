@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-
-from ..ai_onnx.attention import check_rank
-from ..helpers import vector_length
-from ..registry import example, rule
-from . import F32, FLOAT_TYPES, INT, MS, REQUIRED, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core.types import TensorType
+from signatures.ai_onnx.attention import check_rank
+from signatures.com_microsoft import F32, FLOAT_TYPES, INT, MS, REQUIRED, op
+from signatures.kit.helpers import vector_length
+from signatures.kit.registry import example, rule
 
 op("DequantizeBFP", "x:T1 shape:T2 strides:T2", "y:T3",
    {"T1": ("tensor(uint8)",), "T2": ("tensor(int64)",), "T3": FLOAT_TYPES},

@@ -7,12 +7,11 @@ broadcasting, which also checks the bias against it).
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-
-from ..helpers import broadcast
-from ..registry import example, rule, shape_rule
-from . import FLOAT, FLOAT_DOUBLE, FLOAT_DOUBLE_BF16, INT, MS, REQUIRED, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from signatures.com_microsoft import FLOAT, FLOAT_DOUBLE, FLOAT_DOUBLE_BF16, INT, MS, REQUIRED, op
+from signatures.kit.helpers import broadcast
+from signatures.kit.registry import example, rule, shape_rule
 
 _FLOAT_DOUBLE_BOTH = ("tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)")
 

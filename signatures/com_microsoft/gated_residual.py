@@ -8,13 +8,12 @@ scales.
 
 from __future__ import annotations
 
-from infer.context import RuleContext, RuleError
-
-from ..ai_onnx.attention import at, check_rank
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import FLOAT, FLOAT_TYPES, MS, STRING, op
-from .common import choice, output_wanted, same_shape
+from infer.contract.context import RuleContext, RuleError
+from signatures.ai_onnx.attention import at, check_rank
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, MS, STRING, op
+from signatures.com_microsoft.common import choice, same_shape
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 op("GatedAdd", "X:T Y:T gate:T gate_weight?:T", "output:T", {"T": FLOAT_TYPES})
 op("GatedRMSNorm", "X:T scale:T gate:T", "Y:T", {"T": FLOAT_TYPES},
@@ -65,7 +64,7 @@ def gated_rms_norm(ctx: RuleContext) -> list:
 @rule("EngramGate", domain=MS)
 def engram_gate(ctx: RuleContext) -> list:
     """output and gated_value_normed: the keys' shape ``(B, S, hc, H)``."""
-    if output_wanted(ctx, 1) and not ctx.has(5):
+    if ctx.wants_output(1) and not ctx.has(5):
         ctx.error("missing-input", "EngramGate: gated_value_normed needs conv_norm_scale")
     key = same_shape(ctx, check_rank(ctx, 0, 4, "key"), check_rank(ctx, 1, 4, "query"), "key and query")
     value = check_rank(ctx, 2, 3, "value")

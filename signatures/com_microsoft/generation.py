@@ -14,13 +14,12 @@ from typing import Any
 
 from onnx import AttributeProto, GraphProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import require_single, same_dim
-from ..registry import example, rule
-from . import F32, INT, INT32, MS, REQUIRED, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from signatures.com_microsoft import F32, INT, INT32, MS, REQUIRED, op
+from signatures.kit.helpers import require_single, same_dim
+from signatures.kit.registry import example, rule
 
 GRAPH = AttributeProto.GRAPH
 _LOOP = {"vocab_size": (INT, -1), "decoder": (GRAPH, REQUIRED), "init_decoder": (GRAPH, None), "encoder": (GRAPH, None),

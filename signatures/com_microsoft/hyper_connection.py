@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, op
-from .common import Shape, same_shape
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, op
+from signatures.com_microsoft.common import Shape, same_shape
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 op("BranchwiseRMSNorm", "X:T scale?:M", "Y:T", {"T": FLOAT_TYPES, "M": FLOAT_TYPES},
    {"num_branches": (INT, 0), "epsilon": (FLOAT, 1e-5)})  # fmt: skip

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..ai_onnx.linalg import MATMUL, gemm_product
-from ..helpers import broadcast, same_dim, unidirectional
-from ..registry import example, rule, shape_rule
-from . import F32, FLOAT, FLOAT_DOUBLE_BF16, FLOAT_TYPES, INT, INT8_TYPES, MS, REQUIRED, STRING, delegate, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.ai_onnx.linalg import MATMUL, gemm_product
+from signatures.com_microsoft import (
+    F32,
+    FLOAT,
+    FLOAT_DOUBLE_BF16,
+    FLOAT_TYPES,
+    INT,
+    INT8_TYPES,
+    MS,
+    REQUIRED,
+    STRING,
+    delegate,
+    op,
+)
+from signatures.kit.helpers import broadcast, same_dim, unidirectional
+from signatures.kit.registry import example, rule, shape_rule
 
 _TRANS = {"transA": (INT, 0), "transB": (INT, 0), "alpha": (FLOAT, 1.0)}
 _TRANS_BATCH = {"transBatchA": (INT, 0), "transBatchB": (INT, 0)}

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..ai_onnx.attention import check_rank
-from ..ai_onnx.linalg import gemm_product
-from ..helpers import broadcast, same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INT32, MS, REQUIRED, STRING, op
-from .common import Shape, in_range
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.ai_onnx.attention import check_rank
+from signatures.ai_onnx.linalg import gemm_product
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INT32, MS, REQUIRED, STRING, op
+from signatures.com_microsoft.common import Shape, in_range
+from signatures.kit.helpers import broadcast, same_dim
+from signatures.kit.registry import example, rule
 
 _U8 = ("tensor(uint8)",)
 _HALF = ("tensor(float16)", "tensor(bfloat16)")

@@ -9,15 +9,13 @@ onnxruntime's inference function.
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-
-from ..ai_onnx.attention import agree, at, check_rank
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING, op
-from .common import output_wanted
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.types import TensorType
+from signatures.ai_onnx.attention import agree, at, check_rank
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 op("MoE",
    "input:T router_probs:T fc1_experts_weights:T fc1_experts_bias?:T fc2_experts_weights:T fc2_experts_bias?:T "
@@ -71,8 +69,8 @@ def moe_group_router(ctx: RuleContext) -> list:
     router_weights are float and cannot be asked for beside router_probs."""
     if ctx.require("top_k") <= 0:
         raise RuleError("bad-attribute", "MoEGroupRouter: top_k must be positive")
-    full = output_wanted(ctx, 1) or output_wanted(ctx, 2)
-    if full and output_wanted(ctx, 0):
+    full = ctx.wants_output(1) or ctx.wants_output(2)
+    if full and ctx.wants_output(0):
         ctx.error("arity", "MoEGroupRouter: the full-score outputs cannot be combined with router_probs")
     logits = ctx.shape(0)
     bias = check_rank(ctx, 1, 1, "expert_bias")

@@ -9,13 +9,12 @@ requests. All three have CPU kernels (tests/test_contrib_b_runtime.py runs them)
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from signatures.com_microsoft import FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 Shape = tuple[Dim, ...]
 _M = ("tensor(int32)", "tensor(int64)")
@@ -100,7 +99,7 @@ def varlen_ngram_hash_mapping(ctx: RuleContext) -> list:
     cum = _rank(ctx, 3, 1, "cumulative_sequence_length")
     t = None if ids is None else ids[0]
     b = None if cum is None else D.sub(cum[0], 1)
-    if ctx.n_outputs > 2 and ctx.node.output[2] and not ctx.has(7):
+    if ctx.wants_output(2) and not ctx.has(7):
         raise RuleError("arity", "present_segment_ids needs segment_ids")
     _expect(ctx, 4, (b, history), "past_ids")
     _expect(ctx, 5, (width,), "head_offsets")

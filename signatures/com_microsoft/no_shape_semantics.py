@@ -1,16 +1,16 @@
 """Contrib operators whose outputs no rule can infer, and why: the one place such reasons live.
 
 ``NO_SHAPE_SEMANTICS`` maps each operator to the reason; every entry is registered as
-unsupported (``signatures.registry.unsupported``), which the engine reports at such a node and
-the conformance statement (infer/conformance.py) lists. An operator belongs here only when its
+unsupported (``signatures.kit.registry.unsupported``), which the engine reports at such a node and
+the conformance statement (infer/out/conformance.py) lists. An operator belongs here only when its
 outputs follow from nothing a model states: they are whatever an opaque payload computes.
 """
 
 from __future__ import annotations
 
-from ..registry import example, lookup, unsupported
-from ..schema import AttrSpec, Formal, Signature, declare
-from . import INT, MS, REQUIRED, STRING, op
+from infer.contract.signature import AttrSpec, Formal, Signature, declare
+from signatures.com_microsoft import INT, MS, REQUIRED, STRING, op
+from signatures.kit.registry import example, lookup, unsupported
 
 NO_SHAPE_SEMANTICS: dict[str, str] = {
     "EPContext": "its outputs are those of a compiled graph held in an execution provider's binary context "

@@ -11,12 +11,22 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-
-from ..helpers import norm_axis, same_dim
-from ..registry import example, rule, shape_rule
-from . import F32, FLOAT, FLOAT_DOUBLE_BF16, FLOAT_TYPES, INT, INT8_TYPES, INT32, MS, REQUIRED, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core.types import TensorType
+from signatures.com_microsoft import (
+    F32,
+    FLOAT,
+    FLOAT_DOUBLE_BF16,
+    FLOAT_TYPES,
+    INT,
+    INT8_TYPES,
+    INT32,
+    MS,
+    REQUIRED,
+    op,
+)
+from signatures.kit.helpers import norm_axis, same_dim
+from signatures.kit.registry import example, rule, shape_rule
 
 _SKIP_ATTRS = {"epsilon": (FLOAT, 1e-12)}
 

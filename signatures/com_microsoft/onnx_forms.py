@@ -14,17 +14,16 @@ import math
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-from infer.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
-
-from ..ai_onnx.data_dependent import shared_unknown
-from ..ai_onnx.generators import range_
-from ..helpers import NONZERO, flag, norm_axes, norm_axis, require_single, same_dim
-from ..registry import example, rule
-from . import FLOAT, FLOAT_DOUBLE, INT, INTS, MS, REQUIRED, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from infer.core.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
+from signatures.ai_onnx.data_dependent import shared_unknown
+from signatures.ai_onnx.generators import range_
+from signatures.com_microsoft import FLOAT, FLOAT_DOUBLE, INT, INTS, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import NONZERO, flag, norm_axes, norm_axis, require_single, same_dim
+from signatures.kit.registry import example, rule
 
 _NUMERIC = ("tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)", "tensor(int8)", "tensor(int16)",
             "tensor(int32)", "tensor(int64)")  # fmt: skip

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..helpers import NONZERO, flag, same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import NONZERO, flag, same_dim
+from signatures.kit.registry import example, rule
 
 Shape = tuple[Dim, ...]
 _F_F16 = ("tensor(float)", "tensor(float16)")
@@ -101,7 +100,7 @@ def _divide(ctx: RuleContext, total: Dim, n: int, what: str) -> Dim:
 def _caches_together(ctx: RuleContext) -> None:
     """The updated key and value caches are asked for together or not at all (onnxruntime's
     schema refuses one without the other); a LATENT cache has no value cache to return."""
-    wanted = [k < ctx.n_outputs and bool(ctx.node.output[k]) for k in (1, 2)]
+    wanted = [ctx.wants_output(k) for k in (1, 2)]
     if ctx.has(4) and wanted[0] != wanted[1]:
         raise RuleError("arity", "key_cache_out and value_cache_out must be both present or both absent")
     if not ctx.has(4) and wanted[1]:

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-from infer.values import Known, Value
-
-from ..helpers import norm_axis, same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, op
-from .linalg import matmul_dims
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.types import TensorType
+from infer.core.values import Known, Value
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, op
+from signatures.com_microsoft.linalg import matmul_dims
+from signatures.kit.helpers import norm_axis, same_dim
+from signatures.kit.registry import example, rule
 
 _Q, _S = ("tensor(int8)",), F32
 _ORDERS = {f"order_{m}": (INT, REQUIRED) for m in ("input", "output", "weight")}

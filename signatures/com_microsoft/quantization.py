@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..helpers import broadcast, norm_axes, norm_axis, same_dim
-from ..registry import example, rule, shape_rule
-from . import FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INTS, MS, REQUIRED, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INTS, MS, REQUIRED, op
+from signatures.kit.helpers import broadcast, norm_axes, norm_axis, same_dim
+from signatures.kit.registry import example, rule, shape_rule
 
 _F = "tensor(float)"
 _Q_UNARY = f"X:T X_scale:{_F} X_zero_point?:T Y_scale:{_F} Y_zero_point?:T"

@@ -12,16 +12,28 @@ schema's documentation and its inference function, and are not cross-checked aga
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..ai_onnx.attention import agree, at, check_rank, split_heads
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, FLOATS, INT, INT8_TYPES, INT32, MS, REQUIRED, STRING, STRINGS, op
-from .common import choice, in_range, output_wanted
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.ai_onnx.attention import agree, at, check_rank, split_heads
+from signatures.com_microsoft import (
+    F32,
+    FLOAT,
+    FLOAT_TYPES,
+    FLOATS,
+    INT,
+    INT8_TYPES,
+    INT32,
+    MS,
+    REQUIRED,
+    STRING,
+    STRINGS,
+    op,
+)
+from signatures.com_microsoft.common import choice, in_range
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 Shape = tuple[Dim, ...]
 
@@ -90,7 +102,7 @@ def causal_conv_with_state(ctx: RuleContext) -> list:
     last = in_range(ctx, "channels_last", 0, 0, 1)
     extended = any(ctx.attr(a, 0) for a in ("input_channels", "input_channel_offset", "state_length"))
     extended = extended or ctx.attr("state_channels_last", -1) != -1 or ctx.attr("state_update_capacity", 0) != 0
-    extended = extended or output_wanted(ctx, 2)
+    extended = extended or ctx.wants_output(2)
     if extended and (last != 1 or ndim != 1 or window != 0):
         raise RuleError("bad-attribute", "the extended attributes (and state_update) need channels_last=1, ndim=1 "
                         "and state_window=0")  # fmt: skip
@@ -217,7 +229,7 @@ def _gate_widths(hkv: int, dk: Dim, decay: Dim, beta: Dim) -> None:
 def linear_attention_gate(ctx: RuleContext) -> list:
     """decay and beta have a's shape (..., H); dt_bias and decay_scale hold H values, b is a's shape."""
     a = ctx.shape(0)
-    if output_wanted(ctx, 1) and not ctx.has(3):
+    if ctx.wants_output(1) and not ctx.has(3):
         ctx.error("missing-input", "LinearAttentionGate: the beta output needs the b input")
     if a is not None and not a:
         raise RuleError("shape-mismatch", "a must have rank >= 1")

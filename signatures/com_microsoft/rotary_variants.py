@@ -8,12 +8,11 @@ writes both outputs with q's shape (so does the schema's inference).
 
 from __future__ import annotations
 
-from infer.context import RuleContext, RuleError
-
-from ..ai_onnx.attention import check_rank
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, INTS, MS, REQUIRED, op
+from infer.contract.context import RuleContext, RuleError
+from signatures.ai_onnx.attention import check_rank
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INTS, MS, REQUIRED, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 op("MRotaryEmbedding", "input:T position_ids:M cos_cache:T sin_cache:T", "output:T",
    {"T": FLOAT_TYPES, "M": ("tensor(int64)",)},

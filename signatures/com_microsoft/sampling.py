@@ -14,13 +14,12 @@ from __future__ import annotations
 import numpy as np
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, INT, INT32, MS, REQUIRED, op
-from .generation import count, vocabulary
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from signatures.com_microsoft import F32, FLOAT, INT, INT32, MS, REQUIRED, op
+from signatures.com_microsoft.generation import count, vocabulary
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 GRAPH = AttributeProto.GRAPH
 _SEARCH = {"decoder": (GRAPH, REQUIRED), "decoder_start_token_id": (INT, -1), "encoder": (GRAPH, None),

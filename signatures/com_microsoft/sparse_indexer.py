@@ -12,15 +12,13 @@ tests ask (tests/test_contrib_b_runtime.py).
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.dims import Dim
-from infer.types import TensorType
-
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
-from .common import output_wanted
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.dims import Dim
+from infer.core.types import TensorType
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 Shape = tuple[Dim, ...]
 _I64 = ("tensor(int64)",)
@@ -79,7 +77,7 @@ def _capacity(ctx: RuleContext) -> tuple[str, int, int]:
 def _outputs_for(ctx: RuleContext, mode: str, csa_only: tuple[int, ...]) -> None:
     """Outputs that exist only under policy_mode 'csa' must be omitted under 'qsa'."""
     for k in csa_only:
-        if mode == "qsa" and k < ctx.n_outputs and ctx.node.output[k]:
+        if mode == "qsa" and ctx.wants_output(k):
             raise RuleError("arity", f"output {k} must be omitted when policy_mode is 'qsa'")
 
 
@@ -141,7 +139,7 @@ def _index_share(ctx: RuleContext, batch: Dim, selected: int) -> int:
     (onnxruntime's schema); merged_indices is (batch, width)."""
     width = ctx.attr("max_output_entries", 0)
     given = [ctx.has(i) for i in _SHARE_INPUTS]
-    wanted = output_wanted(ctx, _SHARE_STATUS)
+    wanted = ctx.wants_output(_SHARE_STATUS)
     if not (width or any(given) or wanted):
         return 0
     if width < selected:

@@ -9,12 +9,11 @@ source, not cross-checked by running.
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-
-from ..helpers import broadcast
-from ..registry import example, rule
-from . import INT, MS, REQUIRED, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from signatures.com_microsoft import INT, MS, REQUIRED, op
+from signatures.kit.helpers import broadcast
+from signatures.kit.registry import example, rule
 
 _T = {"T": ("tensor(float)", "tensor(double)", "tensor(float16)")}
 op("ComplexMul", "A:T B:T", "C:T", _T)

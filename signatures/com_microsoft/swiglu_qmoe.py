@@ -9,12 +9,11 @@ schema's documentation and inference.
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 _HALF_FLOAT = ("tensor(float16)", "tensor(bfloat16)", "tensor(float)")
 _SWIGLU = {"activation_alpha": (FLOAT, 1.0), "activation_beta": (FLOAT, 0.0), "limit": (FLOAT, 0.0)}

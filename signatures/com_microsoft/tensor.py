@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from onnx import TensorProto
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-from infer.types import TensorType
-
-from ..ai_onnx.attention import at, check_rank
-from ..ai_onnx.image import grid_sample
-from ..ai_onnx.tensor import gather_nd
-from ..helpers import same_dim
-from ..registry import example, rule
-from . import F32, FLOAT, FLOAT_DOUBLE, FLOAT_DOUBLE_BF16, INT, INT32, MS, STRING, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from infer.core.types import TensorType
+from signatures.ai_onnx.attention import at, check_rank
+from signatures.ai_onnx.image import grid_sample
+from signatures.ai_onnx.tensor import gather_nd
+from signatures.com_microsoft import F32, FLOAT, FLOAT_DOUBLE, FLOAT_DOUBLE_BF16, INT, INT32, MS, STRING, op
+from signatures.kit.helpers import same_dim
+from signatures.kit.registry import example, rule
 
 ALL_TYPES = ("tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)", "tensor(int8)", "tensor(int16)",
              "tensor(int32)", "tensor(int64)", "tensor(float16)", "tensor(float)", "tensor(double)", "tensor(string)",

@@ -8,12 +8,11 @@ with a convolution over its characters. Both have CPU kernels (tests/test_contri
 
 from __future__ import annotations
 
-from infer import dims as D
-from infer.context import RuleContext, RuleError
-
-from ..helpers import NONZERO, flag, same_dim
-from ..registry import example, rule
-from . import F32, INT, INT32, MS, REQUIRED, STRING, STRINGS, op
+from infer.contract.context import RuleContext, RuleError
+from infer.core import dims as D
+from signatures.com_microsoft import F32, INT, INT32, MS, REQUIRED, STRING, STRINGS, op
+from signatures.kit.helpers import NONZERO, flag, same_dim
+from signatures.kit.registry import example, rule
 
 op("Tokenizer", "X:T", "Y:T", {"T": ("tensor(string)",)},
    {"mark": (INT, REQUIRED), "mincharnum": (INT, REQUIRED), "pad_value": (STRING, REQUIRED),

@@ -14,8 +14,8 @@ import onnx.parser
 import pytest
 
 import infer
-from infer import dims as D
-from infer import types as T
+from infer.core import dims as D
+from infer.core import types as T
 from tests.clients.common import ENTRIES, IDS, TORCHSCRIPT, assert_valid_and_equivalent, load, require
 from tests.support import golden
 

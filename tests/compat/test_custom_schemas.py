@@ -1,4 +1,4 @@
-"""infer.custom_schemas: running the inference function of a schema registered at run time."""
+"""infer.walk.custom_schemas: running the inference function of a schema registered at run time."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from onnx import TensorProto, TypeProto, defs, helper, numpy_helper
 from onnx.defs import OpSchema
 
-from infer import custom_schemas as C
-from infer import dims as D
-from infer import types as T
-from infer.values import Known
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.values import Known
+from infer.walk import custom_schemas as C
 
 DOMAIN = "onnx_infer.test.custom"
 Variadic = OpSchema.FormalParameterOption.Variadic

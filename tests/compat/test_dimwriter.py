@@ -1,4 +1,4 @@
-"""The one dim writer (infer/dimwriter.py) in its three styles: annotate's ``expressions`` and
+"""The one dim writer (infer/core/dimwriter.py) in its three styles: annotate's ``expressions`` and
 ``strict``, and the drop-in's ``onnx``."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from onnx import ModelProto, TensorProto, TypeProto, helper
 
 import infer
-from infer import dims as D
-from infer.dimparse import is_identifier, parse_dim
-from infer.dimtable import DimTable
-from infer.dimwriter import INT64_MAX, DimWriter, TypeWriter, write_text
+from infer.core import dims as D
+from infer.core.dimparse import is_identifier, parse_dim
+from infer.core.dimtable import DimTable
+from infer.core.dimwriter import INT64_MAX, DimWriter, TypeWriter, write_text
 from infer.onnx_compat import infer_shapes
 
 GENERATED = re.compile(r"unk__\d+\Z")
@@ -60,7 +60,7 @@ def test_extents_past_int64_are_unknown_and_reported_where_written() -> None:
     assert write.overflows == [("value `v`", str(INT64_MAX + 1)), ("value `v`", D.to_str(huge))]
     types = TypeWriter(write)
     out = TypeProto()
-    types.write(infer.types.TensorType(TensorProto.FLOAT, (2, huge)), out, "value `w`")
+    types.write(infer.core.types.TensorType(TensorProto.FLOAT, (2, huge)), out, "value `w`")
     assert _dims(out) == [2, None] and write.overflows[-1][0] == "value `w`"
 
 

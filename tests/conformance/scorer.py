@@ -32,8 +32,8 @@ import onnx
 from onnx import TensorProto, TypeProto
 
 import infer
-from infer import dims as D
-from infer import types as T
+from infer.core import dims as D
+from infer.core import types as T
 
 VERDICTS = ("exact", "partial", "unknown", "wrong", "crash")
 

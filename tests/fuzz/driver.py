@@ -93,7 +93,7 @@ def reproduce(path: str, value: str) -> str | None:
 def rule_crash_traceback(path: str) -> str | None:
     """The traceback of the first rule that fails on this model (rules raise in debug mode)."""
     import infer
-    import infer.engine as engine
+    import infer.walk.engine as engine
 
     engine.DEBUG = True
     try:

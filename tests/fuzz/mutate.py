@@ -469,7 +469,7 @@ def rule_model(m: ModelProto, domain: str, op: str, sig: Any, rank: int, dims: t
     import numpy as np
     from onnx import helper
 
-    from infer.types import elem_from_name
+    from infer.core.types import elem_from_name
 
     from .sweep import _fill, _formals, _representative
 
@@ -513,7 +513,7 @@ def _type_proto(kind: str, shape: list[Any]) -> TypeProto:
     as a ``TypeProto``, tensors of ``shape``."""
     from onnx import helper
 
-    from infer.types import elem_from_name
+    from infer.core.types import elem_from_name
 
     inner = kind[kind.index("(") + 1 : -1]
     if kind.startswith("tensor("):

@@ -29,13 +29,13 @@ from onnx import AttributeProto, GraphProto, TensorProto, helper
 
 import infer
 import signatures
-from infer import dims as D
-from infer import types as T
-from infer.dims.bounds import lower
-from infer.limits import MAX_RANK
-from infer.values import Known, Value
-from signatures.registry import REGISTRY
-from signatures.schema import ONNX_OPSET, Signature, normalize_type_str, signature
+from infer.contract.signature import ONNX_OPSET, Signature, normalize_type_str, signature
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.dims.bounds import lower
+from infer.core.limits import MAX_RANK
+from infer.core.values import Known, Value
+from signatures.kit.registry import REGISTRY
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -144,7 +144,7 @@ def _type_string(kind: str, dims: tuple[str, ...], contents: tuple[Any, ...] | N
         if kind.startswith(prefix):
             inner = _type_string(kind[len(prefix) : -1], dims)
             return f"{prefix}{inner})" if isinstance(inner, str) else None
-    from signatures.schema import parse_type_str
+    from infer.contract.signature import parse_type_str
 
     return parse_type_str(kind)
 

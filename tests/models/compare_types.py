@@ -63,8 +63,8 @@ def _split(text: str) -> list[str] | None:
 
 def _canonical(old: str, new: str, positive: set[str]) -> bool:
     """Does reading each extent of ``old`` into the current core give ``new``'s?"""
-    from infer import dims as D
-    from infer.dimparse import parse_dim
+    from infer.core import dims as D
+    from infer.core.dimparse import parse_dim
 
     a, b = _split(old), _split(new)
     if a is None or b is None or len(a) != len(b) or old[: old.index("[")] != new[: new.index("[")]:

@@ -31,7 +31,7 @@ from functools import cache, cmp_to_key, lru_cache
 import sympy
 from sympy.printing.str import StrPrinter
 
-from infer.dims.budget import MAX_EXPRESSION_SIZE, MAX_INT_MAGNITUDE, NodeTimeout
+from infer.core.dims.budget import MAX_EXPRESSION_SIZE, MAX_INT_MAGNITUDE, NodeTimeout
 
 Expr = sympy.Expr
 Dim = int | Expr | None

@@ -17,8 +17,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from infer import dims as D
-from infer import types as T
+from infer.core import dims as D
+from infer.core import types as T
 
 from .runtime import run
 

@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from infer.diagnostics import Location
+from infer.core.diagnostics import Location
 from tests.validation.test_catalogue import init, model, node, vi
 
 F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64

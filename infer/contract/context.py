@@ -1,0 +1,377 @@
+"""What an inference rule sees of its node: inputs, attributes, and ways to report.
+
+A rule is ``rule(ctx) -> list`` with one entry per node output, each one of:
+
+- a shape (tuple of dims; ``None`` dims are unknown): a tensor whose element type the schema
+  decides;
+- a ``Type`` (a tensor type with ``elem=None`` gets its element type from the schema);
+- a ``Value`` (a type plus known contents);
+- ``None``: nothing known beyond what the schema says.
+
+Unknown dims become fresh variables with the reason the rule gave through ``because``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from onnx import AttributeProto, NodeProto, TypeProto
+
+from infer.core.dims import Dim
+from infer.core.dimscope import DimScope
+from infer.core.dimtable import Origin, Site, Variable
+from infer.core.scopes import GraphPath
+from infer.core.types import UNKNOWN, OptionalType, SequenceType, SparseTensorType, TensorType, Type
+from infer.core.values import Known, Value
+
+
+class Schema(Protocol):
+    """What a rule reads of its operator's signature (``infer.contract.signature.Signature``)."""
+
+    since_version: int
+    domain: str
+    attributes: Mapping[str, Any]  # name -> spec with ``default`` and ``type``
+    outputs: Sequence[Any]
+
+
+class Facts(Protocol):
+    """What decides the signs and sizes of extents in a run (``RuleContext``, ``DimScope``):
+    bounds read from an extent's syntax, sharpened by what the run has required."""
+
+    def lower_bound(self, d: Dim) -> int | None: ...
+
+    def bounds(self, d: Dim) -> tuple[int | None, int | None]: ...
+
+
+class Walker(Protocol):
+    """What a rule may ask of the walk it runs in; the engine implements it.
+
+    This is the only way back from a rule to the walker: subgraphs are walked through it (the
+    recursion of If, Loop, Scan and function calls), and everything else a rule learns comes in
+    its ``RuleContext``.
+    """
+
+    scope: DimScope
+    ir_version: int
+
+    def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None: ...
+
+    def walk_subgraph(self, ctx: RuleContext, attr: str, inputs: list[Value], quiet: bool,
+                      iterated: bool) -> list[Value] | None: ...  # fmt: skip
+
+    def declared_type(self, tp: TypeProto, value: str) -> Type: ...
+
+    def recorded_value(self, graph: str, name: str) -> Value | None: ...
+
+    @contextmanager
+    def reporting_once(self) -> Iterator[None]: ...
+
+
+_MISSING = object()
+
+
+class RuleError(Exception):
+    """A rule found the node malformed; the engine reports it and leaves outputs unknown."""
+
+    def __init__(self, code: str, message: str, suggestion: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.suggestion = suggestion
+
+
+class RuleContext:
+    """The node under inference, as a rule sees it."""
+
+    __slots__ = (
+        "_frame",
+        "_site",
+        "_walker",
+        "attrs",
+        "causes",
+        "inputs",
+        "n_outputs",
+        "node",
+        "opset",
+        "reason",
+        "sig",
+        "version",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        node: NodeProto,
+        site: Site | Callable[[], Site],
+        sig: Schema | None,
+        opset: int,
+        inputs: list[Value | None],
+        walker: Walker,
+        frame: Any,
+        attrs: dict[str, Any],
+    ):
+        """``site``: the node's, or a function making it when first asked for (most nodes never
+        need one). ``walker`` and ``frame`` (the graph being walked, opaque here) are for the
+        walker's own calls back (``subgraph``); rules never read them."""
+        self.node = node
+        self._site = site
+        self.sig = sig
+        self.opset = opset
+        self.version = sig.since_version if sig is not None else opset
+        self.inputs = inputs
+        self.n_outputs = len(node.output)
+        self._walker = walker
+        self._frame = frame
+        self.attrs = attrs
+        self.reason: str | None = None
+        self.causes: tuple[str, ...] = ()
+
+    @property
+    def site(self) -> Site:
+        """The node in the model (graph path, position, name, operator, input types)."""
+        s = self._site
+        if type(s) is not Site:
+            s = self._site = s()
+        return s
+
+    def view(self, indices: Sequence[int]) -> RuleContext:
+        """This node as if its inputs were only ``indices`` of its own, in that order (a fused or
+        quantized operator presenting its float counterpart's inputs to that one's rule)."""
+        node = NodeProto()
+        node.CopyFrom(self.node)
+        del node.input[:]
+        node.input.extend(self.input_name(i) for i in indices)
+        inputs = [self.value(i) if self.has(i) else None for i in indices]
+        return RuleContext(node, self.site, self.sig, self.opset, inputs, self._walker, self._frame, self.attrs)
+
+    # -- inputs ---------------------------------------------------------------------------------
+
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self.inputs)
+
+    def has(self, i: int) -> bool:
+        """Is input ``i`` supplied (present and not an empty name, Clause 7.3.3)?"""
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def value(self, i: int) -> Value | None:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def type(self, i: int) -> Type:
+        v = self.value(i)
+        return UNKNOWN if v is None else v.type
+
+    def shape(self, i: int) -> tuple[Dim, ...] | None:
+        """Shape of tensor input ``i``; ``None`` if absent, not a tensor or of unknown rank."""
+        t = self.type(i)
+        if isinstance(t, (TensorType, SparseTensorType)):
+            return t.shape
+        return None
+
+    def rank(self, i: int) -> int | None:
+        s = self.shape(i)
+        return None if s is None else len(s)
+
+    def elem(self, i: int) -> int | None:
+        t = self.type(i)
+        return t.elem if isinstance(t, (TensorType, SparseTensorType)) else None
+
+    def known(self, i: int) -> Known | None:
+        """Contents of tensor input ``i``, if tracked. A sequence's or optional's tracked items are
+        no tensor's contents: a rule reading elements (an Add given a sequence) never sees them."""
+        v = self.value(i)
+        if v is None or isinstance(v.type, (SequenceType, OptionalType)):
+            return None
+        return v.known
+
+    def known_dims(self, i: int) -> list[Dim] | None:
+        """Contents of input ``i`` as dims (a shape tensor), if tracked."""
+        k = self.known(i)
+        return None if k is None else k.dims()
+
+    def known_ints(self, i: int) -> list[int] | None:
+        k = self.known(i)
+        return None if k is None else k.ints()
+
+    def output_name(self, k: int) -> str:
+        """The name of output ``k`` ("" where the node leaves it out)."""
+        out = self.node.output
+        return out[k] if k < len(out) else ""
+
+    def wants_output(self, k: int) -> bool:
+        """Does the node ask for output ``k`` (an optional output left out is not computed)?"""
+        return self.output_name(k) != ""
+
+    def input_name(self, i: int) -> str:
+        return self.node.input[i] if i < len(self.node.input) else ""
+
+    # -- attributes -----------------------------------------------------------------------------
+
+    def attr(self, name: str, default: Any = _MISSING) -> Any:
+        """The node's attribute, else the schema default, else ``default`` (else ``None``)."""
+        if name in self.attrs:
+            return self.attrs[name]
+        if self.sig is not None:
+            spec = self.sig.attributes.get(name)
+            if spec is not None and spec.default is not None:
+                return spec.default
+        return None if default is _MISSING else default
+
+    def has_attr(self, name: str) -> bool:
+        return name in self.attrs
+
+    def require(self, name: str) -> Any:
+        """A required attribute; its absence is a malformed node."""
+        v = self.attr(name)
+        if v is None:
+            raise RuleError("bad-attribute", f"{self.op_type} needs attribute '{name}'")
+        return v
+
+    # -- what the run knows of its dimension variables ------------------------------------------
+
+    def lower_bound(self, d: Dim) -> int | None:
+        """The least value of ``d`` in a run of a valid model (what the run has required
+        included: a window that must fit makes its axis at least the window)."""
+        return self._walker.scope.lower_bound(d)
+
+    def bounds(self, d: Dim) -> tuple[int | None, int | None]:
+        """(lower, upper) bounds of ``d``, sharpened like ``lower_bound``; ``None`` where unknown."""
+        return self._walker.scope.bounds(d)
+
+    def exact(self, d: Dim) -> Dim:
+        """``d`` with the quotients the model's validity makes exact (``require_multiple``)."""
+        return self._walker.scope.exact(d)
+
+    def require_at_least(self, d: Dim, value: int, why: str) -> None:
+        """A model that runs has ``d >= value`` here (a window fits its axis): listed in
+        ``result.assumptions``, and it sharpens ``lower_bound`` from now on."""
+        self._walker.scope.require_at_least(d, value, self.site, why)
+
+    def require_multiple(self, d: Dim, k: Dim, why: str) -> None:
+        """A model that runs has ``k`` dividing ``d`` here (a Reshape's element count): listed as
+        ``mod(d, k) == 0``, and ``exact`` uses it."""
+        self._walker.scope.require_multiple(d, k, self.site, why)
+
+    def require_at_most(self, d: Dim, value: int, why: str, every_run: bool = True) -> None:
+        """A model that runs has ``d <= value`` here (an index within its axis): listed in the
+        model's domain; ``every_run`` false where only some values of the inputs need it (the
+        bound is what every value needs)."""
+        self._walker.scope.require_at_most(d, value, self.site, why, every_run)
+
+    def require_broadcast(self, ds: Sequence[Dim], text: str, why: str = "broadcast") -> None:
+        """A model that runs has the extents ``ds`` broadcast (each 1 or equal to the others):
+        listed in the domain; ``text`` is the assumption ``explain`` shows."""
+        self._walker.scope.require_broadcast(ds, text, self.site, why)
+
+    def require_equal(self, a: Dim, b: Dim, text: str, why: str) -> None:
+        """A model that runs has ``a == b`` here (a MatMul's inner extents): listed in the domain."""
+        self._walker.scope.require_equal(a, b, text, self.site, why)
+
+    def require_unexpressed(self, text: str, reason: str) -> None:
+        """A model that runs needs ``text``, which no constraint over extents states (the values
+        of computed indices): listed in the domain as not expressed, with ``reason``."""
+        self._walker.scope.require_unexpressed(text, reason, self.site)
+
+    def runtime_requires_at_least(self, d: Dim, value: int, why: str) -> None:
+        """onnxruntime runs this node only where ``d >= value``, which the definition does not
+        require: a runtime's requirement in the domain; ``lower_bound`` does not use it."""
+        self._walker.scope.runtime_requires_at_least(d, value, self.site, why)
+
+    def refused_by_runtime(self, text: str) -> None:
+        """onnxruntime refuses this node although the definition allows it (``text`` says why):
+        a ``runtime-refuses`` warning, and a runtime's requirement in the domain (the model
+        runs nowhere there). Inference goes on with the definition's outputs."""
+        self._walker.scope.refused_by_runtime(text, self.site)
+        self._walker.report_at(self.site, "runtime-refuses", f"{self.op_type} with inputs {self.input_types_str()}: "
+                               f"{text}; the definition allows it")  # fmt: skip
+
+    def fresh(self, reason: str, key: tuple = (), value: str | None = None, axis: int | None = None,
+              causes: tuple[str, ...] = ()) -> Dim:  # fmt: skip
+        """A fresh variable of this node for an extent it cannot determine, with ``reason``; the
+        same ``key`` at this node gives the same variable (a subgraph walked again)."""
+        site = self.site
+        origin = Origin("fresh", reason, site, value, axis, causes)
+        return self._walker.scope.fresh(origin, key=(*site.key, *key))
+
+    def is_fresh(self, d: Dim) -> bool:
+        """Does ``d`` mention a fresh variable (an extent inference could not determine)?"""
+        return self._walker.scope.is_fresh(d)
+
+    def variable(self, name: str) -> Variable | None:
+        """The run's variable called ``name``, with its origin."""
+        return self._walker.scope.variable(name)
+
+    # -- reporting ------------------------------------------------------------------------------
+
+    @property
+    def ir_version(self) -> int:
+        return self._walker.ir_version
+
+    @property
+    def attribute_references(self) -> Mapping[str, AttributeProto] | None:
+        """Inside a function body, the calling node's attributes its ``ref_attr_name``s read."""
+        return getattr(self._frame, "attr_refs", None)
+
+    def because(self, reason: str, *inputs: int) -> None:
+        """Why this node's unknown extents are unknown; ``inputs`` name the inputs responsible."""
+        self.reason = reason
+        self.causes = tuple(self.input_name(i) for i in inputs if self.input_name(i))
+
+    def contents_unknown(self, i: int, what: str) -> None:
+        """The usual reason: ``what`` is read from input ``i`` whose contents are not known."""
+        name = self.input_name(i)
+        self.because(f"{what} comes from `{name}`, whose contents are not known", i)
+
+    def error(self, code: str, message: str, suggestion: str | None = None) -> None:
+        """Report a contradiction found at this node (e.g. extents 3 and 4 cannot broadcast)."""
+        self._walker.report_at(self.site, code, message, suggestion)
+
+    def assume(self, text: str, dims: Sequence[Dim] = ()) -> None:
+        self._walker.scope.assume(text, dims, self.site)
+
+    def assume_range(self, d: Dim, lower: int | None, upper: int | None, why: str) -> None:
+        """Record that this node's claims assume ``lower <= d <= upper`` (``result.assumptions``)."""
+        self._walker.scope.assume_range(d, lower, upper, self.site, why)
+
+    def input_types_str(self) -> str:
+        return ", ".join("-" if v is None else str(v.type) for v in self.inputs)
+
+    def declared_type(self, tp: TypeProto, value: str) -> Type:
+        """A type the model writes (a TypeProto attribute), its dim names read as declarations."""
+        return self._walker.declared_type(tp, value)
+
+    def recorded_value(self, graph: str, name: str) -> Value | None:
+        """What the walk has recorded for ``name`` in graph ``graph`` (where a variable was made)."""
+        return self._walker.recorded_value(graph, name)
+
+    # -- subgraphs ------------------------------------------------------------------------------
+
+    def subgraph(self, attr_name: str, inputs: Sequence[Value], quiet: bool = False,
+                 iterated: bool = False) -> list[Value] | None:  # fmt: skip
+        """Infer the graph attribute ``attr_name`` with ``inputs`` bound to its inputs.
+
+        ``quiet`` drops what this walk reports (a round of a fixed point that is walked again);
+        ``iterated``: the graph runs once per iteration or element, so a dim name declared in
+        it is not read as one extent for every iteration.
+        """
+        return self._walker.walk_subgraph(self, attr_name, list(inputs), quiet, iterated)
+
+    def made_inside(self, name: str, attr_name: str) -> bool:
+        """Was variable ``name`` made fresh by a node inside the graph attribute ``attr_name``
+        (in it or in a graph nested in it)?"""
+        var = self._walker.scope.variable(name)
+        if var is None or not var.is_fresh or var.origin.site is None:
+            return False
+        path = GraphPath(self.site.graph).subgraph(self.site.node_index or 0, attr_name)
+        return GraphPath(var.origin.site.graph).within(path)
+
+    @contextmanager
+    def reporting_once(self) -> Iterator[None]:
+        """Within the block, a diagnostic reported again (by the first and the final walk of a
+        fixed point) is kept once."""
+        with self._walker.reporting_once():
+            yield

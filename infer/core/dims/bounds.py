@@ -1,0 +1,254 @@
+"""Bounds of extents read from their syntax alone, computed once per object.
+
+Declared variables are at least 1 and fresh ones at least 0, and nothing else is known of them
+here: the facts a run learns (``x >= 4`` because a window must fit) are the run's scope's, never
+this module's, so a bound cached on an object holds in every run.
+
+Two ways, the second where the first finds nothing: interval arithmetic over the terms, and a
+linear relaxation, where every ``floor(x/k)`` is replaced by ``(x - k + 1)/k`` or ``x/k`` and every
+``mod`` by its range, so that terms which cancel (``h - floor(h/2)``) do (``h/2 >= 1/2``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from infer.core.dims.terms import _UNSET, Expr, Mono, Op, Var, as_var
+
+Bound = int | None  # None: unbounded on that side
+Interval = tuple[Bound, Bound]
+_INF = math.inf
+
+
+def bounds(d: int | Expr) -> Interval:
+    """``(least, greatest)`` of ``d`` over every binding of its variables; ``None`` where none
+    is known on that side."""
+    if type(d) is int:
+        return d, d
+    b = d._bounds
+    if b is _UNSET:
+        b = d._bounds = _expr_bounds(d)
+    return b
+
+
+def lower(d: int | Expr) -> Bound:
+    return bounds(d)[0]
+
+
+def upper(d: int | Expr) -> Bound:
+    return bounds(d)[1]
+
+
+# -- intervals -----------------------------------------------------------------------------------
+
+
+def _x(b: Bound, low: bool) -> float | int:
+    return (-_INF if low else _INF) if b is None else b
+
+
+def _b(x: float | int) -> Bound:
+    return None if x in (_INF, -_INF) else int(x)
+
+
+def _times(x: float | int, y: float | int) -> float | int:
+    return 0 if x == 0 or y == 0 else x * y
+
+
+def _mul(a: Interval, b: Interval) -> Interval:
+    (a0, a1), (b0, b1) = a, b
+    if a0 is not None and b0 is not None and a0 >= 0 and b0 >= 0:
+        hi = None if (a1 is None and b1 != 0) or (b1 is None and a1 != 0) else (a1 or 0) * (b1 or 0)
+        return a0 * b0, hi
+    corners = [_times(x, y) for x in (_x(a0, True), _x(a1, False)) for y in (_x(b0, True), _x(b1, False))]
+    return _b(min(corners)), _b(max(corners))
+
+
+def _power(b: Interval, e: int) -> Interval:
+    lo, hi = b
+    if lo is not None and lo >= 0:
+        return lo**e, None if hi is None else hi**e
+    if e % 2:
+        return None if lo is None else lo**e, None if hi is None else hi**e
+    return 0, None if lo is None or hi is None else max(lo**e, hi**e)
+
+
+def _factor_bounds(f: Var | Op) -> Interval:
+    if type(f) is Var:
+        return f.lo, None
+    b = f._bounds
+    if b is _UNSET:
+        b = f._bounds = _op_bounds(f)
+    return b
+
+
+def _mono_bounds(m: Mono) -> Interval:
+    b = m._bounds
+    if b is _UNSET:
+        b = (1, 1)
+        for f, e in m.factors:
+            fb = _factor_bounds(f)
+            b = _mul(b, fb if e == 1 else _power(fb, e))
+        m._bounds = b
+    return b
+
+
+def _floor(b: Bound, k: int) -> Bound:
+    return None if b is None else b // k
+
+
+def _op_bounds(f: Op) -> Interval:
+    kind, args = f.kind, f.args
+    if kind == "max":
+        lows = [lower(a) for a in args]
+        highs = [upper(a) for a in args]
+        known = [x for x in lows if x is not None]
+        return (max(known) if known else None), (None if None in highs else max(highs))  # type: ignore[type-var]
+    if kind == "min":
+        lows = [lower(a) for a in args]
+        highs = [upper(a) for a in args]
+        known = [x for x in highs if x is not None]
+        return (None if None in lows else min(lows)), (min(known) if known else None)  # type: ignore[type-var]
+    a, b = args
+    lo_a, hi_a = bounds(a)
+    if kind == "floor":
+        if type(b) is int and b > 0:
+            return _floor(lo_a, b), _floor(hi_a, b)
+        if lower(b) is None or lower(b) < 1:  # type: ignore[operator]
+            return None, None
+        # a divisor >= 1 moves a quotient toward 0: between a and 0
+        lo = 0 if lo_a is not None and lo_a >= 0 else lo_a
+        hi = hi_a if hi_a is None or hi_a >= 0 else -1
+        return lo, hi
+    # mod, with the sign of its modulus
+    if type(b) is int:
+        if b > 0:
+            top = b - 1 if hi_a is None or lo_a is None or lo_a < 0 else min(b - 1, hi_a)
+            return 0, top
+        return b + 1, 0
+    lo_b, hi_b = bounds(b)
+    if lo_b is None or lo_b < 1:
+        return None, None
+    top = None if hi_b is None else hi_b - 1
+    if lo_a is not None and lo_a >= 0 and hi_a is not None:
+        top = hi_a if top is None else min(top, hi_a)
+    return 0, top
+
+
+def _expr_bounds(e: Expr) -> Interval:
+    lo: float | int = e.const
+    hi: float | int = e.const
+    for m, c in e.terms:
+        m0, m1 = _mono_bounds(m)
+        if c > 0:
+            lo += _times(c, _x(m0, True))
+            hi += _times(c, _x(m1, False))
+        else:
+            lo += _times(c, _x(m1, False))
+            hi += _times(c, _x(m0, True))
+    low, high = _b(lo), _b(hi)
+    if any(type(f) is Op for m, _ in e.terms for f, _ in m.factors):
+        # Terms of operations may cancel where intervals cannot see it (h - floor(h/2)).
+        relaxed = _relaxed_bound(e, True)
+        if relaxed is not None and (low is None or relaxed > low):
+            low = relaxed
+        relaxed = _relaxed_bound(e, False)
+        if relaxed is not None and (high is None or relaxed < high):
+            high = relaxed
+    return low, high
+
+
+# -- the linear relaxation -----------------------------------------------------------------------
+
+Linear = tuple[dict[Mono, Fraction], Fraction]  # monomials of variables only, and a constant
+
+
+def _relax(d: int | Expr, low: bool) -> Linear | None:
+    """A bound of ``d`` without operations: a lower one (``low``) or an upper one."""
+    if type(d) is int:
+        return {}, Fraction(d)
+    acc: dict[Mono, Fraction] = {}
+    const = Fraction(d.const)
+    for m, c in d.terms:
+        part = _relax_mono(m, low if c > 0 else not low)
+        if part is None:
+            return None
+        terms, k = part
+        const += c * k
+        for v, x in terms.items():
+            acc[v] = acc.get(v, 0) + c * x
+    return acc, const
+
+
+def _relax_mono(m: Mono, low: bool) -> Linear | None:
+    if all(type(f) is Var for f, _ in m.factors):
+        return {m: Fraction(1)}, Fraction(0)
+    if len(m.factors) != 1 or m.factors[0][1] != 1:
+        return None  # a product holding an operation: no cheap bound
+    f = m.factors[0][0]
+    kind = f.kind
+    if kind in ("floor", "mod") and not (type(f.args[1]) is int and f.args[1] > 0):
+        return None
+    if kind == "floor":
+        k = f.args[1]
+        inner = _relax(f.args[0], low)
+        if inner is None:
+            return None
+        terms, const = inner
+        shift = Fraction(1 - k) if low else Fraction(0)
+        return {v: x / k for v, x in terms.items()}, (const + shift) / k
+    if kind == "mod":
+        return {}, Fraction(0 if low else f.args[1] - 1)
+    # max is at least its first argument, min at most its first
+    if (kind == "max") == low:
+        return _relax(f.args[0], low)
+    return None
+
+
+def _relaxed_bound(e: Expr, low: bool) -> Bound:
+    relaxed = _relax(e, low)
+    if relaxed is None:
+        return None
+    terms, total = relaxed
+    for m, c in terms.items():
+        if c == 0:
+            continue
+        if (c < 0) == low:
+            return None  # a term unbounded on the side asked for
+        least = 1
+        for v, x in m.factors:
+            least *= v.lo**x
+        total += c * least
+    return math.ceil(total) if low else math.floor(total)  # the expression is an integer
+
+
+# -- monotonicity --------------------------------------------------------------------------------
+
+
+def is_monotone(d: int | Expr | None) -> bool:
+    """Is ``d`` non-decreasing in every variable (sums and products of non-negative parts with
+    non-negative coefficients, floors by positive integers, maxima and minima of such)? Its least
+    value is then its value with every variable at its least."""
+    if d is None:
+        return False
+    if type(d) is int or as_var(d) is not None:
+        return True
+    for m, c in d.terms:
+        if c < 0:
+            return False
+        for f, _ in m.factors:
+            if type(f) is Var:
+                continue
+            if f.kind == "floor":
+                if not (type(f.args[1]) is int and f.args[1] > 0 and is_monotone(f.args[0])):
+                    return False
+            elif f.kind in ("max", "min"):
+                if not all(is_monotone(a) for a in f.args):
+                    return False
+            else:
+                return False
+            if len(m.factors) > 1 or m.factors[0][1] > 1:
+                lo = _factor_bounds(f)[0]
+                if lo is None or lo < 0:
+                    return False  # a product is monotone where its factors are non-negative
+    return True

@@ -1,0 +1,334 @@
+"""Canonical forms of the operations the ring cannot expand: ``floor``, ``mod``, ``max``, ``min``,
+and of a sum that pads an extent up to a multiple (``ceilings``).
+
+Each constructor simplifies only what is cheap and exact for integer operands, and reads nothing
+but the operands (their syntactic bounds included), so a result holds in every run: whatever a
+run has learned is its scope's to apply. Operands are canonical, divisors positive; the public
+functions of the package handle integers, signs, and the run's budget.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+from infer.core.dims import poly
+from infer.core.dims.bounds import bounds, lower
+from infer.core.dims.terms import Expr, Mono, Op, Var, as_op, free_vars, make, mono, of_factor, op, text
+
+Ext = int | Expr
+
+# Arguments of one max or min compared pairwise at most (Clause 15.4): a broadcast over hundreds
+# of distinct extents would otherwise cost a comparison per pair at every step. Past it the
+# arguments are kept as given (sorted, duplicates and constants merged): still exact.
+EXTREMUM_COMPARED = 16
+
+
+# -- floor ---------------------------------------------------------------------------------------
+
+
+def floordiv(a: Ext, b: Ext) -> Ext:
+    """``floor(a / b)`` for a positive ``b``."""
+    if type(a) is int and type(b) is int:
+        return a // b
+    a, b = ceilings(a), ceilings(b)  # arguments read the same however they were built
+    if b == 1:
+        return a
+    if a is b:
+        return 1
+    if a == 0:
+        return 0
+    if type(b) is int:
+        return _floor_by_int(a, b)  # type: ignore[arg-type]
+    return _floor_by_expr(a, b)
+
+
+def _floor_by_int(a: Expr, k: int) -> Ext:
+    inner = as_op(a, "floor")
+    if inner is not None and type(inner.args[1]) is int:  # floor(floor(x/m)/k) = floor(x/(m*k))
+        return floordiv(inner.args[0], inner.args[1] * k)
+    if len(a.terms) + (1 if a.const else 0) > 1:
+        # floor((floor(x/m) + r)/k) = floor((x + r*m)/(m*k)) for integer r: a ceiling of a
+        # ceiling (``ceil(ceil(W/2)/2)``) is one ceiling.
+        floors = [m.factors[0][0] for m, c in a.terms if c == 1 and _int_floor(m)]
+        if len(floors) == 1:
+            f = floors[0]
+            x, m = f.args
+            rest = poly.sub(a, of_factor(f))
+            return floordiv(poly.add(x, poly.scale(rest, m)), m * k)
+    # Pull out every term that is an exact multiple of k (exact for integer terms).
+    pulled, kept = [], []
+    for m, c in a.terms:
+        q, r = divmod(c, k)
+        if q:
+            pulled.append((m, q))
+        if r:
+            kept.append((m, r))
+    qc, rc = divmod(a.const, k)
+    if pulled or qc:
+        return ceilings(poly.add(make(tuple(pulled), qc), floordiv(make(tuple(kept), rc), k)))
+    g = gcd(poly.content(a), k)
+    if g > 1:  # floor(g*x/(g*k)) = floor(x/k)
+        return floordiv(poly.divide_exact(a, g), k // g)
+    return of_factor(op("floor", (a, k)))
+
+
+def _int_floor(m: Mono) -> bool:
+    """Is ``m`` one ``floor(x/k)`` by an integer ``k``?"""
+    if len(m.factors) != 1 or m.factors[0][1] != 1:
+        return False
+    f = m.factors[0][0]
+    return type(f) is Op and f.kind == "floor" and type(f.args[1]) is int
+
+
+def _floor_by_expr(a: Ext, b: Expr) -> Ext:
+    q = poly.exact_quotient(a, b)
+    if q is not None:
+        return q
+    k = _multiple_of(a, b)
+    if k is not None:
+        return k
+    common = _common_factor(a, b)
+    if common is not None:
+        return floordiv(*common)
+    return of_factor(op("floor", (a, b)))
+
+
+def _multiple_of(a: Ext, b: Expr) -> int | None:
+    """``floor(a/b)`` when ``a = k*b + r`` with an integer ``k`` and ``0 <= r < b`` provably
+    (``floor((189*A*B + 9*C)/(21*A*B + C)) = 9``): ``k`` from b's leading term."""
+    if type(a) is int or (len(b.terms) == 1 and not b.const):
+        return None
+    mb, cb = b.terms[0]
+    for m, c in a.terms:
+        if m is mb:
+            if c % cb:
+                return None
+            k = c // cb
+            r = poly.sub(a, poly.scale(b, k))
+            least = lower(b)
+            if type(r) is int and r >= 0 and least is not None and least > r:
+                return k
+            return None
+    return None
+
+
+def _common_factor(a: Ext, b: Expr) -> tuple[Ext, Ext] | None:
+    """``(a', b')`` with ``a = g*a'`` and ``b = g*b'`` for a positive integer or a product of
+    variables ``g`` shared by every term of both, where there is one: the quotient is the same."""
+    g = gcd(poly.content(a), poly.content(b))
+    shared = _shared_variables(a, b)
+    if g <= 1 and not shared:
+        return None
+    if g > 1:
+        a, b = poly.divide_exact(a, g), poly.divide_exact(b, g)
+    if shared:
+        m = make(((shared, 1),), 0)
+        a, b = poly.exact_quotient(a, m), poly.exact_quotient(b, m)
+        if a is None or b is None:
+            return None
+    return a, b
+
+
+def _shared_variables(a: Ext, b: Expr) -> Mono | None:
+    """The product of variable powers dividing every term of ``a`` and ``b`` (no constant), else
+    ``None``."""
+    if type(a) is int or a.const or b.const:
+        return None
+    common: dict = {}
+    first = True
+    for e in (a, b):
+        for m, _ in e.terms:
+            here = {f: x for f, x in m.factors if type(f) is Var}
+            if first:
+                common, first = here, False
+            else:
+                common = {f: min(x, here[f]) for f, x in common.items() if f in here}
+            if not common:
+                return None
+    return mono(tuple(sorted(common.items(), key=lambda fx: fx[0].key)))
+
+
+# -- mod -----------------------------------------------------------------------------------------
+
+
+def mod(a: Ext, b: Ext) -> Ext:
+    """``a mod b`` with the sign of ``b`` (Python's ``%``), ``b`` non-zero."""
+    if type(a) is int and type(b) is int:
+        return a % b
+    a, b = ceilings(a), ceilings(b)
+    if a == 0 or a is b or b in (1, -1):
+        return 0
+    if type(b) is int and b > 0:
+        return _mod_by_int(a, b)  # type: ignore[arg-type]
+    if type(b) is not int and poly.exact_quotient(a, b) is not None:
+        return 0
+    return of_factor(op("mod", (a, b)))
+
+
+def _mod_by_int(a: Expr, k: int) -> Ext:
+    # (c*x + r) mod k = ((c mod k)*x + r mod k) mod k for integer x
+    reduced = tuple((m, c % k) for m, c in a.terms if c % k)
+    if reduced != a.terms or a.const % k != a.const:
+        return mod(make(reduced, a.const % k), k)
+    inner = _inner_mods_read_through(a, k)
+    if inner is not a:
+        return mod(inner, k)
+    inner = as_op(a, "mod")
+    if inner is not None and type(inner.args[1]) is int and inner.args[1] > 0:
+        m = inner.args[1]
+        if m % k == 0:  # mod(mod(x, m), k) = mod(x, k) when k divides m
+            return mod(inner.args[0], k)
+        if m <= k:  # mod(x, m) already lies in [0, k - 1]
+            return a
+    lo, hi = bounds(a)
+    if lo is not None and lo >= 0 and hi is not None and hi < k:  # 0 <= a < k
+        return a
+    return of_factor(op("mod", (a, k)))
+
+
+def _inner_mods_read_through(a: Expr, k: int) -> Ext:
+    """``a`` with each factor ``mod(y, m)`` of a term (to the first power) read as ``y`` where
+    ``k`` divides ``m``: the same modulo ``k``, since ``mod(y, m) = y - m*floor(y/m)``
+    (``mod(3*mod(x, 4), 4)``, a padding's ``(4 - x mod 4) mod 4``, is ``mod(3*x, 4)``)."""
+    out: Ext = a.const
+    changed = False
+    for m, c in a.terms:
+        f = next((f for f, e in m.factors if e == 1 and _int_mod(f) and f.args[1] % k == 0), None)  # type: ignore[union-attr]
+        if f is None:
+            out = poly.add(out, make(((m, c),), 0))
+            continue
+        changed = True
+        others = tuple((g, e) for g, e in m.factors if g is not f)
+        y = f.args[0]  # type: ignore[union-attr]
+        out = poly.add(out, poly.mul(make(((mono(others), c),), 0), y) if others else poly.scale(y, c))
+    return out if changed else a
+
+
+def _int_mod(f: Var | Op) -> bool:
+    """Is ``f`` a ``mod(u, w)`` of a symbolic ``u`` by a positive integer ``w``?"""
+    return type(f) is Op and f.kind == "mod" and type(f.args[1]) is int and f.args[1] > 0 and type(f.args[0]) is Expr
+
+
+# -- a sum that pads up to a multiple ------------------------------------------------------------
+
+_CEILING_STEPS = 8  # rewrites one sum may take (each lightens it; a bound all the same)
+
+
+def ceilings(e: Ext) -> Ext:
+    """``e`` with an extent padded up to a multiple written as the one ceiling it is: for a
+    positive integer ``w``, ``t + mod(-t, w)`` is ``w*ceil(t/w)`` for every integer ``t``
+    (``floor(-t/w) = -ceil(t/w)``), so ``x + mod(3*x, 4)``, the padding of a window partition, is
+    ``4*floor((x + 3)/4)``. Of the two forms of a term ``c*mod(-t, w)`` (or ``c*w*floor((t + w -
+    1)/w)``), the one kept leaves the smaller coefficients on the monomials of ``t`` elsewhere
+    in the sum, the mod on a tie (``4*floor((x + 3)/4) - x`` is ``mod(3*x, 4)``), so that a sum
+    reads the same however it was built. (A ceiling merged into a floor it divides,
+    ``4*floor((h + 12)/16)`` for ``floor(h/4)``, is not split again: there the form may depend
+    on the order the sum was built in, never its value.) The sums the package's functions
+    return pass through here."""
+    for _ in range(_CEILING_STEPS):
+        if type(e) is int:
+            return e
+        out = _one_ceiling(e)
+        if out is None:
+            return e
+        e = out
+    return e
+
+
+def _one_ceiling(e: Expr) -> Ext | None:
+    """``e`` with one term rewritten as ``ceilings`` says, or ``None`` where none lightens it."""
+    for m, c in e.terms:
+        if len(m.factors) != 1 or m.factors[0][1] != 1:
+            continue
+        f = m.factors[0][0]
+        if _int_mod(f):  # c*mod(u, w) = c*w*ceil(t/w) - c*t, with t = -u reduced mod w
+            u, w = f.args  # type: ignore[union-attr]
+            t = make(tuple((mu, -a % w) for mu, a in u.terms), -u.const % w)
+            if _weight(e, t, -c) < _weight(e, t, 0):
+                ceiling = poly.scale(floordiv(poly.add(t, w - 1), w), c * w)
+                return poly.add(poly.sub(e, make(((m, c),), 0)), poly.sub(ceiling, poly.scale(t, c)))
+        elif type(f) is Op and f.kind == "floor" and type(f.args[1]) is int and c % f.args[1] == 0:
+            n, w = f.args  # c*floor(n/w) = k*w*ceil(t/w) = k*t + k*mod(-t, w), with t = n - w + 1
+            k, t = c // w, poly.sub(n, w - 1)
+            if type(t) is not int and _weight(e, t, k) <= _weight(e, t, 0):  # a tie: the mod
+                rest = poly.add(poly.sub(e, make(((m, c),), 0)), poly.scale(t, k))
+                return poly.add(rest, poly.scale(mod(poly.scale(t, -1), w), k))
+    return None
+
+
+def _weight(e: Expr, t: Expr, k: int) -> int:
+    """The coefficients ``e + k*t`` leaves on the monomials of ``t``, summed by magnitude."""
+    have = dict(e.terms)
+    return sum(abs(have.get(m, 0) + k * a) for m, a in t.terms)
+
+
+# -- max and min ---------------------------------------------------------------------------------
+
+
+def _dominates(t: Expr, s: Expr, is_max: bool) -> bool:
+    """``t >= s`` (``is_max``) or ``t <= s``, provably: then ``s`` adds nothing to the extremum.
+    Only arguments that share a variable are compared (``M`` and ``M + N``, ``min(M, N)`` and
+    ``M + u``) or whose ranges do not overlap: a difference over unrelated variables is
+    rarely bounded otherwise."""
+    if is_max:
+        lo, hi = lower(t), bounds(s)[1]
+    else:
+        lo, hi = lower(s), bounds(t)[1]
+    if lo is not None and hi is not None and lo >= hi:
+        return True
+    if not (free_vars(t) & free_vars(s)):
+        return False
+    d = poly.sub(t, s) if is_max else poly.sub(s, t)
+    least = lower(d)
+    return least is not None and least >= 0
+
+
+def extremum(kind: str, args: list[Ext]) -> Ext:
+    """``max(*args)`` (``kind`` "max") or ``min(*args)``: nested ones flattened, integers merged,
+    the others sorted by their text, and arguments that cannot be the extremum dropped."""
+    is_max = kind == "max"
+    flat: list[Ext] = []
+    for a in map(ceilings, args):
+        nested = as_op(a, kind) if type(a) is Expr else None
+        flat.extend(nested.args if nested is not None else (a,))
+    ints = [a for a in flat if type(a) is int]
+    syms: list[Expr] = sorted(dict.fromkeys(a for a in flat if type(a) is not int), key=text)  # type: ignore[arg-type]
+    pick = max if is_max else min
+    if not syms:
+        return pick(ints)
+    kept = syms
+    if len(syms) <= EXTREMUM_COMPARED:
+        # The opposite extremum of another argument adds nothing: max(a, min(a, b)) = a.
+        other = "min" if is_max else "max"
+        syms = [s for s in syms if not ((o := as_op(s, other)) is not None and any(t in o.args for t in syms))]
+        # Neither does an argument another one provably beats: min(M, M + N) = M. Of two
+        # provably equal arguments the first stays.
+        kept = [
+            s
+            for i, s in enumerate(syms)
+            if not any(
+                i != j and _dominates(t, s, is_max) and not (j > i and _dominates(s, t, is_max))
+                for j, t in enumerate(syms)
+            )
+        ]
+    consts: list[int] = []
+    if ints:
+        c = pick(ints)
+        ranges = [bounds(s) for s in kept]
+        if is_max:
+            if all(hi is not None and hi <= c for _, hi in ranges):
+                return c  # max(N, c) = c once every argument is known <= c
+            # An argument known <= c adds nothing; c adds nothing once one is known >= c.
+            kept = [s for s, (_, hi) in zip(kept, ranges) if hi is None or hi > c]
+            if not any(lo is not None and lo >= c for lo, _ in ranges):
+                consts = [c]
+        else:
+            if all(lo is not None and lo >= c for lo, _ in ranges):
+                return c  # min(N, c) = c once every argument is known >= c
+            kept = [s for s, (lo, _) in zip(kept, ranges) if lo is None or lo < c]
+            if not any(hi is not None and hi <= c for _, hi in ranges):
+                consts = [c]
+    out: list[Ext] = [*kept, *consts]
+    if len(out) == 1:
+        return out[0]
+    return of_factor(op(kind, tuple(out)))

@@ -1,0 +1,171 @@
+"""Ring arithmetic on extents: sums, integer multiples, products, and exact quotients.
+
+Every result is canonical (terms merged and sorted, zero coefficients dropped), so equal
+polynomials are the same object. Products are expanded: ``(a + 1)*(b + 1)`` is
+``a*b + a + b + 1``, which makes equality of polynomials syntactic; their work is bounded by the
+caller from the operands' term counts before anything is multiplied (``work``).
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+from infer.core.dims.terms import Expr, Mono, make, mono, mono_product
+
+Ext = int | Expr
+
+
+def _merge(ta: tuple, tb: tuple, sign: int = 1) -> tuple:
+    """Two sorted term lists added (``sign`` -1: the second subtracted): like terms combined,
+    zero coefficients dropped."""
+    if sign == -1:
+        tb = tuple([(m, -c) for m, c in tb])
+    out = []
+    i = j = 0
+    na, nb = len(ta), len(tb)
+    while i < na and j < nb:
+        ma, ca = ta[i]
+        mb, cb = tb[j]
+        if ma is mb:
+            c = ca + cb
+            if c:
+                out.append((ma, c))
+            i += 1
+            j += 1
+        elif ma.okey < mb.okey:
+            out.append(ta[i])
+            i += 1
+        else:
+            out.append(tb[j])
+            j += 1
+    if i < na:
+        out.extend(ta[i:])
+    elif j < nb:
+        out.extend(tb[j:])
+    return tuple(out)
+
+
+def add(a: Ext, b: Ext) -> Ext:
+    if type(a) is int:
+        if type(b) is int:
+            return a + b
+        return make(b.terms, b.const + a) if a else b
+    if type(b) is int:
+        return make(a.terms, a.const + b) if b else a
+    return make(_merge(a.terms, b.terms), a.const + b.const)
+
+
+def scale(a: Ext, k: int) -> Ext:
+    """``k * a`` for an integer ``k``."""
+    if type(a) is int:
+        return a * k
+    if k == 1:
+        return a
+    if k == 0:
+        return 0
+    return make(tuple((m, c * k) for m, c in a.terms), a.const * k)
+
+
+def sub(a: Ext, b: Ext) -> Ext:
+    if type(b) is int:
+        return add(a, -b)
+    if type(a) is int:
+        return make(tuple([(m, -c) for m, c in b.terms]), a - b.const)
+    return make(_merge(a.terms, b.terms, -1), a.const - b.const)
+
+
+def work(a: Ext, b: Ext) -> int:
+    """The monomial products ``mul(a, b)`` computes."""
+    na = 1 if type(a) is int else len(a.terms) + (1 if a.const else 0)
+    nb = 1 if type(b) is int else len(b.terms) + (1 if b.const else 0)
+    return na * nb
+
+
+def mul(a: Ext, b: Ext) -> Ext:
+    """``a * b`` expanded (the caller bounds ``work(a, b)``)."""
+    if type(a) is int:
+        return scale(b, a)
+    if type(b) is int:
+        return scale(a, b)
+    if len(a.terms) == 1 and len(b.terms) == 1 and not a.const and not b.const:
+        (ma, ca), (mb, cb) = a.terms[0], b.terms[0]
+        return make(((mono_product(ma, mb), ca * cb),), 0)
+    acc: dict[Mono, int] = {}
+    for ma, ca in a.terms:
+        for mb, cb in b.terms:
+            m = mono_product(ma, mb)
+            acc[m] = acc.get(m, 0) + ca * cb
+        if b.const:
+            acc[ma] = acc.get(ma, 0) + ca * b.const
+    if a.const:
+        for mb, cb in b.terms:
+            acc[mb] = acc.get(mb, 0) + a.const * cb
+    terms = sorted(((m, c) for m, c in acc.items() if c), key=lambda t: t[0].okey)
+    return make(tuple(terms), a.const * b.const)
+
+
+def content(a: Ext) -> int:
+    """The largest integer dividing every coefficient and the constant (0 for 0)."""
+    if type(a) is int:
+        return abs(a)
+    g = abs(a.const)
+    for _, c in a.terms:
+        g = gcd(g, c)
+        if g == 1:
+            return 1
+    return g
+
+
+def divide_exact(a: Ext, k: int) -> Ext:
+    """``a / k`` for a non-zero ``k`` dividing ``content(a)``."""
+    if type(a) is int:
+        return a // k
+    return make(tuple((m, c // k) for m, c in a.terms), a.const // k)
+
+
+def _mono_quotient(m: Mono, d: Mono) -> Mono | bool | None:
+    """``m / d`` when ``d`` divides ``m``: a monomial, ``True`` for 1; ``None`` when it does not."""
+    exps = dict(m.factors)
+    for f, e in d.factors:
+        have = exps.get(f, 0)
+        if have < e:
+            return None
+        exps[f] = have - e
+    left = tuple((f, exps[f]) for f, _ in m.factors if exps[f])
+    return mono(left) if left else True
+
+
+def _times_term(m: Mono | bool, c: int, b: Expr) -> Ext:
+    """``c * m * b`` for a monomial ``m`` (``True``: 1)."""
+    if m is True:
+        return scale(b, c)
+    return mul(make(((m, c),), 0), b)
+
+
+_DIVISION_STEPS = 64  # quotient terms one exact division may produce before it gives up
+
+
+def exact_quotient(a: Ext, b: Ext) -> Ext | None:
+    """``a / b`` when ``b`` divides ``a`` as polynomials with an integer quotient, else ``None``
+    (``None`` too when it would take more than ``_DIVISION_STEPS`` steps). Division by the
+    leading term in the canonical (lexicographic) order, which is a monomial order."""
+    if type(b) is int:
+        if b == 0:
+            return None
+        return divide_exact(a, b) if content(a) % b == 0 else None
+    if type(a) is int:
+        return 0 if a == 0 else None
+    lead, lc = b.terms[0]
+    quotient: Ext = 0
+    rest: Ext = a
+    for _ in range(_DIVISION_STEPS):
+        if type(rest) is int:
+            return quotient if rest == 0 else None
+        m, c = rest.terms[0]
+        q = _mono_quotient(m, lead)
+        if q is None or c % lc:
+            return None
+        step = make(((q, c // lc),), 0) if q is not True else c // lc
+        quotient = add(quotient, step)
+        rest = sub(rest, _times_term(q, c // lc, b))
+    return None

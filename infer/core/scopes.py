@@ -1,0 +1,169 @@
+"""Where graphs sit in a model and what each defines: graph paths, scopes, records, frames.
+
+A model is a tree of graphs: the main graph, the graph attributes of its nodes (If branches,
+Loop and Scan bodies), and function bodies at each call site. ``GraphPath`` names a place in
+that tree; ``GraphRecord`` holds what inference found there; ``Scope`` resolves a name through
+the enclosing graphs (Clause 5.4.3); ``Frame`` is the state of walking one graph.
+``find_record`` is the one lookup of a name through enclosing graphs after a run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
+
+from infer.core.dimtable import Site
+from infer.core.values import Value
+
+
+class GraphPath(str):
+    """A place in a model's tree of graphs, written as the string records and sites are keyed by:
+    ``main``; ``main/3:body``, the graph attribute ``body`` of node 3 of ``main``;
+    ``main/0@local.f``, the body of function ``local.f`` as node 0 of ``main`` calls it.
+
+    Paths are built and taken apart only here.
+    """
+
+    __slots__ = ()
+
+    def subgraph(self, node_index: int, attr: str) -> GraphPath:
+        return GraphPath(f"{self}/{node_index}:{attr}")
+
+    def call(self, node_index: int, domain: str, name: str) -> GraphPath:
+        return GraphPath(f"{self}/{node_index}@{domain}.{name}")
+
+    @property
+    def parent(self) -> GraphPath | None:
+        """The enclosing graph's path; ``None`` for the main graph."""
+        head, sep, _ = self.rpartition("/")
+        return GraphPath(head) if sep else None
+
+    def steps(self) -> list[tuple[int, str]]:
+        """``(node index, graph attribute)`` from the main graph down; a function call's step has
+        the attribute ``@domain.name``."""
+        out = []
+        for step in self.split("/")[1:]:
+            index, sep, attr = step.partition(":")
+            if not sep:
+                index, _, called = step.partition("@")
+                attr = "@" + called
+            out.append((int(index), attr))
+        return out
+
+    def within(self, other: str) -> bool:
+        """Is this ``other`` or a graph inside it?"""
+        return self == other or self.startswith(other + "/")
+
+
+MAIN = GraphPath("main")
+
+
+_PATH_STEP = re.compile(r"^(\d+):(.+)$")
+
+
+def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
+    """The graph at ``path`` (``main``, ``main/3:body``, ...) in ``model``."""
+    parts = path.split("/")
+    if parts[0] != "main":
+        return None
+    g = model.graph
+    for step in parts[1:]:
+        m = _PATH_STEP.match(step)
+        if not m:
+            return None  # a function body: not a graph of the model
+        idx, attr = int(m.group(1)), m.group(2)
+        if idx >= len(g.node):
+            return None
+        found = None
+        for a in g.node[idx].attribute:
+            if a.name == attr and a.type == AttributeProto.GRAPH:
+                found = a.g
+        if found is None:
+            return None
+        g = found
+    return g
+
+
+def find_record(records: Mapping[str, GraphRecord], path: str, name: str) -> GraphRecord | None:
+    """The record of the graph that defines ``name`` as seen from ``path``: that graph's, or the
+    nearest enclosing graph's that defines it."""
+    p: GraphPath | None = GraphPath(path)
+    while p is not None:
+        rec = records.get(p)
+        if rec is not None and name in rec.values:
+            return rec
+        p = p.parent
+    return None
+
+
+class Scope:
+    """Names visible in one graph, with the enclosing graphs' behind it (Clause 5.4.3)."""
+
+    __slots__ = ("parent", "values")
+
+    def __init__(self, parent: Scope | None = None):
+        self.values: dict[str, Value] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Value | None:
+        s: Scope | None = self
+        while s is not None:
+            v = s.values.get(name)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+    def visible_outside(self, name: str) -> bool:
+        return self.parent is not None and self.parent.lookup(name) is not None
+
+
+@dataclass
+class ContentNote:
+    """Why a value's contents are not known (for ``explain``)."""
+
+    site: Site
+    reason: str
+    causes: tuple[str, ...] = ()
+
+
+@dataclass
+class GraphRecord:
+    """What inference found in one graph (or one function body at one call site)."""
+
+    path: str
+    kind: str  # "graph" | "function"
+    values: dict[str, Value] = field(default_factory=dict)
+    producers: dict[str, int] = field(default_factory=dict)  # value -> node index
+    nodes: Sequence[NodeProto] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    initializers: set[str] = field(default_factory=set)
+    notes: dict[str, ContentNote] = field(default_factory=dict)  # why type, rank or contents unknown
+
+    def copy(self) -> GraphRecord:
+        """A record whose containers are this one's copied (their items shared): changing one
+        does not change the other."""
+        return GraphRecord(self.path, self.kind, dict(self.values), dict(self.producers), self.nodes,
+                           list(self.inputs), list(self.outputs), set(self.initializers), dict(self.notes))  # fmt: skip
+
+
+@dataclass
+class Frame:
+    """The state of walking one graph or function body."""
+
+    path: GraphPath
+    scope: Scope
+    opsets: Mapping[str, int]
+    declared: Mapping[str, TypeProto]
+    record: GraphRecord
+    depth: int
+    functions_active: tuple[tuple[str, str, str], ...] = ()
+    attr_refs: Mapping[str, AttributeProto] | None = None  # inside a function body
+    # The graph named by its nodes' identities instead of their positions (a node's first output:
+    # ``main/kv_loop:body``): what fresh variables are keyed on, so that a variable keeps its key
+    # when nodes are inserted or removed before the node that made it (``Site.key``).
+    ident: str = ""

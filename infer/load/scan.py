@@ -1,0 +1,269 @@
+"""The pre-scan: sizes of a model and every limit (Clause 15.4) it exceeds, before anything reads it.
+
+``scan`` looks at the whole model before anything else does, iteratively (no Python recursion,
+whatever the nesting), so that everything after it (the walk, the annotator, ``explain``) only
+ever sees a model within the limits of ``infer.core.limits``. On the way it collects what later
+passes would otherwise walk every node again for: dim_param names, subgraphs, node views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
+
+from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH
+from infer.load.nodeview import NodeView, read_light_nodes, read_nodes
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A limit the model exceeds: where, and a one-line message."""
+
+    path: str
+    message: str
+    value: str | None = None
+
+
+@dataclass
+class Scan:
+    """What the pre-scan found: sizes, and every limit exceeded."""
+
+    nodes: int = 0  # nodes of all graphs, once each
+    expanded_nodes: int = 0  # with each model-local function call counting its body
+    depth: int = 0  # deepest static subgraph nesting (0: the main graph only)
+    refusals: list[Refusal] = field(default_factory=list)
+    external: list[tuple[str, TensorProto]] = field(default_factory=list)  # (graph path, tensor)
+    # Found on the way, so that no other pass walks every node again:
+    dim_params: set[str] = field(default_factory=set)  # every dim_param name declared anywhere
+    graphs: list[tuple[str, GraphProto]] = field(default_factory=list)  # subgraphs the engine can walk
+    views: dict[str, list[NodeView]] = field(default_factory=dict)  # graph path -> its nodes, read once
+    renamed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # graph path -> nodes named as an earlier one
+    # A declared type holds a negative extent or a nameless opaque type (validation says which).
+    odd_types: bool = False
+
+
+def _type_problem(tp: TypeProto, max_rank: int, out: Scan) -> str | None:
+    """Why a declared type exceeds a limit (rank, nesting), or ``None``; iterative.
+
+    On the way, the ``dim_param`` names of the type are added to ``out.dim_params``, and
+    ``out.odd_types`` set where it holds a negative extent or an opaque type without a name.
+    """
+    dim_params = out.dim_params
+    stack = [(tp, 0)]
+    while stack:
+        t, depth = stack.pop()
+        if depth > MAX_TYPE_DEPTH:
+            return f"its type nests deeper than {MAX_TYPE_DEPTH} levels"
+        kind = t.WhichOneof("value")
+        if kind in ("tensor_type", "sparse_tensor_type"):
+            inner = getattr(t, kind)
+            if inner.HasField("shape"):
+                if len(inner.shape.dim) > max_rank:
+                    return f"its type has rank {len(inner.shape.dim)}, above the limit {max_rank} (max_rank)"
+                for d in inner.shape.dim:
+                    if d.dim_param:
+                        dim_params.add(d.dim_param)
+                    elif d.dim_value < 0:
+                        out.odd_types = True
+        elif kind == "opaque_type" and not t.opaque_type.name:
+            out.odd_types = True
+        elif kind in ("sequence_type", "optional_type"):
+            inner = getattr(t, kind)
+            if inner.HasField("elem_type"):
+                stack.append((inner.elem_type, depth + 1))
+        elif kind == "map_type" and t.map_type.HasField("value_type"):
+            stack.append((t.map_type.value_type, depth + 1))
+    return None
+
+
+_SCALAR_ATTRS = frozenset({
+    AttributeProto.FLOAT, AttributeProto.INT, AttributeProto.STRING, AttributeProto.FLOATS,
+    AttributeProto.INTS, AttributeProto.STRINGS, AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS,
+})  # fmt: skip
+
+
+def _graphs_of(node_attrs: Any) -> Iterator[tuple[str, GraphProto]]:
+    for a in node_attrs:
+        if a.type == AttributeProto.GRAPH or a.HasField("g"):
+            yield a.name, a.g
+        for k, g in enumerate(a.graphs):
+            yield f"{a.name}[{k}]", g
+
+
+def _tensors_of(node_attrs: Any) -> Iterator[TensorProto]:
+    for a in node_attrs:
+        if a.HasField("t"):
+            yield a.t
+        yield from a.tensors
+        if a.HasField("sparse_tensor"):
+            yield a.sparse_tensor.values
+        for st in a.sparse_tensors:
+            yield st.values
+
+
+def scan(
+    model: ModelProto, max_depth: int, max_rank: int, max_nodes: int, light: list[bytes | None] | None = None
+) -> Scan:
+    """Sizes of ``model`` and every limit it exceeds, without recursion.
+
+    ``light``: the main graph's nodes serialized (``nodeview.light_nodes``), from which they are
+    read faster; consumed.
+    """
+    out = Scan()
+    calls: dict[tuple[str, str], int] = {}  # (domain, name) of a local function -> call sites
+
+    def refuse(path: str, message: str, value: str | None = None) -> None:
+        if len(out.refusals) < 20:  # enough to explain; a model may exceed a limit a million times
+            out.refusals.append(Refusal(path, message, value))
+
+    def tensor(path: str, t: TensorProto, what: str) -> None:
+        if len(t.dims) > max_rank:
+            refuse(path, f"{what} `{t.name}` has rank {len(t.dims)}, above the limit {max_rank} (max_rank)", t.name)
+        if t.data_location == TensorProto.EXTERNAL or t.external_data:
+            out.external.append((path, t))
+
+    # Graphs are visited with an explicit stack: (graph, path, depth, walkable). A graph is
+    # walkable when every step to it is a GRAPH attribute (what the engine follows).
+    stack: list[tuple[GraphProto, str, int, bool]] = [(model.graph, "main", 0, True)]
+    count_calls = len(model.functions) > 0
+    plain_tensors: set[bytes] = set()  # serialized tensor attributes within every limit
+    while stack:
+        g, path, depth, walkable = stack.pop()
+        out.depth = max(out.depth, depth)
+        if depth > max_depth:
+            refuse(path, f"subgraphs nest {depth} deep, above the limit {max_depth} (max_depth)")
+            continue
+        if walkable and depth:
+            out.graphs.append((path, g))
+        for vi in (*g.input, *g.output, *g.value_info):
+            problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
+            if problem:
+                refuse(path, f"`{vi.name}`: {problem}", vi.name)
+        for t in g.initializer:
+            tensor(path, t, "initializer")
+        for st in g.sparse_initializer:
+            tensor(path, st.values, "sparse initializer")
+            if len(st.dims) > max_rank:
+                refuse(path, f"sparse initializer `{st.values.name}` has rank {len(st.dims)} (max_rank {max_rank})")
+        out.nodes += len(g.node)
+        if out.nodes > max_nodes:
+            continue  # refused below; not worth reading
+        views = None
+        if light is not None and path == "main":
+            views = read_light_nodes(g.node, light)
+        if views is None:
+            views = read_nodes(g.node)
+        if views.renamed:
+            out.renamed[path] = views.renamed
+        if walkable:
+            out.views[path] = views
+        for idx, n in enumerate(views):
+            serialized = n.memo_base[-1] if n.memo_base is not None else None  # its attributes' bytes
+            if count_calls:
+                key = (n.node.domain, n.op_type)
+                calls[key] = calls.get(key, 0) + 1
+            # Inference reads an attribute's payload by its type: a scalar one carries nothing to
+            # measure (whatever else a malformed one sets, nothing reads it).
+            for k, kind in enumerate(n.attr_types):
+                if kind in _SCALAR_ATTRS:
+                    continue
+                if kind == AttributeProto.TENSOR:  # a Constant's value: the common case, kept cheap
+                    if serialized is not None and serialized[k] in plain_tensors:
+                        continue  # the same bytes passed already (repeated layers repeat constants)
+                    t = n.node.attribute[k].t
+                    if len(t.dims) > max_rank or t.data_location == TensorProto.EXTERNAL or len(t.external_data):
+                        tensor(f"{path}/{idx}", t, "tensor attribute")
+                    elif serialized is not None:
+                        plain_tensors.add(serialized[k])
+                    continue
+                a = n.node.attribute[k]
+                for t in _tensors_of((a,)):
+                    tensor(f"{path}/{idx}", t, "tensor attribute")
+                if kind == AttributeProto.GRAPH:
+                    stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, walkable))
+                elif a.HasField("g"):
+                    stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, False))
+                for k, sub in enumerate(a.graphs):
+                    stack.append((sub, f"{path}/{idx}:{a.name}[{k}]", depth + 1, False))
+    out.expanded_nodes = out.nodes + _function_nodes(model, calls, max(max_nodes, MAX_EXPANSION_BASE))
+    for f in model.functions:
+        for idx, n in enumerate(f.node):
+            for t in _tensors_of(n.attribute):
+                tensor(f"function {f.domain}.{f.name}/{idx}", t, "tensor attribute")
+        for vi in getattr(f, "value_info", ()):
+            problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
+            if problem:
+                refuse(f"function {f.domain}.{f.name}", f"`{vi.name}`: {problem}", vi.name)
+    written = out.nodes + sum(len(f.node) for f in model.functions)
+    if out.expanded_nodes > max_nodes:
+        refuse("main", f"the model has {out.expanded_nodes} nodes (function calls expanded), above the "
+                       f"limit {max_nodes} (max_nodes)")  # fmt: skip
+    elif out.expanded_nodes > MAX_EXPANSION_RATIO * written + MAX_EXPANSION_BASE:
+        refuse("main", f"its function calls expand {written} nodes into {out.expanded_nodes}, more than "
+                       f"{MAX_EXPANSION_RATIO} times plus {MAX_EXPANSION_BASE} (MAX_EXPANSION_RATIO)")  # fmt: skip
+    return out
+
+
+def _function_nodes(model: ModelProto, calls: dict[tuple[str, str], int], cap: int) -> int:
+    """Nodes that walking every call of a model-local function adds (capped just past ``cap``).
+
+    A function body calling another function twice, 40 levels deep, would be walked 2^40 times:
+    the size of each function with its calls expanded is computed bottom-up (a recursive
+    function counts its body once; the walker refuses the recursion itself).
+    """
+    local = {(f.domain, f.name): f for f in model.functions}
+    if not local:
+        return 0
+    size: dict[tuple[str, str], int] = {}
+    state: dict[tuple[str, str], int] = {}  # 1 visiting, 2 done
+
+    def body_calls(f: Any) -> list[tuple[str, str]]:
+        out = []
+        stack = list(f.node)
+        while stack:  # calls inside subgraphs of the body count too
+            n = stack.pop()
+            if (n.domain, n.op_type) in local:
+                out.append((n.domain, n.op_type))
+            for _, g in _graphs_of(n.attribute):
+                stack.extend(g.node)
+        return out
+
+    def nodes_in(f: Any) -> int:
+        count, stack = 0, list(f.node)
+        while stack:
+            n = stack.pop()
+            count += 1
+            for _, g in _graphs_of(n.attribute):
+                stack.extend(g.node)
+        return count
+
+    for key in local:
+        work = [(key, False)]
+        while work:  # iterative post-order over the call graph
+            k, expanded = work.pop()
+            if state.get(k) == 2:
+                continue
+            if expanded:
+                total = nodes_in(local[k])
+                for c in body_calls(local[k]):
+                    total += size.get(c, 0)  # 0 for a call still being visited: a recursion
+                    if total > cap:
+                        break
+                size[k] = min(total, cap + 1)
+                state[k] = 2
+                continue
+            if state.get(k) == 1:
+                continue
+            state[k] = 1
+            work.append((k, True))
+            work.extend((c, False) for c in body_calls(local[k]) if state.get(c) is None)
+    total = 0
+    for k, n in calls.items():
+        if k in size:
+            total += n * size[k]
+            if total > cap:
+                return cap + 1
+    return total

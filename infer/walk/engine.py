@@ -1,0 +1,522 @@
+"""One inference run: the pipeline from a loaded model to what a result reads, and the walk of
+nodes.
+
+``load`` (infer/load/loader.py) -> ``scan`` (infer/core/limits.py: the model measured against the limits,
+each node's fields read once) -> walk -> ``InferenceResult``. The walk starts at the main
+graph (infer/walk/graphs.py) and goes node by node in dependency order (infer/walk/order.py, Clause 7.5).
+Each node's inputs are looked up through the scopes (infer/core/scopes.py); a node already answered
+is answered again from the memo (infer/walk/memo.py); else it is checked (infer/check/validate.py), the
+dispatcher says how it is inferred (infer/walk/dispatch.py: a model-local function, a registry rule,
+a schema's function body, a schema registered at run time), the rule runs (infer/walk/rulerun.py)
+and its outputs are placed (infer/walk/placement.py). Subgraphs and function bodies are walked by
+the same code, on a rule's request (the ``Walker`` protocol of infer/contract/context.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from onnx import FunctionProto, ModelProto, NodeProto, TypeProto
+
+from infer.check.validate import check_model, check_node
+from infer.contract.attributes import rule_attributes
+from infer.contract.context import RuleContext
+from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
+from infer.core import diagnostics as diag
+from infer.core import dims as D
+from infer.core import limits
+from infer.core import types as T
+from infer.core.diagnostics import Diagnostic, Location
+from infer.core.dimscope import DimScope
+from infer.core.dimtable import DimTable, Site
+from infer.core.scopes import MAIN, ContentNote, Frame, GraphRecord, Scope
+from infer.core.values import Value
+from infer.load import external
+from infer.load.nodeview import NodeView, read_nodes
+from infer.load.scan import scan
+from infer.walk import custom_schemas, reuse
+from infer.walk.dispatch import CUSTOM_SCHEMA, FUNCTION, RULE, SCHEMA_BODY, Dispatcher, schema_body
+from infer.walk.graphs import Graphs
+from infer.walk.memo import FACTS, WALK, Memo, Store
+from infer.walk.order import SubgraphUses, order
+from infer.walk.placement import Placement
+from infer.walk.rulerun import RuleRunner
+from signatures.kit.registry import REGISTRY
+
+__all__ = ["ContentNote", "Engine", "Frame", "GraphRecord", "Options", "Scope", "collector_paused"]
+
+
+@dataclass
+class Options:
+    """Knobs of one inference run (all keyword arguments of ``infer_model``)."""
+
+    dims_style: str = "expressions"  # "expressions" | "strict": how dims are written back
+    bindings: Mapping[str, int] = field(default_factory=dict)  # dim_param -> int
+    # Resource limits (Clause 15.4; docs/limits.md, infer/core/limits.py).
+    limits: limits.Limits = field(default_factory=limits.Limits)
+    # Read small integer initializers kept in external files (Clauses 13, 15.3): opt-in, since a
+    # model is untrusted data (Clause 15.5).
+    read_external_data: bool = False
+    # Follow computed contents (Shape -> Gather -> Concat -> Reshape). Off, only constants
+    # (initializers, Constant nodes) are read, as onnx.shape_inference does without data_prop.
+    propagate_values: bool = True
+    # Ask the inference function of an operator schema registered at run time
+    # (``onnx.defs.register_schema``) for an operator onnx-infer has no rule for
+    # (infer/walk/custom_schemas.py). On in the drop-in for onnx.shape_inference, which does so.
+    custom_schemas: bool = False
+    # Called after each node of the main graph with (nodes done, nodes in all): a progress bar.
+    progress: Callable[[int, int], None] | None = None
+
+    # The limits read by their former names (code that read ``options.max_depth``).
+    max_depth = property(lambda self: self.limits.max_depth)
+    max_rank = property(lambda self: self.limits.max_rank)
+    max_nodes = property(lambda self: self.limits.max_nodes)
+    max_node_visits = property(lambda self: self.limits.max_node_visits)
+    max_expression_size = property(lambda self: self.limits.max_expression_size)
+
+
+class _Moved:
+    """The objects runs moved to the oldest generation since the last full collection.
+
+    Python collects the oldest generation when what reached it since its last full collection
+    passes a quarter of what that collection left (``long_lived_pending > long_lived_total / 4``
+    in CPython's gc). Objects moved there by ``gc.freeze``/``gc.unfreeze`` are not counted in
+    that: without this account a program that calls inference again and again, and does little
+    else, would never run a full collection and would keep every run's cyclic garbage (a run's
+    engine is a cycle: its parts call back through it). Here the moved objects are counted, and
+    a full collection made when they pass half of what the last one left: the garbage of
+    earlier runs stays below that, and the collections, which traverse everything alive, come
+    half as often as at a quarter (measured: 2.3 ms a call instead of 3.2 on
+    examples/bert_tiny.onnx inferred afresh each time, with resident memory within 3%).
+    """
+
+    FRACTION = 0.5  # a full collection when the moved objects pass this much of what the last left
+    pending = 0  # objects moved by runs since the last full collection (ours or Python's)
+    total = 0  # objects alive after the last full collection (counted when one is seen)
+    full_seen = -1  # Python's count of full collections when ``total`` was last counted
+
+    @classmethod
+    def add(cls, moved: int) -> None:
+        """Account for ``moved`` objects a run moved to the oldest generation."""
+        cls._seen()
+        cls.pending += moved
+
+    @staticmethod
+    def least() -> int:
+        """Fewest moved objects worth a full collection: those between two collections of the
+        middle generation at Python's thresholds (no collection for a few runs' crumbs)."""
+        low, middle, _ = gc.get_threshold()
+        return low * middle
+
+    @classmethod
+    def collect_if_due(cls) -> None:
+        """A full collection if Python's rule calls for one with the moved objects counted.
+
+        Made as a run starts, not as one ends: the previous run's garbage (what its caller
+        dropped since) is then garbage, and a program that infers once never pays for it."""
+        if not cls.pending or gc.get_threshold()[0] == 0:  # nothing moved; automatic collection off
+            return
+        cls._seen()
+        if cls.pending > max(int(cls.total * cls.FRACTION), cls.least()):
+            gc.collect()
+            cls._seen()
+
+    @classmethod
+    def _seen(cls) -> None:
+        """After a full collection (ours, Python's, the program's): count afresh (counting is
+        a list of pointers, a tenth of the cost of the collection)."""
+        full = gc.get_stats()[-1]["collections"]
+        if full != cls.full_seen:
+            cls.pending, cls.total, cls.full_seen = 0, len(gc.get_objects()), full
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the duration (restored as it was).
+
+    Inference allocates many small objects and frees few: the collector would traverse all of
+    them, and everything else alive, again and again (a third of the time on a large model, and
+    more than linear in its size). Nothing inference builds needs it while it runs.
+
+    On the way out, what was allocated meanwhile (by a run of more objects than make a young
+    collection) is moved to the oldest generation, as two
+    collections would have moved the objects that survive them; left in the youngest, the
+    first collection after the run would traverse all of them (as long again as a repeated
+    model's inference). The moved objects are counted (``_Moved``), and a full collection made
+    as a run starts when they are many, so that the garbage of many runs is collected
+    (docs/limits.md, "Repeated calls").
+    """
+    collecting = gc.isenabled()
+    if collecting:
+        _Moved.collect_if_due()
+    gc.disable()
+    before = gc.get_count()[0]
+    try:
+        yield
+    finally:
+        if collecting:
+            young = gc.get_count()[0]  # allocated less freed since the youngest was last emptied
+            # A run of fewer objects than make a young collection leaves them young, to be
+            # collected as the program's own: no full collection is owed for them (a one-node
+            # model moved 94 objects a call, and paid a full collection every 75 calls, a sixth
+            # of its time). A larger run's would reach the oldest generation by Python's rules,
+            # uncounted, and stay there (+13% memory over 1,000 calls of bert_tiny at 7,000).
+            if young - before > gc.get_threshold()[0] and gc.get_freeze_count() == 0:  # (the program's frozen stay)
+                gc.freeze()  # every tracked object to the permanent generation (a list splice) ...
+                gc.unfreeze()  # ... and from there into the oldest one
+                _Moved.add(young)
+            gc.enable()
+
+
+class Engine:
+    """One run: the state the walk builds (dimension table, diagnostics, records) and the walk of
+    nodes. Implements the ``Walker`` protocol rules call back through."""
+
+    def __init__(self, model: ModelProto, options: Options | None = None, directory: Path | None = None,
+                 light_nodes: list[bytes | None] | None = None, previous: Engine | None = None):  # fmt: skip
+        """``light_nodes``: the main graph's nodes serialized (``nodeview.light_nodes``), when the
+        caller has them (the loader does); the scan reads the nodes from them, consuming them.
+        ``previous``: an earlier run of this model (or of a version before an edit), whose fresh
+        variables keep their names where the same nodes make them again."""
+        self.model = model
+        self.options = o = options or Options()
+        if o.custom_schemas:
+            signature.cache_clear()  # schemas registered or deregistered since the last run
+        self.directory = directory  # where external data is resolved (Clause 13.2); None: nowhere
+        self.reuse_key: bytes | None = None  # what this run's result stands for (``infer.walk.reuse``)
+        # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
+        # a model past a limit is refused by ``run`` and nothing else reads it.
+        self.scan = scan(model, o.limits.max_depth, o.limits.max_rank, o.limits.max_nodes, light_nodes)
+        self.external_reads: dict[Any, Any] = {}  # external references already read (or refused)
+        self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
+        reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
+        self.scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings)))
+        if previous is not None:
+            self.scope.table.seed(previous.table)
+        self.diagnostics: list[Diagnostic] = []
+        self.records: dict[str, GraphRecord] = {}
+        self.opsets = self._read_opsets(model.opset_import)
+        self.functions: dict[tuple[str, str, str], FunctionProto] = {
+            (canonical_domain(f.domain), f.name, f.overload): f for f in model.functions
+        }
+        function_domains = frozenset(d for d, _, _ in self.functions) - set(STANDARD_DOMAINS)
+        # With schemas registered at run time in play, signatures are read as the schemas are now.
+        lookup = current_signature if o.custom_schemas else signature
+        self.dispatcher = Dispatcher(self.functions, function_domains, o.custom_schemas, lookup)
+        # What of the options a rule's result depends on (infer/walk/memo.py); a run made while reuse
+        # across calls is disabled keeps its results to itself.
+        memo_options = (o.propagate_values, o.limits.max_expression_size, o.limits.max_rank, model.ir_version,
+                        o.custom_schemas, REGISTRY.generation)  # fmt: skip
+        self.memo = Memo(memo_options, None if reuse.RECENT.enabled else Store())
+        self.uses = SubgraphUses()
+        self.placement = Placement(self)
+        self.graphs = Graphs(self)
+        self.rules = RuleRunner(self.report, lambda: self.diagnostics, o.limits, lambda: self.records)
+        self._start_walk()
+
+    def _start_walk(self) -> None:
+        """What each walk starts afresh: its results name that walk's variables."""
+        self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.limits.max_node_visits)
+        self._shared: dict[Value, Value] = {}  # one object for equal values without contents
+        self._warned_default = False
+
+    def _read_opsets(self, imports: Iterable[Any]) -> dict[str, int]:
+        opsets: dict[str, int] = {}
+        for imp in imports:
+            opsets[canonical_domain(imp.domain)] = int(imp.version)
+        self.implicit_default = "" not in opsets
+        if self.implicit_default:
+            # Clause 5.3.2: the default domain is imported implicitly; its version is not stated,
+            # so the newest is assumed and a node that relies on it gets a warning.
+            opsets[""] = ONNX_OPSET
+        # onnx.defs takes a C ``int``: a version past it is newer than any published one anyway,
+        # and one below 1 names none.
+        return {d: min(max(v, 0), limits.OPSET_CEILING) for d, v in opsets.items()}
+
+    # -- reporting ------------------------------------------------------------------------------
+
+    def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None:
+        self.diagnostics.append(diag.make(code, message, location, suggestion))
+
+    def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None:
+        self.report(code, message, Location(site.graph, site.node_index, site.node_name, site.op_type), suggestion)
+
+    def add_diagnostic_once(self, code: str, message: str, location: Location, severity: str) -> None:
+        d = diag.make(code, message, location, severity=severity)
+        if d not in self.diagnostics:
+            self.diagnostics.append(d)
+
+    @contextmanager
+    def reporting_once(self) -> Iterator[None]:
+        """A diagnostic reported more than once within the block is kept once."""
+        start = len(self.diagnostics)
+        try:
+            yield
+        finally:
+            seen: set = set()
+            kept = [d for d in self.diagnostics[start:] if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
+            del self.diagnostics[start:]
+            self.diagnostics.extend(kept)
+
+    # -- what rules and placement ask of the run ------------------------------------------------
+
+    def snapshot(self) -> Engine:
+        """This finished run as another result may hold it: what a result exposes that a caller
+        could change (the records, the diagnostics) copied, the rest shared (``infer.walk.reuse``)."""
+        out = copy.copy(self)
+        out.records = {path: rec.copy() for path, rec in self.records.items()}
+        out.diagnostics = list(self.diagnostics)
+        return out
+
+    @property
+    def reusable(self) -> bool:
+        """May this run's result stand for another call on a model of the same content
+        (``infer.walk.reuse``)? Not when it read what can change without the model changing:
+        external data, operator schemas registered at run time."""
+        return (
+            not self.external_reads
+            and not self.options.read_external_data
+            and (not self.dispatcher.depends_on_registrations)
+        )
+
+    @property
+    def table(self) -> DimTable:
+        """The run's dimension variables (what ``result.dims`` shows and the writers name)."""
+        return self.scope.table
+
+    @property
+    def ir_version(self) -> int:
+        return self.model.ir_version
+
+    @property
+    def propagate_values(self) -> bool:
+        return self.options.propagate_values
+
+    def declared_type(self, tp: TypeProto, value: str) -> T.Type:
+        """A type the model writes, its dim names declarations of the model's variables (read
+        from the run's table: a rule result that asked is this walk's alone, infer/walk/memo.py)."""
+        self.scope.table_reads += 1
+        return self.placement.declared_type(tp, value)
+
+    def recorded_value(self, graph: str, name: str) -> Value | None:
+        """What the walk has recorded for ``name`` in ``graph`` (this walk's alone, like the table)."""
+        self.scope.table_reads += 1
+        rec = self.records.get(graph)
+        return None if rec is None else rec.values.get(name)
+
+    def walk_subgraph(self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool = False,
+                      iterated: bool = False) -> list[Value] | None:  # fmt: skip
+        return self.graphs.subgraph(ctx, attr_name, inputs, quiet, iterated)
+
+    # -- the pipeline ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Infer the model; walk it again when what its nodes require sharpens earlier results.
+
+        A Conv deep in the graph tells us its input extent is at least its kernel; a Div of that
+        extent computed earlier (exporters compute output sizes with Div) could not know it. When
+        the first walk learned such a bound and left extents unknown, a second walk starts with
+        the bounds (fresh variables are keyed by node, so the second walk names them the same).
+        """
+        with collector_paused():
+            try:
+                self._walk()
+                if not self.scope.minimums or not any(v.is_fresh for v in self.table):
+                    return
+                self.scope = self.scope.carried()
+                self.diagnostics, self.records = [], {}
+                self._start_walk()
+                self._walk()
+            finally:
+                self.scan.views.clear()  # read for the walk; a result kept for long need not hold them
+
+    def _walk(self) -> None:
+        if self.scan.refusals:
+            self.records[MAIN] = GraphRecord(MAIN, "graph")
+            for r in self.scan.refusals:
+                self.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
+            return
+        check_model(self, self.model)
+        for path, t in self.scan.external:
+            for problem in external.reference_problems(t):
+                self.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
+                                         Location(path, value=t.name), diag.ERROR)  # fmt: skip
+        # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
+        with D.expression_limit(self.options.limits.max_expression_size), _stopping(self):
+            self.graphs.main()
+
+    # -- nodes ----------------------------------------------------------------------------------
+
+    def walk_nodes(self, frame: Frame, views: list[NodeView], consume: bool = False) -> None:
+        """Infer the nodes ``views`` describe; ``consume``: drop each view once used (a graph walked
+        once, whose views would otherwise all stay alive beside the values they produce)."""
+        scope, values, producers = frame.scope, frame.record.values, frame.record.producers
+        nested = scope.parent is not None
+        progress = self.options.progress if frame.path == MAIN else None
+        for done, idx in enumerate(order(frame, views, self.uses, self.report), 1):
+            view = views[idx]
+            if consume:
+                views[idx] = None  # type: ignore[call-overload]
+            for name, v in zip(view.outputs, self.infer_node(frame, idx, None, view)):
+                if not name:
+                    continue
+                if name in values or (nested and scope.visible_outside(name)):
+                    self._redefined(frame, idx, view.node, name, name in values)
+                if v.known is None:
+                    # Equal values are held once: layers repeat their types, and a large model's
+                    # memory is mostly its values. (Contents are not merged: 0.0 equals -0.0.)
+                    v = self._shared.setdefault(v, v)
+                values[name] = v  # the scope's own dict too (see ``Graphs.new_frame``)
+                producers[name] = idx
+            if progress is not None:
+                progress(done, len(views))
+
+    def _redefined(self, frame: Frame, idx: int, node: NodeProto, name: str, here: bool) -> None:
+        code = "duplicate-definition" if here else "shadowing"
+        where = " in this graph" if here else " in an enclosing graph"
+        self.report(code, f"`{name}` is already defined{where}",
+                    Location(frame.path, idx, node.name, node.op_type, value=name))  # fmt: skip
+
+    def infer_node(self, frame: Frame, idx: int, node: NodeProto | None, view: NodeView | None = None) -> list[Value]:
+        """Infer one node of ``frame``'s graph: ``node``, or the one ``view`` has read (fetched
+        only when the memo cannot answer)."""
+        self.budget.charge()  # Clause 15.4: bounded work, whatever the nesting
+        if view is None:
+            assert node is not None
+            view = read_nodes([node])[0]
+        opset = frame.opsets.get(view.domain)
+        inputs = self._inputs(frame, idx, view)
+        first_implicit = self.implicit_default and not self._warned_default and view.domain == ""
+        key = None if first_implicit else self.memo.key(view, opset, inputs)
+        if key is not None and (hit := self.memo.get(key, self.scope)) is not None:
+            prepared, plain = hit
+            if plain is not None and not any(name in frame.declared for name in view.outputs):
+                return list(plain)  # the common case of a repeated layer: nothing to add
+            site = partial(_site, frame, idx, view.node, inputs)
+            return self.placement.place(frame, site, view.outputs, view.op_type, prepared, None, ())
+        return self._infer_afresh(frame, idx, view, opset, inputs, key)
+
+    def _inputs(self, frame: Frame, idx: int, view: NodeView) -> list[Value | None]:
+        """The node's input values: ``None`` for an absent one; an undefined one is reported."""
+        scope = frame.scope
+        local = scope.values
+        inputs: list[Value | None] = []
+        for name in view.inputs:
+            if not name:
+                inputs.append(None)
+                continue
+            v = local.get(name) or scope.lookup(name)
+            if v is None:
+                self.report("undefined-value", f"{view.op_type} consumes `{name}`, which nothing defines",
+                            Location(frame.path, idx, view.node.name, view.op_type, value=name))  # fmt: skip
+                v = Value()
+            inputs.append(v)
+        return inputs
+
+    def _infer_afresh(self, frame: Frame, idx: int, view: NodeView, opset: int | None, inputs: list[Value | None],
+                      key: tuple | None) -> list[Value]:  # fmt: skip
+        node = view.node
+        domain = view.domain
+        loc = Location(frame.path, idx, node.name, view.op_type)
+        if opset is None:
+            # Clause 5.3.2: every domain a node uses is imported, a model-local function's too.
+            self.report("domain-not-imported", f"{node.op_type} is in domain '{domain}', which the model does not "
+                        "import", loc, f"add an opset_import entry for '{domain}'")  # fmt: skip
+        elif domain == "" and self.implicit_default and not self._warned_default:
+            self._warned_default = True
+            self.report("default-opset-implicit", f"{node.op_type} is in the default domain, whose version the model "
+                        f"does not import; assuming opset {ONNX_OPSET}", loc,
+                        "add an opset_import entry for domain ''")  # fmt: skip
+        sig, how = self.dispatcher.resolve(domain, view.op_type, view.overload, opset)
+        if opset is None and how.kind != FUNCTION:
+            prepared = self.placement.prepare_all(None, view.op_type, inputs, None, len(view.outputs))
+            site = _site(frame, idx, node, inputs)
+            return self.placement.place(frame, site, view.outputs, view.op_type, prepared, how.reason, ())
+        attrs = rule_attributes(node, sig, frame.attr_refs, view.attrs_summary if not view.has_ref else None)
+        ctx = RuleContext(node, partial(_site, frame, idx, node, inputs), sig, opset or 1, inputs, self, frame, attrs)
+        n_diagnostics = len(self.diagnostics)
+        check_node(self, ctx, loc, view)
+        raw: list[Any] | None = None
+        if how.kind == SCHEMA_BODY and (body := schema_body(domain, node, opset or 1, inputs)) is not None:
+            raw = self.rules.run(lambda c: self.graphs.function(frame, c, body), ctx, loc)
+        elif how.kind == SCHEMA_BODY:
+            how = how.fallback  # type: ignore[assignment]
+        if how.kind == RULE:
+            clean, mark = len(self.diagnostics) == n_diagnostics, self._side_effect_mark()
+            s = self.scope
+            fact_reads, table_reads = s.fact_reads, s.table_reads
+            raw = self.rules.run(how.target, ctx, loc)
+            if key is not None and clean and ctx.reason is None and self._side_effect_mark() == mark:
+                # What the result rests on beyond its key: the walk's table, what it has
+                # learned, or nothing (infer/walk/memo.py).
+                rests_on = ((WALK, s.serial) if s.table_reads != table_reads else
+                            (FACTS, s.facts_key) if s.fact_reads != fact_reads else None)  # fmt: skip
+                return self._remember(frame, ctx, view, sig, inputs, raw, key, rests_on)
+        elif how.kind == FUNCTION:
+            raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)
+        elif how.kind == CUSTOM_SCHEMA:
+            # (``outer``: what the node's graph attributes read from enclosing graphs)
+            infer_custom = custom_schemas.infer_outputs
+            raw = self.rules.run(lambda c: infer_custom(c, how.target, frame, self.uses.of(node), self.ir_version),
+                                 ctx, loc)  # fmt: skip
+        elif how.code is not None:
+            self.report(how.code, how.reason or "", loc, how.suggestion)
+        prepared = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
+        return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, prepared,
+                                    how.reason or ctx.reason, ctx.causes)  # fmt: skip
+
+    def _remember(self, frame: Frame, ctx: RuleContext, view: NodeView, sig: Any, inputs: list[Value | None],
+                  raw: list[Any] | None, key: tuple, rests_on: tuple | None) -> list[Value]:  # fmt: skip
+        """Place a pure run of a clean node, and offer it to the memo: a node with the same key
+        gets the same outputs, passes the same checks, and nothing was reported or learned that
+        a reuse would skip. Placing the ``plain`` values adds nothing when no output has unknown
+        extents to name or contents to explain (and none is declared: checked at reuse)."""
+        values = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
+        simple = not any(p.needs_fill or p.note or p.overflow is not None for p in values)
+        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on)
+        return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
+
+    def _side_effect_mark(self) -> tuple[int, ...]:
+        """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
+        s, t = self.scope, self.scope.table
+        return (len(self.diagnostics), len(t.variables), len(t.facts), s.epoch, s.fresh_calls,
+                D.overflow_count(), len(self.records))  # fmt: skip
+
+
+@contextmanager
+def _stopping(engine: Engine) -> Iterator[None]:
+    """Where the node budget runs out, stop the walk: keep what is sound, report the limit."""
+    try:
+        yield
+    except limits.LimitExceeded as e:
+        # A Loop body interrupted mid fixed point holds one round's types, not every round's:
+        # only the values the main graph's finished nodes produced are kept.
+        for path in [p for p in engine.records if p != "main"]:
+            del engine.records[path]
+        engine.report("limit", str(e), Location("main"))
+
+
+def _site_of(ctx: RuleContext) -> Callable[[], Site]:
+    """The context's site, made when first asked for (by the rule or by placement)."""
+    return lambda: ctx.site
+
+
+def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:
+    types = tuple(None if v is None else v.type for v in inputs)
+    return Site(frame.path, idx, node.name, node.op_type, node.domain, types, (frame.ident or frame.path,
+                node_identity(frame, idx, node.output)))  # fmt: skip
+
+
+def node_identity(frame: Frame, idx: int, outputs: Iterable[str]) -> str:
+    """The node at ``idx`` of ``frame``'s graph by what it is rather than where: its first output's
+    name (unique in a valid graph), else its position (no output, or one an earlier node of the
+    graph already produced)."""
+    first = next((o for o in outputs if o), None)
+    return first if first is not None and first not in frame.record.producers else f"#{idx}"
