@@ -26,6 +26,7 @@ from onnx import (
     helper,
 )
 
+from infer.contract.context import node_of
 from infer.contract.signature import canonical_domain, normalize_type_str
 from infer.core import types as T
 from infer.core.diagnostics import Diagnostic, Location
@@ -72,7 +73,7 @@ def type_string(t: T.Type) -> str | None:
 
 
 def _node_prefix(ctx: RuleContext) -> str:
-    name = f" `{ctx.node.name}`" if ctx.node.name else ""
+    name = f" `{node_of(ctx).name}`" if node_of(ctx).name else ""
     return f"{ctx.op_type}{name} with inputs {ctx.input_types_str() or 'none'}"
 
 
@@ -97,7 +98,7 @@ class _Prefix:
 
 def _check_key(ctx: RuleContext) -> tuple:
     """Everything ``check_node`` reads: a node with the key of a clean node is clean too."""
-    node = ctx.node
+    node = node_of(ctx)
     tensor = T.TensorType
     elems = tuple([
         None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs
@@ -165,10 +166,10 @@ CHOICES: dict[str, dict[str, frozenset[str]]] = {
 
 def _check_choices(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     """A string attribute of a closed set of values holds one of them (Clause 10.4)."""
-    choices = CHOICES.get(ctx.node.op_type) if ctx.sig is not None and ctx.sig.domain == "" else None
+    choices = CHOICES.get(node_of(ctx).op_type) if ctx.sig is not None and ctx.sig.domain == "" else None
     if choices is None:
         return
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         allowed = choices.get(a.name)
         if allowed is None or a.type != AttributeProto.STRING:
             continue
@@ -207,7 +208,7 @@ def check_node(engine: Checker, ctx: RuleContext, loc: Location, view: NodeView 
 def _check_tensor_attributes(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     """A tensor held in an attribute (Constant's ``value``, ConstantOfShape's) fits its dims, as an
     initializer must (Clause 6.3.4). Checked before the clean-check cache: its key leaves out data."""
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         if a.type == AttributeProto.TENSOR:
             problem = initializer_problem(a.t)
         elif a.type == AttributeProto.SPARSE_TENSOR:
@@ -224,7 +225,7 @@ def _check_tensor_attributes(engine: Checker, ctx: RuleContext, loc: Location) -
 
 def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> None:
     """The attributes of a call of a model-local function: its declared attribute parameters only."""
-    node = ctx.node
+    node = node_of(ctx)
     fn = engine.functions.get((canonical_domain(node.domain), node.op_type, node.overload))
     if fn is None:
         return
@@ -245,7 +246,7 @@ def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> No
 
 
 def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
-    sig, node = ctx.sig, ctx.node
+    sig, node = ctx.sig, node_of(ctx)
     assert sig is not None
     prefix = _Prefix(ctx)
     n_in, n_out = len(node.input), len(node.output)
@@ -299,7 +300,7 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
     sig = ctx.sig
     assert sig is not None
     seen: set[str] = set()
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         where = Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name)
         if a.name in seen:
             engine.report("duplicate-attribute", f"{prefix}: attribute '{a.name}' is given twice", where)

@@ -27,7 +27,7 @@ from onnx import FunctionProto, ModelProto, NodeProto, TypeProto
 
 from infer.check.validate import check_model, check_node
 from infer.contract.attributes import rule_attributes
-from infer.contract.context import RuleContext
+from infer.contract.context import RuleContext, site_of
 from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 from infer.core import diagnostics as diag
 from infer.core import dims as D
@@ -449,11 +449,14 @@ class Engine:
         elif how.kind == SCHEMA_BODY:
             how = how.fallback  # type: ignore[assignment]
         if how.kind == RULE:
-            clean, mark = len(self.diagnostics) == n_diagnostics, self._side_effect_mark()
+            clean = len(self.diagnostics) == n_diagnostics  # the checks found nothing
             s = self.scope
             fact_reads, table_reads = s.fact_reads, s.table_reads
             raw = self.rules.run(how.target, ctx, loc)
-            if key is not None and clean and ctx.reason is None and self._side_effect_mark() == mark:
+            # Reused only where the rule declares its result a function of the node and inputs and
+            # did nothing a reuse would skip (``ctx.acted``); a failure or a refused extent gives
+            # a reason.
+            if key is not None and clean and how.pure and not ctx.acted and ctx.reason is None:
                 # What the result rests on beyond its key: the walk's table, what it has
                 # learned, or nothing (infer/walk/memo.py).
                 rests_on = ((WALK, s.serial) if s.table_reads != table_reads else
@@ -483,12 +486,6 @@ class Engine:
         self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on)
         return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
 
-    def _side_effect_mark(self) -> tuple[int, ...]:
-        """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
-        s, t = self.scope, self.scope.table
-        return (len(self.diagnostics), len(t.variables), len(t.facts), s.epoch, s.fresh_calls,
-                D.overflow_count(), len(self.records))  # fmt: skip
-
 
 @contextmanager
 def _stopping(engine: Engine) -> Iterator[None]:
@@ -505,7 +502,7 @@ def _stopping(engine: Engine) -> Iterator[None]:
 
 def _site_of(ctx: RuleContext) -> Callable[[], Site]:
     """The context's site, made when first asked for (by the rule or by placement)."""
-    return lambda: ctx.site
+    return lambda: site_of(ctx)
 
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, helper
 
 from infer.check.validate import check_graph
-from infer.contract.context import RuleContext
+from infer.contract.context import RuleContext, node_of, site_of
 from infer.contract.signature import STANDARD_DOMAINS, canonical_domain
 from infer.core import types as T
 from infer.core.diagnostics import Location
@@ -201,16 +201,16 @@ class Graphs:
         if not isinstance(graph, GraphProto):
             return None
         if frame.depth + 1 > e.options.max_depth:
-            e.report_at(ctx.site, "limit", f"subgraphs nest deeper than {e.options.max_depth}")
+            e.report_at(site_of(ctx), "limit", f"subgraphs nest deeper than {e.options.max_depth}")
             return None
-        path = frame.path.subgraph(ctx.site.node_index or 0, attr_name)
+        path = frame.path.subgraph(site_of(ctx).node_index or 0, attr_name)
         if path in e.records:  # a re-walk (Loop fixed point): drop the earlier walk's records
             for stale in [p for p in e.records if GraphPath(p).within(path)]:
                 del e.records[stale]
         n_diagnostics, n_facts = len(e.diagnostics), len(e.table.facts)
         sub = self.new_frame(graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1,
                              frame.functions_active, frame.attr_refs)  # fmt: skip
-        sub.ident = f"{ctx.site.key[0]}/{ctx.site.key[1]}:{attr_name}"
+        sub.ident = f"{site_of(ctx).key[0]}/{site_of(ctx).key[1]}:{attr_name}"
         if iterated:
             sub.declared = {name: _without_dim_names(tp) for name, tp in sub.declared.items()}
         for i, inp in enumerate(graph.input):
@@ -259,7 +259,7 @@ class Graphs:
         """The outputs of calling ``fn`` with ``ctx``'s inputs and attributes (Clause 8.4)."""
         e = self.engine
         key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
-        loc = Location(frame.path, ctx.site.node_index, ctx.node.name, ctx.op_type)
+        loc = Location(frame.path, site_of(ctx).node_index, node_of(ctx).name, ctx.op_type)
         if key in frame.functions_active:
             cycle = frame.functions_active[frame.functions_active.index(key) + 1 :]
             through = " through " + ", ".join(f"{d}:{n}" for d, n, _ in cycle) if cycle else ""
@@ -272,7 +272,7 @@ class Graphs:
         opsets = dict(frame.opsets)
         for imp in fn.opset_import:
             opsets[canonical_domain(imp.domain)] = int(imp.version)
-        path = frame.path.call(ctx.site.node_index or 0, fn.domain, fn.name)
+        path = frame.path.call(site_of(ctx).node_index or 0, fn.domain, fn.name)
         scope = Scope()
         record = GraphRecord(path, "function", nodes=list(fn.node))
         scope.values = record.values
@@ -281,7 +281,7 @@ class Graphs:
         # A function is polymorphic (Clause 8.4): a dim name in its value_info is not the
         # model-scoped variable of that name, and need not be one extent across call sites.
         declared = {vi.name: _without_dim_names(vi.type) for vi in getattr(fn, "value_info", ()) if vi.HasField("type")}
-        ident = f"{ctx.site.key[0]}/{ctx.site.key[1]}@{fn.domain}.{fn.name}"
+        ident = f"{site_of(ctx).key[0]}/{site_of(ctx).key[1]}@{fn.domain}.{fn.name}"
         sub = Frame(path, scope, opsets, declared, record, frame.depth + 1, frame.functions_active + (key,),
                     _attribute_references(frame, ctx, fn), ident)  # fmt: skip
         omitted = {name for i, name in enumerate(fn.input) if name and (i >= len(ctx.inputs) or ctx.inputs[i] is None)}
@@ -317,7 +317,7 @@ def _attribute_references(frame: Frame, ctx: RuleContext, fn: FunctionProto) -> 
                 refs[name] = helper.make_attribute(name, spec.default)
     for a in fn.attribute_proto:  # defaults (IR >= 9)
         refs[a.name] = a
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         if a.ref_attr_name:
             outer = (frame.attr_refs or {}).get(a.ref_attr_name)
             if outer is not None:

@@ -38,6 +38,9 @@ class Entry:
     reason: str | None = None  # set for unsupported entries
     pattern: str | None = None  # the DSL source, for documentation
     module: str = ""  # the module that declared the entry
+    # False for a rule whose result rests on more than its node and inputs (what the walk has
+    # recorded elsewhere): never reused for another node (infer/walk/memo.py).
+    pure: bool = True
 
     @property
     def supported(self) -> bool:
@@ -81,12 +84,13 @@ def _names(ops: str | Iterable[str]) -> list[str]:
     return [ops] if isinstance(ops, str) else list(ops)
 
 
-def rule(ops: str | Iterable[str], since: int = 1, domain: str = "") -> Callable[[RuleFn], RuleFn]:
-    """Register a Python rule for one or more operators."""
+def rule(ops: str | Iterable[str], since: int = 1, domain: str = "", pure: bool = True) -> Callable[[RuleFn], RuleFn]:
+    """Register a Python rule for one or more operators; ``pure=False`` where its result rests on
+    more than the node and its inputs (what the walk recorded elsewhere, a subgraph's walk)."""
 
     def wrap(fn: RuleFn) -> RuleFn:
         for op in _names(ops):
-            REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__))
+            REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
         return fn
 
     return wrap
