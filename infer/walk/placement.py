@@ -41,7 +41,7 @@ class Prepared(NamedTuple):
 
 
 class Run(Protocol):
-    """What placement reads of the run it places for (the engine)."""
+    """What placement reads of the run it places for (``infer.walk.state.RunState``)."""
 
     model: ModelProto
     scope: DimScope
