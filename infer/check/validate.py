@@ -280,9 +280,7 @@ def _check_node(run: Checker, ctx: RuleContext, loc: Location) -> None:
         last = sig.inputs[-1]
         supplied = n_in - (len(sig.inputs) - 1)
         if supplied < last.min_arity:
-            run.report(
-                "arity", f"{prefix}: variadic input `{last.name}` needs at least {last.min_arity} values", loc
-            )
+            run.report("arity", f"{prefix}: variadic input `{last.name}` needs at least {last.min_arity} values", loc)
         # A variadic position is not optional: an empty name there leaves a value the operator
         # reads unsupplied (onnxruntime refuses such a Concat, and crashes on such an Einsum).
         for i in range(len(sig.inputs) - 1, n_in):
@@ -567,7 +565,7 @@ def check_model(run: Checker, model: ModelProto) -> None:
     counts = Counter(p.key for p in model.metadata_props)
     for key in sorted(k for k, n in counts.items() if n > 1):
         run.report("duplicate-metadata-key", f"metadata key `{key}` is given {counts[key]} times",
-                      Location("main"))  # fmt: skip
+                   Location("main"))  # fmt: skip
     _check_versions(run, model)
     _check_functions(run, model)
 
@@ -591,25 +589,25 @@ def _check_versions(run: Checker, model: ModelProto) -> None:
         label = domain or "ai.onnx"
         if version < 1:
             run.report("bad-opset-import", f"operator set {label} is imported at version {version}", where,
-                          "an operator set version is a positive integer")  # fmt: skip
+                       "an operator set version is a positive integer")  # fmt: skip
         elif domain in _NEWEST_OPSET and version > _NEWEST_OPSET[domain]:
             run.report("newer-version", f"operator set {label} {version} is newer than the newest this build "
-                          f"knows ({_NEWEST_OPSET[domain]}), whose operator definitions are used", where)  # fmt: skip
+                       f"knows ({_NEWEST_OPSET[domain]}), whose operator definitions are used", where)  # fmt: skip
         if domain in seen and seen[domain] != version:
             run.report("duplicate-opset-import", f"operator set {label} is imported at versions "
-                          f"{seen[domain]} and {version}; version {version} is used", where)  # fmt: skip
+                       f"{seen[domain]} and {version}; version {version} is used", where)  # fmt: skip
         seen[domain] = version
     ir = model.ir_version
     if ir > _NEWEST_IR:
         run.report("newer-version", f"IR version {ir} is newer than the newest this build knows ({_NEWEST_IR})",
-                      where)  # fmt: skip
+                   where)  # fmt: skip
     elif ir:
         known = [imp for imp in model.opset_import
                  if 1 <= imp.version <= _NEWEST_OPSET.get(canonical_domain(imp.domain), 0)]  # fmt: skip
         needed = _min_ir_version(tuple((imp.domain, imp.version) for imp in known)) if known else 0
         if ir < needed:
             run.report("ir-version-mismatch", f"IR version {ir} predates the operator sets the model imports, "
-                          f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
+                       f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
 
 
 @functools.lru_cache(maxsize=256)
@@ -642,7 +640,7 @@ def _check_functions(run: Checker, model: ModelProto) -> None:
         if f.name and key in seen:
             overload = f" (overload `{f.overload}`)" if f.overload else ""
             run.report("duplicate-definition", f"function {f.domain}.{f.name}{overload} is defined twice",
-                          Location(where), "keep one definition, or give the other an overload")  # fmt: skip
+                       Location(where), "keep one definition, or give the other an overload")  # fmt: skip
         seen.add(key)
         for kind, names in (("input", list(f.input)), ("output", list(f.output))):
             for k, name in enumerate(names):
@@ -650,11 +648,11 @@ def _check_functions(run: Checker, model: ModelProto) -> None:
                     run.report("empty-name", f"{kind} {k} of the function has no name", Location(where))
             for name in _repeated(names):
                 run.report("duplicate-definition", f"function {kind} `{name}` is declared twice",
-                              Location(where, value=name))  # fmt: skip
+                           Location(where, value=name))  # fmt: skip
         declared = [*f.attribute, *(a.name for a in f.attribute_proto)]
         for name in _repeated(declared):
             run.report("duplicate-attribute", f"function attribute `{name}` is declared twice",
-                          Location(where, attribute=name))  # fmt: skip
+                       Location(where, attribute=name))  # fmt: skip
         for k, n in enumerate(f.node):
             for a in n.attribute:
                 if a.ref_attr_name and a.ref_attr_name not in declared:
@@ -669,27 +667,48 @@ def _check_functions(run: Checker, model: ModelProto) -> None:
 
 def check_graph(run: Checker, graph: GraphProto, path: str, top_level: bool) -> None:
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
+    _check_graph_names(run, graph, path)
+    _check_initializers(run, graph, path)
+    _check_declared_values(run, graph, path, top_level)
+    if not top_level:
+        clash = {i.name for i in graph.input} & {t.name for t in graph.initializer}
+        if clash and run.model.ir_version >= 4:
+            for name in sorted(clash):
+                run.report(
+                    "subgraph-init-clash",
+                    f"`{name}` is both an input and an initializer of a subgraph",
+                    Location(path, value=name),
+                    "from IR version 4 a subgraph name may not be both (Clause 7.2)",
+                )
+
+
+def _check_graph_names(run: Checker, graph: GraphProto, path: str) -> None:
+    """Every graph, input, output, initializer and value_info has a name, and one of its kind."""
     if not graph.name:
         run.report("empty-name", "the graph has no name", Location(path), "Clause 7.1 requires one")
     # Clause 5.4.1: node names are unique within a graph (the scan found the repeats).
     for idx in run.scan.renamed.get(path, ()):
         n = graph.node[idx]
         run.report("duplicate-node-name", f"node name `{n.name}` is used by an earlier node too",
-                      Location(path, idx, n.name, n.op_type), "give each node its own name")  # fmt: skip
-    inputs = [i.name for i in graph.input]
-    for kind, names in (("input", inputs), ("output", [o.name for o in graph.output]),
+                   Location(path, idx, n.name, n.op_type), "give each node its own name")  # fmt: skip
+    for kind, names in (("input", [i.name for i in graph.input]), ("output", [o.name for o in graph.output]),
                         ("initializer", [t.name for t in graph.initializer])):  # fmt: skip
         for idx, name in enumerate(names):
             if not name:
                 run.report("empty-name", f"graph {kind} {idx} has an empty name", Location(path))
         for name in sorted(_repeated(names)):
-            run.report(
-                "duplicate-definition", f"graph {kind} `{name}` is declared twice", Location(path, value=name)
-            )
+            run.report("duplicate-definition", f"graph {kind} `{name}` is declared twice", Location(path, value=name))
+    for idx, v in enumerate(graph.value_info):
+        if not v.name:
+            run.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
+
+
+def _check_initializers(run: Checker, graph: GraphProto, path: str) -> None:
+    """Dense and sparse initializers: an element type, a size their dims match, one name each."""
     for t in graph.initializer:
         if not t.data_type:
             run.report("undefined-element-type", f"initializer `{t.name}` has element type 0 (UNDEFINED)",
-                          Location(path, value=t.name))  # fmt: skip
+                       Location(path, value=t.name))  # fmt: skip
             continue
         problem = initializer_problem(t)
         if problem:
@@ -710,27 +729,29 @@ def check_graph(run: Checker, graph: GraphProto, path: str, top_level: bool) -> 
         sparse_seen.add(name)
         problem = sparse_initializer_problem(st)
         if problem:
-            run.report(
-                "initializer-size", f"sparse initializer `{name}` {problem}", Location(path, value=name or None)
-            )
-    for idx, v in enumerate(graph.value_info):
-        if not v.name:
-            run.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
+            run.report("initializer-size", f"sparse initializer `{name}` {problem}", Location(path, value=name or None))
+
+
+def _check_declared_values(run: Checker, graph: GraphProto, path: str, top_level: bool) -> None:
+    """The types the graph declares are well formed; the main graph's inputs and outputs declare
+    what a caller needs (a type, an element type, an output's shape)."""
     odd = (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info))
     for kind, vis in odd if run.scan.odd_types else ():  # the scan saw such a type somewhere
         for v in vis:
             problem = _malformed(v.type) if v.HasField("type") else None
             if problem:
                 run.report(problem[0], f"graph {kind} `{v.name}` declares {problem[1]}",
-                              Location(path, value=v.name or None))  # fmt: skip
-    for kind, vis in (("input", graph.input), ("output", graph.output)) if top_level else ():
+                           Location(path, value=v.name or None))  # fmt: skip
+    if not top_level:
+        return
+    for kind, vis in (("input", graph.input), ("output", graph.output)):
         for v in vis:
             if not v.HasField("type"):
                 run.report("missing-io-type", f"graph {kind} `{v.name}` declares no type",
-                              Location(path, value=v.name or None), "declare its type and shape")  # fmt: skip
+                           Location(path, value=v.name or None), "declare its type and shape")  # fmt: skip
     # The main graph's inputs are fed by the caller with values of their declared types (a
     # subgraph's may leave theirs open, Clause 7.1).
-    for i in graph.input if top_level else ():
+    for i in graph.input:
         kind = i.type.WhichOneof("value")
         if kind in ("tensor_type", "sparse_tensor_type") and not getattr(i.type, kind).elem_type:
             run.report(
@@ -739,18 +760,7 @@ def check_graph(run: Checker, graph: GraphProto, path: str, top_level: bool) -> 
                 Location(path, value=i.name),
                 "declare the element type the input is fed with",
             )
-    if top_level:
-        for o in graph.output:
-            t = o.type.tensor_type
-            if o.type.WhichOneof("value") == "tensor_type" and not t.HasField("shape"):
-                run.report("missing-io-shape", f"graph output `{o.name}` has no shape", Location(path, value=o.name))
-    else:
-        clash = set(inputs) & {t.name for t in graph.initializer}
-        if clash and run.model.ir_version >= 4:
-            for name in sorted(clash):
-                run.report(
-                    "subgraph-init-clash",
-                    f"`{name}` is both an input and an initializer of a subgraph",
-                    Location(path, value=name),
-                    "from IR version 4 a subgraph name may not be both (Clause 7.2)",
-                )
+    for o in graph.output:
+        t = o.type.tensor_type
+        if o.type.WhichOneof("value") == "tensor_type" and not t.HasField("shape"):
+            run.report("missing-io-shape", f"graph output `{o.name}` has no shape", Location(path, value=o.name))

@@ -363,8 +363,8 @@ class Engine:
         check_model(self.state, self.model)
         for path, t in self.scan.external:
             for problem in external.reference_problems(t):
-                self.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
-                                         Location(path, value=t.name), diag.ERROR)  # fmt: skip
+                self.state.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
+                                               Location(path, value=t.name), diag.ERROR)  # fmt: skip
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
         with D.expression_limit(self.options.limits.max_expression_size), _stopping(self):
             self.graphs.main()
