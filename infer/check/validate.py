@@ -30,6 +30,7 @@ from infer.contract.context import node_of
 from infer.contract.signature import canonical_domain, normalize_type_str
 from infer.core import types as T
 from infer.core.diagnostics import Diagnostic, Location
+from infer.core.scopes import MAIN
 
 if TYPE_CHECKING:  # pragma: no cover
     from infer.contract.context import RuleContext
@@ -559,13 +560,13 @@ def check_model(run: Checker, model: ModelProto) -> None:
     """What the model itself must carry (Clauses 5.3.1, 5.5)."""
     if not model.ir_version:
         run.report(
-            "missing-ir-version", "the model states no IR version", Location("main"),
+            "missing-ir-version", "the model states no IR version", Location(MAIN),
             "set ir_version to the version the producer wrote the model for (onnx.IR_VERSION, say)",
         )  # fmt: skip
     counts = Counter(p.key for p in model.metadata_props)
     for key in sorted(k for k, n in counts.items() if n > 1):
         run.report("duplicate-metadata-key", f"metadata key `{key}` is given {counts[key]} times",
-                   Location("main"))  # fmt: skip
+                   Location(MAIN))  # fmt: skip
     _check_versions(run, model)
     _check_functions(run, model)
 
@@ -582,7 +583,7 @@ _NEWEST_OPSET = {
 
 def _check_versions(run: Checker, model: ModelProto) -> None:
     """Operator set imports (Clause 5.3.2) and the IR version they need (Clause 14)."""
-    where = Location("main")
+    where = Location(MAIN)
     seen: dict[str, int] = {}
     for imp in model.opset_import:
         domain, version = canonical_domain(imp.domain), int(imp.version)

@@ -25,6 +25,7 @@ from onnx import TensorProto, TypeProto, helper
 from infer.check.runguard import Estimate, Guard, Stopped, default_max_memory, estimate, size_str
 from infer.core import dims as D
 from infer.core import types as T
+from infer.core.scopes import MAIN
 from infer.load.external import ExternalDataError, external_tensors, read_all
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -362,7 +363,7 @@ class _Found:
         }[self.kind]
         text = f"`{self.value}`{item}{where}: claimed {self.shown or self.claimed} at {_fmt_bindings(full)}, "
         text += f"runtime {_jsonable(self.actual)}" + (f" ({self.why})" if self.why else "")
-        return Contradiction(self.value, "main", self.kind, self.index, self.claimed, dict(full), self.actual, text,
+        return Contradiction(self.value, MAIN, self.kind, self.index, self.claimed, dict(full), self.actual, text,
                              self.item)  # fmt: skip
 
 
@@ -381,7 +382,7 @@ class _RunChecker:
     # -- collecting the claims of every value ------------------------------------------------
 
     def collect(self) -> None:
-        rec = self.result.graphs["main"]
+        rec = self.result.graphs[MAIN]
         for name in rec.producers:
             v = rec.values[name]
             obs = self.observed.get(name, _MISSING)
@@ -689,7 +690,7 @@ def _clash(
     ``full`` is copied as it is now: later values bind more ``dim_param`` names into it.
     """
     message = f"`{value}` is declared {declared} but {text} at {_fmt_bindings(full)}"
-    return Contradiction(value, "main", "declared-type", index, claimed, dict(full), actual, message)
+    return Contradiction(value, MAIN, "declared-type", index, claimed, dict(full), actual, message)
 
 
 def _declared_str(tp: TypeProto) -> str:

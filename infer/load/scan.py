@@ -15,6 +15,7 @@ from typing import Any
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 
 from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH
+from infer.core.scopes import MAIN, GraphPath
 from infer.load.nodeview import NodeView, read_light_nodes, read_nodes
 
 
@@ -117,7 +118,7 @@ def scan(
     counted = calls if len(model.functions) else None  # None: no local function, no call to count
     # Graphs are visited with an explicit stack: (graph, path, depth, walkable). A graph is
     # walkable when every step to it is a GRAPH attribute (what the engine follows).
-    stack: list[tuple[GraphProto, str, int, bool]] = [(model.graph, "main", 0, True)]
+    stack: list[tuple[GraphProto, str, int, bool]] = [(model.graph, MAIN, 0, True)]
     plain_tensors: set[bytes] = set()  # serialized tensor attributes within every limit
     while stack:
         g, path, depth, walkable = stack.pop()
@@ -132,7 +133,7 @@ def scan(
         if out.nodes > max_nodes:
             continue  # refused below; not worth reading
         views = None
-        if light is not None and path == "main":
+        if light is not None and path == MAIN:
             views = read_light_nodes(g.node, light)
         if views is None:
             views = read_nodes(g.node)
@@ -213,11 +214,11 @@ def _scan_nodes(
             for t in _tensors_of((a,)):
                 _check_tensor(out, f"{path}/{idx}", t, "tensor attribute", max_rank)
             if kind == AttributeProto.GRAPH:
-                stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, walkable))
+                stack.append((a.g, GraphPath(path).subgraph(idx, a.name), depth + 1, walkable))
             elif a.HasField("g"):
-                stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, False))
+                stack.append((a.g, GraphPath(path).subgraph(idx, a.name), depth + 1, False))
             for k, sub in enumerate(a.graphs):
-                stack.append((sub, f"{path}/{idx}:{a.name}[{k}]", depth + 1, False))
+                stack.append((sub, GraphPath(path).subgraph(idx, f"{a.name}[{k}]"), depth + 1, False))
 
 
 def _scan_functions(out: Scan, model: ModelProto, max_rank: int) -> None:
@@ -239,11 +240,11 @@ def _refuse_node_count(out: Scan, model: ModelProto, max_nodes: int) -> None:
     if out.expanded_nodes > max_nodes:
         message = (f"the model has {out.expanded_nodes} nodes (function calls expanded), above the "
                    f"limit {max_nodes} (max_nodes)")  # fmt: skip
-        _refuse(out, "main", message)
+        _refuse(out, MAIN, message)
     elif out.expanded_nodes > MAX_EXPANSION_RATIO * written + MAX_EXPANSION_BASE:
         message = (f"its function calls expand {written} nodes into {out.expanded_nodes}, more than "
                    f"{MAX_EXPANSION_RATIO} times plus {MAX_EXPANSION_BASE} (MAX_EXPANSION_RATIO)")  # fmt: skip
-        _refuse(out, "main", message)
+        _refuse(out, MAIN, message)
 
 
 def _function_nodes(model: ModelProto, calls: dict[tuple[str, str], int], cap: int) -> int:

@@ -512,9 +512,9 @@ def _stopping(engine: Engine) -> Iterator[None]:
     except limits.LimitExceeded as e:
         # A Loop body interrupted mid fixed point holds one round's types, not every round's:
         # only the values the main graph's finished nodes produced are kept.
-        for path in [p for p in engine.records if p != "main"]:
+        for path in [p for p in engine.records if p != MAIN]:
             del engine.records[path]
-        engine.report("limit", str(e), Location("main"))
+        engine.report("limit", str(e), Location(MAIN))
 
 
 def _site_of(ctx: RuleContext) -> Callable[[], Site]:

@@ -191,7 +191,8 @@ class Graphs:
         n_diagnostics, n_facts = len(e.diagnostics), len(e.table.facts)
         sub = self.new_frame(graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1,
                              frame.functions_active, frame.attr_refs)  # fmt: skip
-        sub.ident = f"{site_of(ctx).key[0]}/{site_of(ctx).key[1]}:{attr_name}"
+        at = site_of(ctx).key
+        sub.ident = GraphPath(at[0]).subgraph(at[1], attr_name)
         if iterated:
             sub.declared = {name: _without_dim_names(tp) for name, tp in sub.declared.items()}
         for i, inp in enumerate(graph.input):
@@ -262,7 +263,8 @@ class Graphs:
         # A function is polymorphic (Clause 8.4): a dim name in its value_info is not the
         # model-scoped variable of that name, and need not be one extent across call sites.
         declared = {vi.name: _without_dim_names(vi.type) for vi in getattr(fn, "value_info", ()) if vi.HasField("type")}
-        ident = f"{site_of(ctx).key[0]}/{site_of(ctx).key[1]}@{fn.domain}.{fn.name}"
+        at = site_of(ctx).key
+        ident = GraphPath(at[0]).call(at[1], fn.domain, fn.name)
         sub = Frame(path, scope, opsets, declared, record, frame.depth + 1, frame.functions_active + (key,),
                     _attribute_references(frame, ctx, fn), ident)  # fmt: skip
         omitted = {name for i, name in enumerate(fn.input) if name and (i >= len(ctx.inputs) or ctx.inputs[i] is None)}

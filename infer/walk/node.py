@@ -75,21 +75,6 @@ class NodeInference:
         return ", ".join(str(t) for t in self.types)
 
 
-def _split(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
 def parse_dim(src: str, table: DimTable) -> D.Dim:
     """``3``, ``N``, ``N + 5``, ``floor(H/2)``, ``?`` (unknown) -> a dim; names are declared in ``table``."""
     return dimparse.parse_dim(src, lambda name: table.declared(name, "in a type string"))
@@ -138,10 +123,10 @@ def parse_value(src: str, table: DimTable) -> Value:
     if bracket is None or body.strip() == "*":
         shape = None
     else:
-        shape = tuple(parse_dim(d, table) for d in _split(body)) if body.strip() else ()
+        shape = tuple(parse_dim(d, table) for d in dimparse.split_top(body)) if body.strip() else ()
     known = None
     if contents is not None:
-        items = _split(contents)
+        items = dimparse.split_top(contents)
         elems: list[Any] = []
         for it in items:
             if it in ("true", "false", "True", "False"):
