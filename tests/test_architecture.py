@@ -273,3 +273,16 @@ def test_the_context_hands_out_no_node_site_or_table():
     public = {n for n in RuleContext.__slots__ if not n.startswith("_")}
     assert public == {"attrs", "causes", "inputs", "n_outputs", "opset", "reason", "sig", "version"}, public
     assert not {"node", "site", "dims", "table", "scope", "engine"} & set(dir(RuleContext))
+
+
+def test_a_custom_domain_is_the_module_named_after_it():
+    """``signatures.ensure`` finds a custom domain's rules by the domain's name alone: every
+    operator a module of signatures/custom declares is of the domain the module is named after."""
+    import signatures
+    from signatures.kit.registry import REGISTRY
+
+    signatures.load_all()
+    custom = [e for e in REGISTRY.entries() if e.module.startswith("signatures.custom.")]
+    assert custom
+    for e in custom:
+        assert e.module == signatures.custom_module(e.domain), (e.domain, e.op_type, e.module)
