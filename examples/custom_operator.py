@@ -1,4 +1,4 @@
-"""Add a rule for a custom operator: declare its signature, register its rule, test it.
+"""Add a custom operator: its signature, its rule and its examples in one record, then use it.
 
     python examples/custom_operator.py
 
@@ -11,41 +11,30 @@ it before calling ``infer.infer_model`` (the rules live in one process-wide tabl
 from __future__ import annotations
 
 import onnx
-from onnx import AttributeProto, TensorProto, helper
+from onnx import TensorProto, helper
 
 import infer
 from infer.contract.context import RuleContext, RuleError
-from infer.contract.signature import AttrSpec, Formal, Signature, declare
 from infer.core import dims as D
-from signatures.kit.registry import rule, shape_rule
+from signatures.kit.operator import FLOAT, INT, REQUIRED, case, operator
 
 DOMAIN = "com.example"
-FLOATS = ("tensor(float)", "tensor(float16)", "tensor(bfloat16)")
+FLOATS = {"T": ("tensor(float)", "tensor(float16)", "tensor(bfloat16)")}
 
-# -- 1. Signatures: arity, type constraints, attributes (what onnx.defs gives standard ops) ------
-
-declare(Signature(
-    domain=DOMAIN, name="ScaledGelu", since_version=1,
-    inputs=(Formal("X", "T", "single"),), outputs=(Formal("Y", "T", "single"),),
-    constraints={"T": FLOATS},
-    attributes={"scale": AttrSpec("scale", AttributeProto.FLOAT, required=False, default=1.0)},
-    min_inputs=1, max_inputs=1, min_outputs=1, max_outputs=1,
-))  # fmt: skip
-declare(Signature(
-    domain=DOMAIN, name="Patchify", since_version=1,
-    inputs=(Formal("image", "T", "single"),), outputs=(Formal("patches", "T", "single"),),
-    constraints={"T": FLOATS},
-    attributes={"patch": AttrSpec("patch", AttributeProto.INT, required=True)},
-    min_inputs=1, max_inputs=1, min_outputs=1, max_outputs=1,
-))  # fmt: skip
-
-# -- 2. Rules: the output element types come from the constraints; rules give shapes -------------
+# -- 1. One record per operator: its signature (arity from the formals, type constraints,
+#       attributes with defaults), its rule and its examples ---------------------------------
 
 # Pure shape algebra is one line of the pattern language: Y has X's shape.
-shape_rule("ScaledGelu", "X[*s] -> Y[*s]", domain=DOMAIN)
+operator("ScaledGelu", "X:T", "Y:T", domain=DOMAIN, types=FLOATS, attrs={"scale": (FLOAT, 1.0)},
+         rule="X[*s] -> Y[*s]", examples=[case(["float[N,S,64]"], ["float[N,S,64]"], scale=0.5)])  # fmt: skip
 
 
-@rule("Patchify", domain=DOMAIN)
+# -- 2. A rule that computes: the output element types come from the constraints --------------
+
+
+@operator("Patchify", "image:T", "patches:T", domain=DOMAIN, types=FLOATS, attrs={"patch": (INT, REQUIRED)},
+          examples=[case(["float[B,3,224,224]"], ["float[B,196,768]"], patch=16),
+                    case(["float[1,3,100,100]"], ["float[*]"], patch=16, error="shape-mismatch")])  # fmt: skip
 def patchify(ctx: RuleContext) -> list:
     """[N, C, H, W] -> [N, (H / p) * (W / p), C * p * p]; H and W must be multiples of p."""
     s = ctx.shape(0)
@@ -89,13 +78,15 @@ def main() -> None:
     print("at H=W=224:", [D.evaluate(d, {"N": 2, "H": 224, "W": 224}) for d in result.shape_of("patches")])
     assert not result.errors, result.errors
 
-    # -- 4. Tests: the same checks `example(...)` runs beside the library's own rules ----------
-    one = infer.infer_node("Patchify", ["float[B,3,224,224]"], {"patch": 16}, domain=DOMAIN, opset=1)
-    print("Patchify on float[B,3,224,224]:", one)
-    assert str(one) == "float[B,196,768]"
-    bad = infer.infer_node("Patchify", ["float[1,3,100,100]"], {"patch": 16}, domain=DOMAIN, opset=1)
-    print("and on float[1,3,100,100]:", bad.diagnostics[0].message)
-    assert bad.diagnostics[0].code == "shape-mismatch"
+    # -- 4. Tests: the records' examples (tests/test_rule_examples.py runs the library's this way)
+    from signatures.kit.registry import EXAMPLES
+
+    for ex in (e for e in EXAMPLES if e.domain == DOMAIN):
+        out = infer.infer_node(ex.op_type, list(ex.inputs), dict(ex.attrs), domain=DOMAIN, opset=1)
+        codes = [d.code for d in out.diagnostics if d.severity == "error"]
+        print(f"{ex.op_type} on {', '.join(ex.inputs)}: {out}" + (f" ({codes[0]})" if codes else ""))
+        assert [str(v.type) for v in out.values] == list(ex.outputs), (ex, out)
+        assert codes == ([ex.error] if ex.error else []), (ex, out.diagnostics)
 
 
 if __name__ == "__main__":

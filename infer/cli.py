@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 from infer import Limits, __version__, infer_model
 from infer.core.diagnostics import ERROR, INFO, WARNING
 from infer.core.dims import free_names, is_symbolic
+from infer.core.scopes import MAIN
 from infer.load.loader import ModelLoadError
 from infer.out.annotate import STYLES
 from infer.out.output import OutputRefused, destination, write_file
@@ -409,9 +410,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         exp = result.explain(args.value, graph=args.graph, dim=args.dim)
     except KeyError:
         raise CliError(f"the model has no value named {args.value!r}") from None
-    shape = (
-        result.shape_of(args.value, args.graph) if args.graph or args.value in result.graphs["main"].values else None
-    )
+    shape = result.shape_of(args.value, args.graph) if args.graph or args.value in result.graphs[MAIN].values else None
     names = set().union(*(free_names(d) for d in shape or () if is_symbolic(d)))
     domain = [c for c in result.domain.constraints if c.variables & names]
     if args.json:

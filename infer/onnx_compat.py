@@ -41,7 +41,7 @@ from onnx.shape_inference import InferenceError
 from infer.core import types as T
 from infer.core.diagnostics import Diagnostic, Location
 from infer.core.dimwriter import DimWriter, TypeWriter
-from infer.core.scopes import resolve_graph
+from infer.core.scopes import MAIN, GraphPath, find_record, resolve_graph
 from infer.core.values import Value
 from infer.load.nodeview import light_nodes
 from infer.load.utf8 import readable, restore, text_only, weightless_bytes
@@ -385,22 +385,22 @@ def _branch_clashes(model: ModelProto, engine: Engine, skip: frozenset[str] = fr
     seen: set[tuple[str, int]] = set()
     out: list[_Problem] = []
     for path in list(engine.records):
-        head, sep, attr = path.rpartition("/")
-        index, colon, name = attr.partition(":")
-        if not sep or not colon or name not in ("then_branch", "else_branch") or not index.isdigit():
+        last = GraphPath(path).last_step()
+        if last is None or last[1].call or last[1].name not in ("then_branch", "else_branch"):
             continue
-        if (head, int(index)) in seen:
+        head, index = last[0], last[1].index
+        if (head, index) in seen:
             continue
-        seen.add((head, int(index)))
+        seen.add((head, index))
         parent = engine.records.get(head)
-        if parent is None or _past_unknown_operator(head, int(index), stops) or int(index) >= len(parent.nodes):
+        if parent is None or _past_unknown_operator(head, index, stops) or index >= len(parent.nodes):
             continue
-        node = parent.nodes[int(index)]
-        where = f"[type-mismatch] {Location(head, int(index), node.name, 'If')}"
+        node = parent.nodes[index]
+        where = f"[type-mismatch] {Location(head, index, node.name, 'If')}"
         if node.op_type != "If" or where in skip:  # skipped: check_type reported the node already
             continue
-        then = _branch_outputs(model, engine, f"{head}/{index}:then_branch")
-        other = _branch_outputs(model, engine, f"{head}/{index}:else_branch")
+        then = _branch_outputs(model, engine, head.subgraph(index, "then_branch"))
+        other = _branch_outputs(model, engine, head.subgraph(index, "else_branch"))
         for k, (a, b) in enumerate(zip(then, other)):
             why = None if a is None or b is None else _union_clash(a, b)
             if why:
@@ -454,13 +454,10 @@ def _past_unknown_operator(graph: str, index: int, stops: dict[str, int]) -> boo
         stop = stops.get(graph)
         if stop is not None and index >= stop:
             return True
-        head, sep, attr = graph.rpartition("/")
-        if not sep:
+        last = GraphPath(graph).last_step()
+        if last is None:
             return False
-        index_text = attr.partition(":")[0].partition("@")[0]
-        if not index_text.isdigit():
-            return False
-        graph, index = head, int(index_text)
+        graph, index = last[0], last[1].index
 
 
 def _declared_clashes(model: ModelProto, engine: Engine) -> list[_Problem]:
@@ -480,7 +477,7 @@ def _declared_clashes(model: ModelProto, engine: Engine) -> list[_Problem]:
                 why = _visible_clash(tp, v.type)
                 if why:
                     out.append(_Problem(f"[declared-type-clash] {path}, value `{name}`", why))
-        if path != "main":
+        if path != MAIN:
             for inp in g.input:
                 v = record.values.get(inp.name)
                 if inp.HasField("type") and v is not None:
@@ -593,19 +590,14 @@ def _graphs(model: ModelProto, engine: Engine) -> Iterator[tuple[str, GraphRecor
 
 def _lookup(engine: Engine, path: str, name: str) -> Value | None:
     """The value ``name`` denotes in the graph at ``path``, enclosing graphs included."""
-    while True:
-        record = engine.records.get(path)
-        if record is not None and name in record.values:
-            return record.values[name]
-        if "/" not in path:
-            return None
-        path = path.rsplit("/", 1)[0]
+    record = find_record(engine.records, path, name)
+    return None if record is None else record.values[name]
 
 
 def _write(model: ModelProto, engine: Engine, types: TypeWriter) -> None:
     """Type every value the engine typed, in the graph where it lives (see the module docstring)."""
     for path, record, g in _graphs(model, engine):
-        if path != "main":
+        if path != MAIN:
             # Subgraph inputs may omit their types (Clause 7.1); the node binding them decides.
             for inp in g.input:
                 v = record.values.get(inp.name)

@@ -167,8 +167,8 @@ def test_no_cycle_between_the_packages_of_the_two_trees():
 
 def test_rules_do_not_reach_into_the_walker():
     # A rule asks its context (``ctx.wants_output(k)``, ``ctx.output_name(k)``, ``ctx.made_inside``),
-    # never for the node, its site or the walk behind it.
-    pattern = re.compile(r"ctx\._\w|\.engine\b|ctx\.(frame|node|site)\b")
+    # never for the node, its site or the walk behind it (``node_of``/``site_of`` are the walk's).
+    pattern = re.compile(r"ctx\._\w|\.engine\b|ctx\.(frame|node|site)\b|\b(node_of|site_of)\b")
     bad = []
     for path in (ROOT / "signatures").rglob("*.py"):
         for i, line in enumerate(path.read_text().splitlines(), 1):
@@ -263,3 +263,26 @@ def test_a_model_imports_the_rules_it_uses():
     from signatures import family_modules
 
     assert 0 < int(out.stdout) < len(family_modules()) // 3, out.stdout
+
+
+def test_the_context_hands_out_no_node_site_or_table():
+    """What a rule could read of its context is methods and its inputs, attributes and signature:
+    no attribute holds the node, its site, the walker or the run's table."""
+    from infer.contract.context import RuleContext
+
+    public = {n for n in RuleContext.__slots__ if not n.startswith("_")}
+    assert public == {"attrs", "causes", "inputs", "n_outputs", "opset", "reason", "sig", "version"}, public
+    assert not {"node", "site", "dims", "table", "scope", "engine"} & set(dir(RuleContext))
+
+
+def test_a_custom_domain_is_the_module_named_after_it():
+    """``signatures.ensure`` finds a custom domain's rules by the domain's name alone: every
+    operator a module of signatures/custom declares is of the domain the module is named after."""
+    import signatures
+    from signatures.kit.registry import REGISTRY
+
+    signatures.load_all()
+    custom = [e for e in REGISTRY.entries() if e.module.startswith("signatures.custom.")]
+    assert custom
+    for e in custom:
+        assert e.module == signatures.custom_module(e.domain), (e.domain, e.op_type, e.module)

@@ -294,3 +294,16 @@ def test_adding_an_operator_blocks_run(monkeypatch):
     assert tests
     for ex in tests:
         check_example(ex)
+
+
+def test_the_custom_domain_blocks_are_the_shipped_module():
+    """docs/adding-an-operator.md shows a new domain's records as signatures/custom/ai_onnx_contrib.py
+    has them (the file's examples run in tests/test_rule_examples.py, its kernels in
+    tests/test_custom_ai_onnx_contrib.py)."""
+    page = (DOCS / "adding-an-operator.md").read_text(encoding="utf-8")
+    section = page.split("## A new custom domain: one file", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+    shipped = (ROOT / "signatures" / "custom" / "ai_onnx_contrib.py").read_text(encoding="utf-8")
+    assert len(blocks) == 2
+    for block in blocks:
+        assert block in shipped, f"the page's block is not in the module:\n{block}"

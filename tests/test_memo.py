@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
@@ -38,3 +39,69 @@ def test_zero_and_negative_zero_contents_are_not_confused() -> None:
         assert ours == theirs and math.copysign(1.0, ours) == math.copysign(1.0, theirs), name
     # And they print as they are, whichever was printed first.
     assert [D.to_str(e) for e in (0.0, -0.0, 0.0)] == ["0.0", "-0.0", "0.0"]
+
+
+# Models whose layers repeat (each node's result is reused many times), and control flow.
+_REPEATING = [
+    "bert_torchscript.onnx",
+    "gpt2_torchscript.onnx",
+    "t5_torchscript.onnx",
+    "gpt2_dynamo.onnx",
+    "swin_torchscript.onnx",
+]
+
+
+def _everything(result: infer.InferenceResult) -> list[str]:
+    """Every value's type and contents, every diagnostic and assumption, as text."""
+    out = [f"{graph}/{name}: {v.type} {v.known.elems if v.known is not None else ''}" for graph, name, v in
+           result.values()]  # fmt: skip
+    out += [f"{d.code} {d.message} {d.location}" for d in result.diagnostics]
+    out += [str(a) for a in result.assumptions]
+    return out
+
+
+def test_reused_results_are_what_every_rule_run_afresh_gives(monkeypatch) -> None:
+    """A rule's result is reused only where it is declared pure and its context recorded no
+    effect: with the memo never answering, every model infers to the same text."""
+    import onnx
+
+    from infer.walk import memo, reuse
+
+    root = Path(__file__).parent / "models"
+    for name in _REPEATING:
+        model = onnx.load(str(root / name))
+        with reuse.disabled():
+            reused = _everything(infer.infer_model(model))
+            with monkeypatch.context() as patch:
+                patch.setattr(memo.Memo, "get", lambda self, key, scope: None)
+                afresh = _everything(infer.infer_model(model))
+        assert reused == afresh, name
+
+
+def test_nodes_alike_that_make_fresh_extents_get_one_each() -> None:
+    """NonZero's count is a fresh variable of its node: two NonZero nodes on one input must not
+    share it (a reuse of the first's result would claim their counts equal)."""
+    nodes = [helper.make_node("NonZero", ["x"], [f"nz{k}"]) for k in range(3)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        [helper.make_tensor_value_info(f"nz{k}", TensorProto.INT64, None) for k in range(3)],
+    )  # fmt: skip
+    result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    counts = [result.shape_of(f"nz{k}")[1] for k in range(3)]
+    assert all(result.dims.is_fresh(c) for c in counts), counts
+    assert len({D.to_str(c) for c in counts}) == 3, counts
+
+
+def test_nodes_alike_each_report_what_they_find() -> None:
+    """A rule that reports (extents that do not broadcast) does so at every node alike: a reuse
+    would skip the second node's report."""
+    nodes = [helper.make_node("Add", ["a", "b"], [f"s{k}"]) for k in range(3)]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("s0", "s1", "s2")],
+    )  # fmt: skip
+    result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    mismatches = [d.location.node_index for d in result.diagnostics if d.code == "shape-mismatch"]
+    assert mismatches == [0, 1, 2], result.diagnostics

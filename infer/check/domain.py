@@ -237,7 +237,7 @@ def domain_of(scope: DimScope, variables: Iterable[str]) -> Domain:
 def _in_subgraph(graph: str) -> bool:
     """Is a node of ``graph`` one that may not run (inside a branch or a loop body)? A function
     body called from the main graph runs whenever its call does."""
-    return any(not attr.startswith("@") for _, attr in GraphPath(graph).steps())
+    return any(not step.call for step in GraphPath(graph).steps())
 
 
 def _constraint(key: tuple, demands: tuple[Demand, ...], conditional: bool) -> Constraint | None:

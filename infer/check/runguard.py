@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from infer.core import dims as D
 from infer.core import types as T
+from infer.core.scopes import MAIN
 
 R = TypeVar("R")
 
@@ -110,9 +111,9 @@ def estimate(graphs: Mapping[str, Any], env: Mapping[str, int], feeds: Mapping[s
             n = _value_bytes(v.type, env)
             if n is not None:
                 out.bytes += n
-            elif path == "main" and not isinstance(v.type, T.UnknownType):
+            elif path == MAIN and not isinstance(v.type, T.UnknownType):
                 out.unknown.append(name)
-    main = graphs["main"]
+    main = graphs[MAIN]
     unknown = set(out.unknown)
     for node in main.nodes:
         grown = [o for o in node.output if o in unknown]

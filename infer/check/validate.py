@@ -26,9 +26,11 @@ from onnx import (
     helper,
 )
 
+from infer.contract.context import node_of
 from infer.contract.signature import canonical_domain, normalize_type_str
 from infer.core import types as T
 from infer.core.diagnostics import Diagnostic, Location
+from infer.core.scopes import MAIN
 
 if TYPE_CHECKING:  # pragma: no cover
     from infer.contract.context import RuleContext
@@ -36,7 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Checker(Protocol):
-    """What validation reads of the run that calls it (the engine), and where it reports."""
+    """What validation reads of the run that calls it (``infer.walk.state.RunState``), and where it
+    reports."""
 
     model: ModelProto
     diagnostics: list[Diagnostic]
@@ -72,7 +75,7 @@ def type_string(t: T.Type) -> str | None:
 
 
 def _node_prefix(ctx: RuleContext) -> str:
-    name = f" `{ctx.node.name}`" if ctx.node.name else ""
+    name = f" `{node_of(ctx).name}`" if node_of(ctx).name else ""
     return f"{ctx.op_type}{name} with inputs {ctx.input_types_str() or 'none'}"
 
 
@@ -97,7 +100,7 @@ class _Prefix:
 
 def _check_key(ctx: RuleContext) -> tuple:
     """Everything ``check_node`` reads: a node with the key of a clean node is clean too."""
-    node = ctx.node
+    node = node_of(ctx)
     tensor = T.TensorType
     elems = tuple([
         None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs
@@ -163,51 +166,51 @@ CHOICES: dict[str, dict[str, frozenset[str]]] = {
 }  # fmt: skip
 
 
-def _check_choices(engine: Checker, ctx: RuleContext, loc: Location) -> None:
+def _check_choices(run: Checker, ctx: RuleContext, loc: Location) -> None:
     """A string attribute of a closed set of values holds one of them (Clause 10.4)."""
-    choices = CHOICES.get(ctx.node.op_type) if ctx.sig is not None and ctx.sig.domain == "" else None
+    choices = CHOICES.get(node_of(ctx).op_type) if ctx.sig is not None and ctx.sig.domain == "" else None
     if choices is None:
         return
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         allowed = choices.get(a.name)
         if allowed is None or a.type != AttributeProto.STRING:
             continue
         value = a.s.decode("utf-8", errors="replace")
         if value not in allowed:
-            engine.report(
+            run.report(
                 "bad-attribute",
                 f"{_node_prefix(ctx)}: {a.name} '{value}' is not one of {', '.join(sorted(allowed))}",
                 Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name),
             )
 
 
-def check_node(engine: Checker, ctx: RuleContext, loc: Location, view: NodeView | None = None) -> None:
+def check_node(run: Checker, ctx: RuleContext, loc: Location, view: NodeView | None = None) -> None:
     """Arity, attributes and type constraints of one node (Clauses 7.3, 7.4, 10.3, 10.4).
     ``view``: the node's fields as the walk read them, when it has them (cheaper than protobuf's)."""
     sig = ctx.sig
     attr_types = view.attr_types if view is not None else None
     if attr_types is None or _TENSOR_TYPES.intersection(attr_types):
-        _check_tensor_attributes(engine, ctx, loc)
+        _check_tensor_attributes(run, ctx, loc)
     if attr_types is None or attr_types:
-        _check_choices(engine, ctx, loc)
+        _check_choices(run, ctx, loc)
     if sig is None:
-        _check_function_call(engine, ctx, loc)
+        _check_function_call(run, ctx, loc)
         return
     # Repeated layers repeat their nodes' checks: a combination found clean once is not checked
-    # again (``engine.clean_checks`` lives as long as the engine, which keeps its signatures).
+    # again (``run.clean_checks`` lives as long as the engine, which keeps its signatures).
     key = _check_key(ctx) if view is None or view.has_ref or view.attrs_summary is None else _view_key(ctx, view)
-    if key in engine.clean_checks:
+    if key in run.clean_checks:
         return
-    n_diagnostics = len(engine.diagnostics)
-    _check_node(engine, ctx, loc)
-    if len(engine.diagnostics) == n_diagnostics:
-        engine.clean_checks.add(key)
+    n_diagnostics = len(run.diagnostics)
+    _check_node(run, ctx, loc)
+    if len(run.diagnostics) == n_diagnostics:
+        run.clean_checks.add(key)
 
 
-def _check_tensor_attributes(engine: Checker, ctx: RuleContext, loc: Location) -> None:
+def _check_tensor_attributes(run: Checker, ctx: RuleContext, loc: Location) -> None:
     """A tensor held in an attribute (Constant's ``value``, ConstantOfShape's) fits its dims, as an
     initializer must (Clause 6.3.4). Checked before the clean-check cache: its key leaves out data."""
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         if a.type == AttributeProto.TENSOR:
             problem = initializer_problem(a.t)
         elif a.type == AttributeProto.SPARSE_TENSOR:
@@ -215,17 +218,17 @@ def _check_tensor_attributes(engine: Checker, ctx: RuleContext, loc: Location) -
         else:
             continue
         if problem:
-            engine.report(
+            run.report(
                 "initializer-size",
                 f"{_node_prefix(ctx)}: the tensor of attribute '{a.name}' {problem}",
                 Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name),
             )
 
 
-def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> None:
+def _check_function_call(run: Checker, ctx: RuleContext, loc: Location) -> None:
     """The attributes of a call of a model-local function: its declared attribute parameters only."""
-    node = ctx.node
-    fn = engine.functions.get((canonical_domain(node.domain), node.op_type, node.overload))
+    node = node_of(ctx)
+    fn = run.functions.get((canonical_domain(node.domain), node.op_type, node.overload))
     if fn is None:
         return
     declared = set(fn.attribute) | {a.name for a in fn.attribute_proto}
@@ -233,10 +236,10 @@ def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> No
     for a in node.attribute:
         where = Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name)
         if a.name in seen:
-            engine.report("duplicate-attribute", f"{ctx.op_type} call: attribute '{a.name}' is given twice", where)
+            run.report("duplicate-attribute", f"{ctx.op_type} call: attribute '{a.name}' is given twice", where)
         seen.add(a.name)
         if a.name not in declared:
-            engine.report(
+            run.report(
                 "unknown-attribute",
                 f"{ctx.op_type} call: '{a.name}' is not an attribute of the function {fn.domain}:{fn.name}",
                 where,
@@ -244,21 +247,21 @@ def _check_function_call(engine: Checker, ctx: RuleContext, loc: Location) -> No
             )
 
 
-def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
-    sig, node = ctx.sig, ctx.node
+def _check_node(run: Checker, ctx: RuleContext, loc: Location) -> None:
+    sig, node = ctx.sig, node_of(ctx)
     assert sig is not None
     prefix = _Prefix(ctx)
     n_in, n_out = len(node.input), len(node.output)
     if n_in > sig.max_inputs:
-        engine.report("arity", f"{prefix}: {n_in} inputs, the operator takes at most {sig.max_inputs}", loc)
+        run.report("arity", f"{prefix}: {n_in} inputs, the operator takes at most {sig.max_inputs}", loc)
     if n_out > sig.max_outputs:
-        engine.report("arity", f"{prefix}: {n_out} outputs, the operator has at most {sig.max_outputs}", loc)
+        run.report("arity", f"{prefix}: {n_out} outputs, the operator has at most {sig.max_outputs}", loc)
     if n_out < sig.min_outputs:
-        engine.report("arity", f"{prefix}: {n_out} outputs, the operator needs at least {sig.min_outputs}", loc)
+        run.report("arity", f"{prefix}: {n_out} outputs, the operator needs at least {sig.min_outputs}", loc)
     for k, name in enumerate(node.output):
         formal = sig.output_formal(k)
         if not name and formal is not None and formal.option == "single":
-            engine.report(
+            run.report(
                 "empty-name",
                 f"{prefix}: output {k} (`{formal.name}`) has an empty name, but the operator always computes it",
                 loc,
@@ -268,7 +271,7 @@ def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
         if formal.option != "single":
             continue
         if i >= n_in or not node.input[i]:
-            engine.report(
+            run.report(
                 "missing-input",
                 f"{prefix}: required input {i} (`{formal.name}`) is not supplied",
                 loc,
@@ -278,35 +281,33 @@ def _check_node(engine: Checker, ctx: RuleContext, loc: Location) -> None:
         last = sig.inputs[-1]
         supplied = n_in - (len(sig.inputs) - 1)
         if supplied < last.min_arity:
-            engine.report(
-                "arity", f"{prefix}: variadic input `{last.name}` needs at least {last.min_arity} values", loc
-            )
+            run.report("arity", f"{prefix}: variadic input `{last.name}` needs at least {last.min_arity} values", loc)
         # A variadic position is not optional: an empty name there leaves a value the operator
         # reads unsupplied (onnxruntime refuses such a Concat, and crashes on such an Einsum).
         for i in range(len(sig.inputs) - 1, n_in):
             if not node.input[i]:
-                engine.report(
+                run.report(
                     "missing-input",
                     f"{prefix}: input {i}, a value of variadic input `{last.name}`, has an empty name",
                     loc,
                     "only inputs the operator marks optional may be left empty (Clause 7.3.3)",
                 )
-    _check_attributes(engine, ctx, loc, prefix)
-    _check_types(engine, ctx, loc, prefix)
+    _check_attributes(run, ctx, loc, prefix)
+    _check_types(run, ctx, loc, prefix)
 
 
-def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
+def _check_attributes(run: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
     sig = ctx.sig
     assert sig is not None
     seen: set[str] = set()
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         where = Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name)
         if a.name in seen:
-            engine.report("duplicate-attribute", f"{prefix}: attribute '{a.name}' is given twice", where)
+            run.report("duplicate-attribute", f"{prefix}: attribute '{a.name}' is given twice", where)
         seen.add(a.name)
         spec = sig.attributes.get(a.name)
         if spec is None:
-            engine.report(
+            run.report(
                 "unknown-attribute",
                 f"{prefix}: '{a.name}' is not an attribute of {ctx.op_type} version {sig.since_version}",
                 where,
@@ -314,11 +315,11 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
             )
             continue
         if a.ref_attr_name:
-            _check_reference(engine, ctx, a, spec.type, spec.required, where, prefix)
+            _check_reference(run, ctx, a, spec.type, spec.required, where, prefix)
             continue
         if a.type == AttributeProto.UNDEFINED:
             # Which value field holds it cannot be told (onnxruntime refuses such a model).
-            engine.report(
+            run.report(
                 "attribute-type",
                 f"{prefix}: attribute '{a.name}' has no type; the operator expects "
                 f"{_ATTR_TYPE_NAMES.get(spec.type, spec.type)}",
@@ -326,7 +327,7 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
                 "set the attribute's type field",
             )
         elif a.type != spec.type:
-            engine.report(
+            run.report(
                 "attribute-type",
                 f"{prefix}: attribute '{a.name}' is {_ATTR_TYPE_NAMES.get(a.type, a.type)}, "
                 f"the operator expects {_ATTR_TYPE_NAMES.get(spec.type, spec.type)}",
@@ -334,7 +335,7 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
             )
     for name, spec in sig.attributes.items():
         if spec.required and name not in seen:
-            engine.report(
+            run.report(
                 "missing-attribute",
                 f"{prefix}: required attribute '{name}' is missing",
                 Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=name),
@@ -342,7 +343,7 @@ def _check_attributes(engine: Checker, ctx: RuleContext, loc: Location, prefix: 
 
 
 def _check_reference(
-    engine: Checker,
+    run: Checker,
     ctx: RuleContext,
     a: AttributeProto,
     expected: int,
@@ -353,7 +354,7 @@ def _check_reference(
     """An attribute that refers to an attribute of the enclosing function (Clause 8.4)."""
     refs = ctx.attribute_references
     if refs is None:
-        engine.report(
+        run.report(
             "bad-attribute",
             f"{prefix}: attribute '{a.name}' refers to '{a.ref_attr_name}', but the node is not in a function body",
             where,
@@ -363,7 +364,7 @@ def _check_reference(
     ref = refs.get(a.ref_attr_name)
     if ref is None:
         if required:
-            engine.report(
+            run.report(
                 "missing-attribute",
                 f"{prefix}: required attribute '{a.name}' refers to the function attribute "
                 f"'{a.ref_attr_name}', which the call site does not supply and which has no default",
@@ -373,7 +374,7 @@ def _check_reference(
     if ref.type != expected:
         kind = _ATTR_TYPE_NAMES.get(ref.type, ref.type)
         what = "has no type" if ref.type == AttributeProto.UNDEFINED else f"is {kind}"
-        engine.report(
+        run.report(
             "attribute-type",
             f"{prefix}: attribute '{a.name}' takes the function attribute '{a.ref_attr_name}', which {what}; "
             f"the operator expects {_ATTR_TYPE_NAMES.get(expected, expected)}",
@@ -381,7 +382,7 @@ def _check_reference(
         )
 
 
-def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
+def _check_types(run: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
     """Each input's type is admitted by its constraint, and one type variable means one type."""
     sig = ctx.sig
     assert sig is not None
@@ -395,7 +396,7 @@ def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Pref
             continue
         allowed = sig.constraints.get(formal.type_str, (formal.type_str,))
         if not admits(allowed, ts):
-            engine.report(
+            run.report(
                 "type-mismatch",
                 f"{prefix}: input {i} (`{formal.name}`) is {ts}, which {formal.type_str} does not admit "
                 f"(allowed: {', '.join(allowed)})",
@@ -408,7 +409,7 @@ def _check_types(engine: Checker, ctx: RuleContext, loc: Location, prefix: _Pref
             continue
         prev = bound.setdefault(formal.type_str, (ts, i))
         if prev[0] != ts:
-            engine.report(
+            run.report(
                 "type-mismatch",
                 f"{prefix}: type variable {formal.type_str} is {prev[0]} for input {prev[1]} but {ts} for input {i}",
                 Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, value=ctx.input_name(i)),
@@ -555,19 +556,19 @@ def _malformed(tp: TypeProto) -> tuple[str, str] | None:
     return None
 
 
-def check_model(engine: Checker, model: ModelProto) -> None:
+def check_model(run: Checker, model: ModelProto) -> None:
     """What the model itself must carry (Clauses 5.3.1, 5.5)."""
     if not model.ir_version:
-        engine.report(
-            "missing-ir-version", "the model states no IR version", Location("main"),
+        run.report(
+            "missing-ir-version", "the model states no IR version", Location(MAIN),
             "set ir_version to the version the producer wrote the model for (onnx.IR_VERSION, say)",
         )  # fmt: skip
     counts = Counter(p.key for p in model.metadata_props)
     for key in sorted(k for k, n in counts.items() if n > 1):
-        engine.report("duplicate-metadata-key", f"metadata key `{key}` is given {counts[key]} times",
-                      Location("main"))  # fmt: skip
-    _check_versions(engine, model)
-    _check_functions(engine, model)
+        run.report("duplicate-metadata-key", f"metadata key `{key}` is given {counts[key]} times",
+                   Location(MAIN))  # fmt: skip
+    _check_versions(run, model)
+    _check_functions(run, model)
 
 
 # The newest versions this build knows: the IR version and each standard operator set's
@@ -580,34 +581,34 @@ _NEWEST_OPSET = {
 }
 
 
-def _check_versions(engine: Checker, model: ModelProto) -> None:
+def _check_versions(run: Checker, model: ModelProto) -> None:
     """Operator set imports (Clause 5.3.2) and the IR version they need (Clause 14)."""
-    where = Location("main")
+    where = Location(MAIN)
     seen: dict[str, int] = {}
     for imp in model.opset_import:
         domain, version = canonical_domain(imp.domain), int(imp.version)
         label = domain or "ai.onnx"
         if version < 1:
-            engine.report("bad-opset-import", f"operator set {label} is imported at version {version}", where,
-                          "an operator set version is a positive integer")  # fmt: skip
+            run.report("bad-opset-import", f"operator set {label} is imported at version {version}", where,
+                       "an operator set version is a positive integer")  # fmt: skip
         elif domain in _NEWEST_OPSET and version > _NEWEST_OPSET[domain]:
-            engine.report("newer-version", f"operator set {label} {version} is newer than the newest this build "
-                          f"knows ({_NEWEST_OPSET[domain]}), whose operator definitions are used", where)  # fmt: skip
+            run.report("newer-version", f"operator set {label} {version} is newer than the newest this build "
+                       f"knows ({_NEWEST_OPSET[domain]}), whose operator definitions are used", where)  # fmt: skip
         if domain in seen and seen[domain] != version:
-            engine.report("duplicate-opset-import", f"operator set {label} is imported at versions "
-                          f"{seen[domain]} and {version}; version {version} is used", where)  # fmt: skip
+            run.report("duplicate-opset-import", f"operator set {label} is imported at versions "
+                       f"{seen[domain]} and {version}; version {version} is used", where)  # fmt: skip
         seen[domain] = version
     ir = model.ir_version
     if ir > _NEWEST_IR:
-        engine.report("newer-version", f"IR version {ir} is newer than the newest this build knows ({_NEWEST_IR})",
-                      where)  # fmt: skip
+        run.report("newer-version", f"IR version {ir} is newer than the newest this build knows ({_NEWEST_IR})",
+                   where)  # fmt: skip
     elif ir:
         known = [imp for imp in model.opset_import
                  if 1 <= imp.version <= _NEWEST_OPSET.get(canonical_domain(imp.domain), 0)]  # fmt: skip
         needed = _min_ir_version(tuple((imp.domain, imp.version) for imp in known)) if known else 0
         if ir < needed:
-            engine.report("ir-version-mismatch", f"IR version {ir} predates the operator sets the model imports, "
-                          f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
+            run.report("ir-version-mismatch", f"IR version {ir} predates the operator sets the model imports, "
+                       f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
 
 
 @functools.lru_cache(maxsize=256)
@@ -628,35 +629,35 @@ def _repeated(names: list[str]) -> list[str]:
     return [n for n in dict.fromkeys(names) if n and counts[n] > 1]
 
 
-def _check_functions(engine: Checker, model: ModelProto) -> None:
+def _check_functions(run: Checker, model: ModelProto) -> None:
     """Model-local functions' declarations (Clause 8.4): one definition per identity, and names
     that are given and distinct."""
     seen: set[tuple[str, str, str]] = set()
     for idx, f in enumerate(model.functions):
         where = f"function {f.domain}.{f.name}" if f.name else f"function {idx}"
         if not f.name:
-            engine.report("empty-name", f"model-local function {idx} has no name", Location(where))
+            run.report("empty-name", f"model-local function {idx} has no name", Location(where))
         key = (canonical_domain(f.domain), f.name, f.overload)
         if f.name and key in seen:
             overload = f" (overload `{f.overload}`)" if f.overload else ""
-            engine.report("duplicate-definition", f"function {f.domain}.{f.name}{overload} is defined twice",
-                          Location(where), "keep one definition, or give the other an overload")  # fmt: skip
+            run.report("duplicate-definition", f"function {f.domain}.{f.name}{overload} is defined twice",
+                       Location(where), "keep one definition, or give the other an overload")  # fmt: skip
         seen.add(key)
         for kind, names in (("input", list(f.input)), ("output", list(f.output))):
             for k, name in enumerate(names):
                 if not name:
-                    engine.report("empty-name", f"{kind} {k} of the function has no name", Location(where))
+                    run.report("empty-name", f"{kind} {k} of the function has no name", Location(where))
             for name in _repeated(names):
-                engine.report("duplicate-definition", f"function {kind} `{name}` is declared twice",
-                              Location(where, value=name))  # fmt: skip
+                run.report("duplicate-definition", f"function {kind} `{name}` is declared twice",
+                           Location(where, value=name))  # fmt: skip
         declared = [*f.attribute, *(a.name for a in f.attribute_proto)]
         for name in _repeated(declared):
-            engine.report("duplicate-attribute", f"function attribute `{name}` is declared twice",
-                          Location(where, attribute=name))  # fmt: skip
+            run.report("duplicate-attribute", f"function attribute `{name}` is declared twice",
+                       Location(where, attribute=name))  # fmt: skip
         for k, n in enumerate(f.node):
             for a in n.attribute:
                 if a.ref_attr_name and a.ref_attr_name not in declared:
-                    engine.report(
+                    run.report(
                         "bad-attribute",
                         f"{n.op_type} in the body: attribute '{a.name}' refers to '{a.ref_attr_name}', "
                         "which the function does not declare",
@@ -665,90 +666,102 @@ def _check_functions(engine: Checker, model: ModelProto) -> None:
                     )
 
 
-def check_graph(engine: Checker, graph: GraphProto, path: str, top_level: bool) -> None:
+def check_graph(run: Checker, graph: GraphProto, path: str, top_level: bool) -> None:
     """Declarations of one graph: names, initializers, top-level shapes (Clauses 5.4, 6.5, 7)."""
+    _check_graph_names(run, graph, path)
+    _check_initializers(run, graph, path)
+    _check_declared_values(run, graph, path, top_level)
+    if not top_level:
+        clash = {i.name for i in graph.input} & {t.name for t in graph.initializer}
+        if clash and run.model.ir_version >= 4:
+            for name in sorted(clash):
+                run.report(
+                    "subgraph-init-clash",
+                    f"`{name}` is both an input and an initializer of a subgraph",
+                    Location(path, value=name),
+                    "from IR version 4 a subgraph name may not be both (Clause 7.2)",
+                )
+
+
+def _check_graph_names(run: Checker, graph: GraphProto, path: str) -> None:
+    """Every graph, input, output, initializer and value_info has a name, and one of its kind."""
     if not graph.name:
-        engine.report("empty-name", "the graph has no name", Location(path), "Clause 7.1 requires one")
+        run.report("empty-name", "the graph has no name", Location(path), "Clause 7.1 requires one")
     # Clause 5.4.1: node names are unique within a graph (the scan found the repeats).
-    for idx in engine.scan.renamed.get(path, ()):
+    for idx in run.scan.renamed.get(path, ()):
         n = graph.node[idx]
-        engine.report("duplicate-node-name", f"node name `{n.name}` is used by an earlier node too",
-                      Location(path, idx, n.name, n.op_type), "give each node its own name")  # fmt: skip
-    inputs = [i.name for i in graph.input]
-    for kind, names in (("input", inputs), ("output", [o.name for o in graph.output]),
+        run.report("duplicate-node-name", f"node name `{n.name}` is used by an earlier node too",
+                   Location(path, idx, n.name, n.op_type), "give each node its own name")  # fmt: skip
+    for kind, names in (("input", [i.name for i in graph.input]), ("output", [o.name for o in graph.output]),
                         ("initializer", [t.name for t in graph.initializer])):  # fmt: skip
         for idx, name in enumerate(names):
             if not name:
-                engine.report("empty-name", f"graph {kind} {idx} has an empty name", Location(path))
+                run.report("empty-name", f"graph {kind} {idx} has an empty name", Location(path))
         for name in sorted(_repeated(names)):
-            engine.report(
-                "duplicate-definition", f"graph {kind} `{name}` is declared twice", Location(path, value=name)
-            )
+            run.report("duplicate-definition", f"graph {kind} `{name}` is declared twice", Location(path, value=name))
+    for idx, v in enumerate(graph.value_info):
+        if not v.name:
+            run.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
+
+
+def _check_initializers(run: Checker, graph: GraphProto, path: str) -> None:
+    """Dense and sparse initializers: an element type, a size their dims match, one name each."""
     for t in graph.initializer:
         if not t.data_type:
-            engine.report("undefined-element-type", f"initializer `{t.name}` has element type 0 (UNDEFINED)",
-                          Location(path, value=t.name))  # fmt: skip
+            run.report("undefined-element-type", f"initializer `{t.name}` has element type 0 (UNDEFINED)",
+                       Location(path, value=t.name))  # fmt: skip
             continue
         problem = initializer_problem(t)
         if problem:
-            engine.report("initializer-size", f"initializer `{t.name}` {problem}", Location(path, value=t.name))
+            run.report("initializer-size", f"initializer `{t.name}` {problem}", Location(path, value=t.name))
     dense = {t.name for t in graph.initializer}
     sparse_seen: set[str] = set()
     for idx, st in enumerate(graph.sparse_initializer):
         name = st.values.name
         if not name:
-            engine.report("empty-name", f"sparse initializer {idx} has an empty name", Location(path))
+            run.report("empty-name", f"sparse initializer {idx} has an empty name", Location(path))
         elif name in dense or name in sparse_seen:
             # Clause 7.5: a value is produced by exactly one initializer.
             other = "an initializer" if name in dense else "another sparse initializer"
-            engine.report(
+            run.report(
                 "duplicate-definition", f"sparse initializer `{name}` has the name of {other}",
                 Location(path, value=name),
             )  # fmt: skip
         sparse_seen.add(name)
         problem = sparse_initializer_problem(st)
         if problem:
-            engine.report(
-                "initializer-size", f"sparse initializer `{name}` {problem}", Location(path, value=name or None)
-            )
-    for idx, v in enumerate(graph.value_info):
-        if not v.name:
-            engine.report("empty-name", f"value_info entry {idx} has an empty name", Location(path))
+            run.report("initializer-size", f"sparse initializer `{name}` {problem}", Location(path, value=name or None))
+
+
+def _check_declared_values(run: Checker, graph: GraphProto, path: str, top_level: bool) -> None:
+    """The types the graph declares are well formed; the main graph's inputs and outputs declare
+    what a caller needs (a type, an element type, an output's shape)."""
     odd = (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info))
-    for kind, vis in odd if engine.scan.odd_types else ():  # the scan saw such a type somewhere
+    for kind, vis in odd if run.scan.odd_types else ():  # the scan saw such a type somewhere
         for v in vis:
             problem = _malformed(v.type) if v.HasField("type") else None
             if problem:
-                engine.report(problem[0], f"graph {kind} `{v.name}` declares {problem[1]}",
-                              Location(path, value=v.name or None))  # fmt: skip
-    for kind, vis in (("input", graph.input), ("output", graph.output)) if top_level else ():
+                run.report(problem[0], f"graph {kind} `{v.name}` declares {problem[1]}",
+                           Location(path, value=v.name or None))  # fmt: skip
+    if not top_level:
+        return
+    for kind, vis in (("input", graph.input), ("output", graph.output)):
         for v in vis:
             if not v.HasField("type"):
-                engine.report("missing-io-type", f"graph {kind} `{v.name}` declares no type",
-                              Location(path, value=v.name or None), "declare its type and shape")  # fmt: skip
+                run.report("missing-io-type", f"graph {kind} `{v.name}` declares no type",
+                           Location(path, value=v.name or None), "declare its type and shape")  # fmt: skip
     # The main graph's inputs are fed by the caller with values of their declared types (a
     # subgraph's may leave theirs open, Clause 7.1).
-    for i in graph.input if top_level else ():
+    for i in graph.input:
         kind = i.type.WhichOneof("value")
         if kind in ("tensor_type", "sparse_tensor_type") and not getattr(i.type, kind).elem_type:
-            engine.report(
+            run.report(
                 "undefined-element-type",
                 f"graph input `{i.name}` declares a tensor of element type 0 (UNDEFINED)",
                 Location(path, value=i.name),
                 "declare the element type the input is fed with",
             )
-    if top_level:
-        for o in graph.output:
-            t = o.type.tensor_type
-            if o.type.WhichOneof("value") == "tensor_type" and not t.HasField("shape"):
-                engine.report("missing-io-shape", f"graph output `{o.name}` has no shape", Location(path, value=o.name))
-    else:
-        clash = set(inputs) & {t.name for t in graph.initializer}
-        if clash and engine.model.ir_version >= 4:
-            for name in sorted(clash):
-                engine.report(
-                    "subgraph-init-clash",
-                    f"`{name}` is both an input and an initializer of a subgraph",
-                    Location(path, value=name),
-                    "from IR version 4 a subgraph name may not be both (Clause 7.2)",
-                )
+    for o in graph.output:
+        t = o.type.tensor_type
+        if o.type.WhichOneof("value") == "tensor_type" and not t.HasField("shape"):
+            run.report("missing-io-shape", f"graph output `{o.name}` has no shape", Location(path, value=o.name))

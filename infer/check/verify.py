@@ -25,6 +25,7 @@ from onnx import TensorProto, TypeProto, helper
 from infer.check.runguard import Estimate, Guard, Stopped, default_max_memory, estimate, size_str
 from infer.core import dims as D
 from infer.core import types as T
+from infer.core.scopes import MAIN
 from infer.load.external import ExternalDataError, external_tensors, read_all
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -362,7 +363,7 @@ class _Found:
         }[self.kind]
         text = f"`{self.value}`{item}{where}: claimed {self.shown or self.claimed} at {_fmt_bindings(full)}, "
         text += f"runtime {_jsonable(self.actual)}" + (f" ({self.why})" if self.why else "")
-        return Contradiction(self.value, "main", self.kind, self.index, self.claimed, dict(full), self.actual, text,
+        return Contradiction(self.value, MAIN, self.kind, self.index, self.claimed, dict(full), self.actual, text,
                              self.item)  # fmt: skip
 
 
@@ -381,7 +382,7 @@ class _RunChecker:
     # -- collecting the claims of every value ------------------------------------------------
 
     def collect(self) -> None:
-        rec = self.result.graphs["main"]
+        rec = self.result.graphs[MAIN]
         for name in rec.producers:
             v = rec.values[name]
             obs = self.observed.get(name, _MISSING)
@@ -633,51 +634,63 @@ def check_declared(
         obs = observed[vi.name]
         if isinstance(obs, (list, dict)) or obs is None:
             continue
-        arr = np.asarray(obs)
-        tt = vi.type.tensor_type
-        declared = _declared_str(vi.type)
-
-        def clash(index: int | None, claimed: str, actual: Any, text: str, name: str = vi.name) -> None:
-            found.append(
-                Contradiction(
-                    name,
-                    "main",
-                    "declared-type",
-                    index,
-                    claimed,
-                    dict(full),
-                    actual,
-                    f"`{name}` is declared {declared} but {text} at {_fmt_bindings(full)}",
-                )
-            )
-
-        if tt.elem_type:
-            claims += 1
-            if _elem_of(arr) != tt.elem_type:
-                clash(None, T.elem_name(tt.elem_type), str(arr.dtype), f"the runtime gives {arr.dtype}")
-        if not tt.HasField("shape"):
-            continue
-        claims += 1
-        if len(tt.shape.dim) != arr.ndim:
-            clash(None, str(len(tt.shape.dim)), list(arr.shape), f"the runtime gives shape {list(arr.shape)}")
-            continue
-        for axis, (d, real) in enumerate(zip(tt.shape.dim, arr.shape)):
-            kind = d.WhichOneof("value")
-            if kind == "dim_value":
-                claims += 1
-                if d.dim_value != real:
-                    clash(axis, str(d.dim_value), int(real), f"axis {axis} is {real}")
-            elif kind == "dim_param" and d.dim_param:
-                name = d.dim_param
-                if name not in full:
-                    full[name] = int(real)
-                    seen[name] = f"`{vi.name}` axis {axis}"
-                    continue
-                claims += 1
-                if full[name] != real:
-                    origin = f" (it is {full[name]} at {seen[name]})" if name in seen else ""
-                    clash(axis, name, int(real), f"axis {axis} is {real}{origin}")
+        claims += _check_declared_tensor(vi, np.asarray(obs), full, seen, found)
     return claims, found
+
+
+def _check_declared_tensor(
+    vi: onnx.ValueInfoProto, arr: np.ndarray, full: dict[str, int], seen: dict[str, str], found: list[Contradiction]
+) -> int:
+    """Compare the tensor type ``vi`` declares with its value ``arr`` in the run; the claims it makes.
+
+    Contradictions are added to ``found``; a ``dim_param`` first met here is bound in ``full``
+    to its extent, and ``seen`` says where (for the message of a later occurrence that differs).
+    """
+    tt = vi.type.tensor_type
+    declared = _declared_str(vi.type)
+    claims = 0
+    if tt.elem_type:
+        claims += 1
+        if _elem_of(arr) != tt.elem_type:
+            text = f"the runtime gives {arr.dtype}"
+            found.append(_clash(vi.name, declared, full, None, T.elem_name(tt.elem_type), str(arr.dtype), text))
+    if not tt.HasField("shape"):
+        return claims
+    claims += 1
+    if len(tt.shape.dim) != arr.ndim:
+        text = f"the runtime gives shape {list(arr.shape)}"
+        found.append(_clash(vi.name, declared, full, None, str(len(tt.shape.dim)), list(arr.shape), text))
+        return claims
+    for axis, (d, real) in enumerate(zip(tt.shape.dim, arr.shape)):
+        kind = d.WhichOneof("value")
+        if kind == "dim_value":
+            claims += 1
+            if d.dim_value != real:
+                text = f"axis {axis} is {real}"
+                found.append(_clash(vi.name, declared, full, axis, str(d.dim_value), int(real), text))
+        elif kind == "dim_param" and d.dim_param:
+            name = d.dim_param
+            if name not in full:
+                full[name] = int(real)
+                seen[name] = f"`{vi.name}` axis {axis}"
+                continue
+            claims += 1
+            if full[name] != real:
+                origin = f" (it is {full[name]} at {seen[name]})" if name in seen else ""
+                text = f"axis {axis} is {real}{origin}"
+                found.append(_clash(vi.name, declared, full, axis, name, int(real), text))
+    return claims
+
+
+def _clash(
+    value: str, declared: str, full: Mapping[str, int], index: int | None, claimed: str, actual: Any, text: str
+) -> Contradiction:
+    """The run contradicts the type ``value`` is declared (``declared``): ``text`` says how.
+
+    ``full`` is copied as it is now: later values bind more ``dim_param`` names into it.
+    """
+    message = f"`{value}` is declared {declared} but {text} at {_fmt_bindings(full)}"
+    return Contradiction(value, MAIN, "declared-type", index, claimed, dict(full), actual, message)
 
 
 def _declared_str(tp: TypeProto) -> str:

@@ -9,6 +9,12 @@ A rule is ``rule(ctx) -> list`` with one entry per node output, each one of:
 - ``None``: nothing known beyond what the schema says.
 
 Unknown dims become fresh variables with the reason the rule gave through ``because``.
+
+A rule sees its node only through the context's methods. The walk and the checks, which made the
+context, read the node and its site with ``node_of`` and ``site_of``; rules may not import those
+(tests/test_architecture.py). What a rule does beyond computing its outputs (a report, a
+requirement, a fresh variable, a subgraph walk) goes through a method that records it
+(``acted``): the walk reuses only results of rules that did none of it (infer/walk/memo.py).
 """
 
 from __future__ import annotations
@@ -85,14 +91,15 @@ class RuleContext:
     """The node under inference, as a rule sees it."""
 
     __slots__ = (
+        "_effects",
         "_frame",
+        "_node",
         "_site",
         "_walker",
         "attrs",
         "causes",
         "inputs",
         "n_outputs",
-        "node",
         "opset",
         "reason",
         "sig",
@@ -109,12 +116,15 @@ class RuleContext:
         walker: Walker,
         frame: Any,
         attrs: dict[str, Any],
+        effects: list[bool] | None = None,
     ):
         """``site``: the node's, or a function making it when first asked for (most nodes never
         need one). ``walker`` and ``frame`` (the graph being walked, opaque here) are for the
-        walker's own calls back (``subgraph``); rules never read them."""
-        self.node = node
+        walker's own calls back (``subgraph``); rules never read them. ``effects``: shared with
+        the context this one is a view of (``view``)."""
+        self._node = node
         self._site = site
+        self._effects = [False] if effects is None else effects
         self.sig = sig
         self.opset = opset
         self.version = sig.since_version if sig is not None else opset
@@ -126,29 +136,40 @@ class RuleContext:
         self.reason: str | None = None
         self.causes: tuple[str, ...] = ()
 
-    @property
-    def site(self) -> Site:
+    def _where(self) -> Site:
         """The node in the model (graph path, position, name, operator, input types)."""
         s = self._site
         if type(s) is not Site:
             s = self._site = s()
         return s
 
+    def _acting(self) -> Site:
+        """The site of an effect the rule is about to have (``acted``)."""
+        self._effects[0] = True
+        return self._where()
+
+    @property
+    def acted(self) -> bool:
+        """Has the rule reported, required, assumed, made or declared a variable, or walked a
+        subgraph?"""
+        return self._effects[0]
+
     def view(self, indices: Sequence[int]) -> RuleContext:
         """This node as if its inputs were only ``indices`` of its own, in that order (a fused or
         quantized operator presenting its float counterpart's inputs to that one's rule)."""
         node = NodeProto()
-        node.CopyFrom(self.node)
+        node.CopyFrom(self._node)
         del node.input[:]
         node.input.extend(self.input_name(i) for i in indices)
         inputs = [self.value(i) if self.has(i) else None for i in indices]
-        return RuleContext(node, self.site, self.sig, self.opset, inputs, self._walker, self._frame, self.attrs)
+        return RuleContext(node, self._where(), self.sig, self.opset, inputs, self._walker, self._frame, self.attrs,
+                           self._effects)  # fmt: skip
 
     # -- inputs ---------------------------------------------------------------------------------
 
     @property
     def op_type(self) -> str:
-        return self.node.op_type
+        return self._node.op_type
 
     @property
     def n_inputs(self) -> int:
@@ -199,7 +220,7 @@ class RuleContext:
 
     def output_name(self, k: int) -> str:
         """The name of output ``k`` ("" where the node leaves it out)."""
-        out = self.node.output
+        out = self._node.output
         return out[k] if k < len(out) else ""
 
     def wants_output(self, k: int) -> bool:
@@ -207,7 +228,7 @@ class RuleContext:
         return self.output_name(k) != ""
 
     def input_name(self, i: int) -> str:
-        return self.node.input[i] if i < len(self.node.input) else ""
+        return self._node.input[i] if i < len(self._node.input) else ""
 
     # -- attributes -----------------------------------------------------------------------------
 
@@ -249,51 +270,51 @@ class RuleContext:
     def require_at_least(self, d: Dim, value: int, why: str) -> None:
         """A model that runs has ``d >= value`` here (a window fits its axis): listed in
         ``result.assumptions``, and it sharpens ``lower_bound`` from now on."""
-        self._walker.scope.require_at_least(d, value, self.site, why)
+        self._walker.scope.require_at_least(d, value, self._acting(), why)
 
     def require_multiple(self, d: Dim, k: Dim, why: str) -> None:
         """A model that runs has ``k`` dividing ``d`` here (a Reshape's element count): listed as
         ``mod(d, k) == 0``, and ``exact`` uses it."""
-        self._walker.scope.require_multiple(d, k, self.site, why)
+        self._walker.scope.require_multiple(d, k, self._acting(), why)
 
     def require_at_most(self, d: Dim, value: int, why: str, every_run: bool = True) -> None:
         """A model that runs has ``d <= value`` here (an index within its axis): listed in the
         model's domain; ``every_run`` false where only some values of the inputs need it (the
         bound is what every value needs)."""
-        self._walker.scope.require_at_most(d, value, self.site, why, every_run)
+        self._walker.scope.require_at_most(d, value, self._acting(), why, every_run)
 
     def require_broadcast(self, ds: Sequence[Dim], text: str, why: str = "broadcast") -> None:
         """A model that runs has the extents ``ds`` broadcast (each 1 or equal to the others):
         listed in the domain; ``text`` is the assumption ``explain`` shows."""
-        self._walker.scope.require_broadcast(ds, text, self.site, why)
+        self._walker.scope.require_broadcast(ds, text, self._acting(), why)
 
     def require_equal(self, a: Dim, b: Dim, text: str, why: str) -> None:
         """A model that runs has ``a == b`` here (a MatMul's inner extents): listed in the domain."""
-        self._walker.scope.require_equal(a, b, text, self.site, why)
+        self._walker.scope.require_equal(a, b, text, self._acting(), why)
 
     def require_unexpressed(self, text: str, reason: str) -> None:
         """A model that runs needs ``text``, which no constraint over extents states (the values
         of computed indices): listed in the domain as not expressed, with ``reason``."""
-        self._walker.scope.require_unexpressed(text, reason, self.site)
+        self._walker.scope.require_unexpressed(text, reason, self._acting())
 
     def runtime_requires_at_least(self, d: Dim, value: int, why: str) -> None:
         """onnxruntime runs this node only where ``d >= value``, which the definition does not
         require: a runtime's requirement in the domain; ``lower_bound`` does not use it."""
-        self._walker.scope.runtime_requires_at_least(d, value, self.site, why)
+        self._walker.scope.runtime_requires_at_least(d, value, self._acting(), why)
 
     def refused_by_runtime(self, text: str) -> None:
         """onnxruntime refuses this node although the definition allows it (``text`` says why):
         a ``runtime-refuses`` warning, and a runtime's requirement in the domain (the model
         runs nowhere there). Inference goes on with the definition's outputs."""
-        self._walker.scope.refused_by_runtime(text, self.site)
-        self._walker.report_at(self.site, "runtime-refuses", f"{self.op_type} with inputs {self.input_types_str()}: "
-                               f"{text}; the definition allows it")  # fmt: skip
+        self._walker.scope.refused_by_runtime(text, self._acting())
+        message = f"{self.op_type} with inputs {self.input_types_str()}: {text}; the definition allows it"
+        self._walker.report_at(self._where(), "runtime-refuses", message)
 
     def fresh(self, reason: str, key: tuple = (), value: str | None = None, axis: int | None = None,
               causes: tuple[str, ...] = ()) -> Dim:  # fmt: skip
         """A fresh variable of this node for an extent it cannot determine, with ``reason``; the
         same ``key`` at this node gives the same variable (a subgraph walked again)."""
-        site = self.site
+        site = self._acting()
         origin = Origin("fresh", reason, site, value, axis, causes)
         return self._walker.scope.fresh(origin, key=(*site.key, *key))
 
@@ -328,20 +349,22 @@ class RuleContext:
 
     def error(self, code: str, message: str, suggestion: str | None = None) -> None:
         """Report a contradiction found at this node (e.g. extents 3 and 4 cannot broadcast)."""
-        self._walker.report_at(self.site, code, message, suggestion)
+        self._walker.report_at(self._acting(), code, message, suggestion)
 
     def assume(self, text: str, dims: Sequence[Dim] = ()) -> None:
-        self._walker.scope.assume(text, dims, self.site)
+        self._walker.scope.assume(text, dims, self._acting())
 
     def assume_range(self, d: Dim, lower: int | None, upper: int | None, why: str) -> None:
         """Record that this node's claims assume ``lower <= d <= upper`` (``result.assumptions``)."""
-        self._walker.scope.assume_range(d, lower, upper, self.site, why)
+        self._walker.scope.assume_range(d, lower, upper, self._acting(), why)
 
     def input_types_str(self) -> str:
         return ", ".join("-" if v is None else str(v.type) for v in self.inputs)
 
     def declared_type(self, tp: TypeProto, value: str) -> Type:
-        """A type the model writes (a TypeProto attribute), its dim names read as declarations."""
+        """A type the model writes (a TypeProto attribute), its dim names read as declarations
+        (which may name variables: an effect)."""
+        self._effects[0] = True
         return self._walker.declared_type(tp, value)
 
     def recorded_value(self, graph: str, name: str) -> Value | None:
@@ -358,15 +381,17 @@ class RuleContext:
         ``iterated``: the graph runs once per iteration or element, so a dim name declared in
         it is not read as one extent for every iteration.
         """
+        self._effects[0] = True
         return self._walker.walk_subgraph(self, attr_name, list(inputs), quiet, iterated)
 
     def made_inside(self, name: str, attr_name: str) -> bool:
         """Was variable ``name`` made fresh by a node inside the graph attribute ``attr_name``
         (in it or in a graph nested in it)?"""
-        var = self._walker.scope.variable(name)
+        var = self.variable(name)
         if var is None or not var.is_fresh or var.origin.site is None:
             return False
-        path = GraphPath(self.site.graph).subgraph(self.site.node_index or 0, attr_name)
+        site = self._where()
+        path = GraphPath(site.graph).subgraph(site.node_index or 0, attr_name)
         return GraphPath(var.origin.site.graph).within(path)
 
     @contextmanager
@@ -375,3 +400,14 @@ class RuleContext:
         fixed point) is kept once."""
         with self._walker.reporting_once():
             yield
+
+
+def node_of(ctx: RuleContext) -> NodeProto:
+    """The node a context presents (for the walk and the checks that made it; never for rules)."""
+    return ctx._node
+
+
+def site_of(ctx: RuleContext) -> Site:
+    """The site of the node a context presents, made when first asked for (the walk's and the
+    checks'; never for rules)."""
+    return ctx._where()

@@ -33,6 +33,25 @@ _BINOPS: dict[type, Callable[[Dim, Dim], Dim]] = {
 _CALLS: dict[str, Callable[..., Dim]] = {"max": D.dmax, "min": D.dmin, "mod": D.mod, "ceil_div": D.ceildiv}
 
 
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """``text`` split at each ``sep`` outside parentheses and brackets (``N, C*H, W``, the dims of
+    ``float[N,max(a, b)]``), each part stripped; a blank last part is dropped (``""`` has none).
+    The one splitter of dim lists written as text."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    last = text[start:].strip()
+    if last:
+        out.append(last)
+    return out
+
+
 def is_identifier(name: str) -> bool:
     return D.quote_name(name) == name
 

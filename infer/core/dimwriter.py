@@ -33,6 +33,7 @@ from infer.core.dimparse import is_identifier, parse_dim
 from infer.core.dims import Dim
 from infer.core.dims.bounds import lower as syntactic_lower
 from infer.core.dimtable import DimTable
+from infer.core.scopes import GraphPath, Step
 
 STYLES = ("expressions", "strict", "onnx")
 INT64_MAX = (1 << 63) - 1
@@ -337,30 +338,26 @@ class _OnnxNames:
         which inserting or removing other nodes does not change)."""
         key = self._graph_keys.get(path)
         if key is None:
-            key = self._graph_keys[path] = "/".join(self._steps(path))
+            key = self._graph_keys[path] = self._by_identity(GraphPath(path))
         return key
 
-    def _steps(self, path: str) -> Iterator[str]:
-        parts = path.split("/")
-        yield parts[0]
+    def _by_identity(self, path: GraphPath) -> GraphPath:
+        out = GraphPath(path.root)
         nodes: list[NodeProto] | None = list(self.model.graph.node) if self.model is not None else None
-        for step in parts[1:]:
-            index, sep, attr = step.partition(":")
-            called = ""
-            if not sep:
-                index, _, called = step.partition("@")
-            node = nodes[int(index)] if nodes is not None and index.isdigit() and int(index) < len(nodes) else None
-            ident = next((o for o in node.output if o), node.name) if node is not None else f"#{index}"
-            yield f"{ident}:{attr}" if sep else f"{ident}@{called}"
-            nodes = self._nodes_within(node, attr, called)
+        for step in path.steps():
+            node = nodes[step.index] if nodes is not None and step.index < len(nodes) else None
+            ident = next((o for o in node.output if o), node.name) if node is not None else f"#{step.index}"
+            out = out.down(step, ident)
+            nodes = self._nodes_within(node, step)
+        return out
 
-    def _nodes_within(self, node: NodeProto | None, attr: str, called: str) -> list[NodeProto] | None:
+    def _nodes_within(self, node: NodeProto | None, step: Step) -> list[NodeProto] | None:
         if node is None or self.model is None:
             return None
-        if called:
-            body = next((f for f in self.model.functions if f"{f.domain}.{f.name}" == called), None)
+        if step.call:
+            body = next((f for f in self.model.functions if f"{f.domain}.{f.name}" == step.name), None)
             return list(body.node) if body is not None else None
-        graph = next((a.g for a in node.attribute if a.name == attr and a.HasField("g")), None)
+        graph = next((a.g for a in node.attribute if a.name == step.name and a.HasField("g")), None)
         return list(graph.node) if graph is not None else None
 
 

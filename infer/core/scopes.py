@@ -2,7 +2,8 @@
 
 A model is a tree of graphs: the main graph, the graph attributes of its nodes (If branches,
 Loop and Scan bodies), and function bodies at each call site. ``GraphPath`` names a place in
-that tree; ``GraphRecord`` holds what inference found there; ``Scope`` resolves a name through
+that tree (built by ``GraphPath.subgraph`` and ``GraphPath.call``, taken apart into ``Step``s);
+``GraphRecord`` holds what inference found there; ``Scope`` resolves a name through
 the enclosing graphs (Clause 5.4.3); ``Frame`` is the state of walking one graph.
 ``find_record`` is the one lookup of a name through enclosing graphs after a run.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
 
@@ -29,11 +31,20 @@ class GraphPath(str):
 
     __slots__ = ()
 
-    def subgraph(self, node_index: int, attr: str) -> GraphPath:
-        return GraphPath(f"{self}/{node_index}:{attr}")
+    def subgraph(self, node: int | str, attr: str) -> GraphPath:
+        """The graph attribute ``attr`` of node ``node`` (its index; its identity in a path that
+        names nodes by identity, as ``Frame.ident`` does)."""
+        return GraphPath(f"{self}/{node}:{attr}")
 
-    def call(self, node_index: int, domain: str, name: str) -> GraphPath:
-        return GraphPath(f"{self}/{node_index}@{domain}.{name}")
+    def call(self, node: int | str, domain: str, name: str) -> GraphPath:
+        """The body of function ``domain.name`` as node ``node`` calls it (see ``subgraph``)."""
+        return GraphPath(f"{self}/{node}@{domain}.{name}")
+
+    def down(self, step: Step, node: str | None = None) -> GraphPath:
+        """This path one ``step`` further down; ``node``: the node named by its identity instead
+        of the step's index (see ``subgraph``)."""
+        at, sep = step.index if node is None else node, "@" if step.call else ":"
+        return GraphPath(f"{self}/{at}{sep}{step.name}")
 
     @property
     def parent(self) -> GraphPath | None:
@@ -41,40 +52,73 @@ class GraphPath(str):
         head, sep, _ = self.rpartition("/")
         return GraphPath(head) if sep else None
 
-    def steps(self) -> list[tuple[int, str]]:
-        """``(node index, graph attribute)`` from the main graph down; a function call's step has
-        the attribute ``@domain.name``."""
+    @property
+    def root(self) -> str:
+        """The graph the path starts from: ``main`` (``node`` for one node inferred alone)."""
+        return self.partition("/")[0]
+
+    def steps(self) -> list[Step]:
+        """The steps from the main graph down; ``ValueError`` if one is not written as a step."""
         out = []
-        for step in self.split("/")[1:]:
-            index, sep, attr = step.partition(":")
-            if not sep:
-                index, _, called = step.partition("@")
-                attr = "@" + called
-            out.append((int(index), attr))
+        for text in self.split("/")[1:]:
+            step = _step(text)
+            if step is None:
+                raise ValueError(f"graph path {str(self)!r}: {text!r} is no step")
+            out.append(step)
         return out
+
+    def last_step(self) -> tuple[GraphPath, Step] | None:
+        """The enclosing graph's path and the step from it into this graph; ``None`` for the main
+        graph (or a path whose last step is not written as one)."""
+        head, sep, text = self.rpartition("/")
+        step = _step(text) if sep else None
+        return None if step is None else (GraphPath(head), step)
 
     def within(self, other: str) -> bool:
         """Is this ``other`` or a graph inside it?"""
         return self == other or self.startswith(other + "/")
 
+    def inside_node(self, graph: str, node_index: int | None) -> bool:
+        """Is this a graph that node ``node_index`` of ``graph`` walks (a graph attribute, a
+        function it calls), or a graph inside those?"""
+        prefix = f"{graph}/{node_index}"
+        return self.startswith((prefix + ":", prefix + "@"))
+
+
+class Step(NamedTuple):
+    """One step down a graph path: into the graph attribute ``name`` of node ``index``, or
+    (``call``) into the body of the function ``name`` (``domain.name``) that node calls."""
+
+    index: int
+    name: str
+    call: bool = False
+
+
+_STEP = re.compile(r"(\d+)([:@])(.*)", re.S)
+
+
+def _step(text: str) -> Step | None:
+    """A step as ``GraphPath`` writes it: ``3:body``, ``0@local.f``."""
+    m = _STEP.fullmatch(text)
+    return None if m is None else Step(int(m.group(1)), m.group(3), m.group(2) == "@")
+
 
 MAIN = GraphPath("main")
 
 
-_PATH_STEP = re.compile(r"^(\d+):(.+)$")
-
-
 def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
     """The graph at ``path`` (``main``, ``main/3:body``, ...) in ``model``."""
-    parts = path.split("/")
-    if parts[0] != "main":
+    p = GraphPath(path)
+    try:
+        steps = p.steps()
+    except ValueError:
+        return None
+    if p.root != MAIN:
         return None
     g = model.graph
-    for step in parts[1:]:
-        m = _PATH_STEP.match(step)
-        if not m:
+    for idx, attr, call in steps:
+        if call or not attr:
             return None  # a function body: not a graph of the model
-        idx, attr = int(m.group(1)), m.group(2)
         if idx >= len(g.node):
             return None
         found = None

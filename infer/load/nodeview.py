@@ -560,33 +560,45 @@ def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, ki
             raw = b[i:end]
             name_hash = hash(raw)  # (the name itself is read from the node where one is reported)
         i = end
-    types: tuple[int, ...] = ()
-    has_ref = False
-    attrs: tuple[bytes, ...] | None = ()
-    if spans:
-        # The attributes are kept (for the memo's key) only when small in all.
-        keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
-        found, kept = [], []
-        for k, (s, e) in enumerate(spans):
-            a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
-            kind = kinds.get(a) if a is not None else None
-            if kind is None:
-                if a is not None and e - s <= _WALKED_ATTRIBUTE:
-                    kind = _attribute_kind(a)
-                    if kind is None:
-                        return None
-                else:  # protobuf holds it parsed: its type is a field read
-                    proto = nodes[index].attribute[k]
-                    kind = (proto.type, bool(proto.ref_attr_name))
-                if a is not None and len(kinds) < _KINDS_KEPT:
-                    kinds[a] = kind
-            if keep:
-                kept.append(a)
-            found.append(kind[0])
-            has_ref = has_ref or kind[1]
-        types = tuple(found)
-        attrs = tuple(kept) if keep else None  # type: ignore[assignment]
+    if not spans:
+        return tuple(ins), tuple(outs), op_type, domain, overload, (), False, (), name_hash
+    attributes = _attribute_fields(b, spans, nodes, index, kinds)
+    if attributes is None:
+        return None
+    types, has_ref, attrs = attributes
     return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name_hash
+
+
+def _attribute_fields(
+    b: bytes, spans: list[tuple[int, int]], nodes: Sequence[NodeProto], index: int, kinds: dict
+) -> tuple[tuple[int, ...], bool, tuple[bytes, ...] | None] | None:
+    """(types, has a reference, serialized or ``None`` when large) of the attributes at ``spans``
+    of ``b`` (the ``index``-th node of ``nodes``); ``None`` for what this decoder leaves to protobuf.
+
+    ``kinds``: (type, has a reference) by serialized attribute, filled here for the next nodes.
+    """
+    # The attributes are kept (for the memo's key) only when small in all.
+    keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
+    found, kept = [], []
+    has_ref = False
+    for k, (s, e) in enumerate(spans):
+        a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
+        kind = kinds.get(a) if a is not None else None
+        if kind is None:
+            if a is not None and e - s <= _WALKED_ATTRIBUTE:
+                kind = _attribute_kind(a)
+                if kind is None:
+                    return None
+            else:  # protobuf holds it parsed: its type is a field read
+                proto = nodes[index].attribute[k]
+                kind = (proto.type, bool(proto.ref_attr_name))
+            if a is not None and len(kinds) < _KINDS_KEPT:
+                kinds[a] = kind
+        if keep:
+            kept.append(a)
+        found.append(kind[0])
+        has_ref = has_ref or kind[1]
+    return tuple(found), has_ref, (tuple(kept) if keep else None)
 
 
 # -- the light message ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 
 from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH
+from infer.core.scopes import MAIN, GraphPath
 from infer.load.nodeview import NodeView, read_light_nodes, read_nodes
 
 
@@ -114,45 +115,25 @@ def scan(
     """
     out = Scan()
     calls: dict[tuple[str, str], int] = {}  # (domain, name) of a local function -> call sites
-
-    def refuse(path: str, message: str, value: str | None = None) -> None:
-        if len(out.refusals) < 20:  # enough to explain; a model may exceed a limit a million times
-            out.refusals.append(Refusal(path, message, value))
-
-    def tensor(path: str, t: TensorProto, what: str) -> None:
-        if len(t.dims) > max_rank:
-            refuse(path, f"{what} `{t.name}` has rank {len(t.dims)}, above the limit {max_rank} (max_rank)", t.name)
-        if t.data_location == TensorProto.EXTERNAL or t.external_data:
-            out.external.append((path, t))
-
+    counted = calls if len(model.functions) else None  # None: no local function, no call to count
     # Graphs are visited with an explicit stack: (graph, path, depth, walkable). A graph is
     # walkable when every step to it is a GRAPH attribute (what the engine follows).
-    stack: list[tuple[GraphProto, str, int, bool]] = [(model.graph, "main", 0, True)]
-    count_calls = len(model.functions) > 0
+    stack: list[tuple[GraphProto, str, int, bool]] = [(model.graph, MAIN, 0, True)]
     plain_tensors: set[bytes] = set()  # serialized tensor attributes within every limit
     while stack:
         g, path, depth, walkable = stack.pop()
         out.depth = max(out.depth, depth)
         if depth > max_depth:
-            refuse(path, f"subgraphs nest {depth} deep, above the limit {max_depth} (max_depth)")
+            _refuse(out, path, f"subgraphs nest {depth} deep, above the limit {max_depth} (max_depth)")
             continue
         if walkable and depth:
             out.graphs.append((path, g))
-        for vi in (*g.input, *g.output, *g.value_info):
-            problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
-            if problem:
-                refuse(path, f"`{vi.name}`: {problem}", vi.name)
-        for t in g.initializer:
-            tensor(path, t, "initializer")
-        for st in g.sparse_initializer:
-            tensor(path, st.values, "sparse initializer")
-            if len(st.dims) > max_rank:
-                refuse(path, f"sparse initializer `{st.values.name}` has rank {len(st.dims)} (max_rank {max_rank})")
+        _scan_declarations(out, g, path, max_rank)
         out.nodes += len(g.node)
         if out.nodes > max_nodes:
             continue  # refused below; not worth reading
         views = None
-        if light is not None and path == "main":
+        if light is not None and path == MAIN:
             views = read_light_nodes(g.node, light)
         if views is None:
             views = read_nodes(g.node)
@@ -160,51 +141,110 @@ def scan(
             out.renamed[path] = views.renamed
         if walkable:
             out.views[path] = views
-        for idx, n in enumerate(views):
-            serialized = n.memo_base[-1] if n.memo_base is not None else None  # its attributes' bytes
-            if count_calls:
-                key = (n.node.domain, n.op_type)
-                calls[key] = calls.get(key, 0) + 1
-            # Inference reads an attribute's payload by its type: a scalar one carries nothing to
-            # measure (whatever else a malformed one sets, nothing reads it).
-            for k, kind in enumerate(n.attr_types):
-                if kind in _SCALAR_ATTRS:
-                    continue
-                if kind == AttributeProto.TENSOR:  # a Constant's value: the common case, kept cheap
-                    if serialized is not None and serialized[k] in plain_tensors:
-                        continue  # the same bytes passed already (repeated layers repeat constants)
-                    t = n.node.attribute[k].t
-                    if len(t.dims) > max_rank or t.data_location == TensorProto.EXTERNAL or len(t.external_data):
-                        tensor(f"{path}/{idx}", t, "tensor attribute")
-                    elif serialized is not None:
-                        plain_tensors.add(serialized[k])
-                    continue
-                a = n.node.attribute[k]
-                for t in _tensors_of((a,)):
-                    tensor(f"{path}/{idx}", t, "tensor attribute")
-                if kind == AttributeProto.GRAPH:
-                    stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, walkable))
-                elif a.HasField("g"):
-                    stack.append((a.g, f"{path}/{idx}:{a.name}", depth + 1, False))
-                for k, sub in enumerate(a.graphs):
-                    stack.append((sub, f"{path}/{idx}:{a.name}[{k}]", depth + 1, False))
+        _scan_nodes(out, views, path, depth, walkable, max_rank, counted, plain_tensors, stack)
     out.expanded_nodes = out.nodes + _function_nodes(model, calls, max(max_nodes, MAX_EXPANSION_BASE))
+    _scan_functions(out, model, max_rank)
+    _refuse_node_count(out, model, max_nodes)
+    return out
+
+
+def _refuse(out: Scan, path: str, message: str, value: str | None = None) -> None:
+    """Record a limit exceeded at ``path`` (the first 20 only)."""
+    if len(out.refusals) < 20:  # enough to explain; a model may exceed a limit a million times
+        out.refusals.append(Refusal(path, message, value))
+
+
+def _check_tensor(out: Scan, path: str, t: TensorProto, what: str, max_rank: int) -> None:
+    """Refuse ``t`` (a ``what``: initializer, tensor attribute) past ``max_rank``; note it if external."""
+    if len(t.dims) > max_rank:
+        _refuse(out, path, f"{what} `{t.name}` has rank {len(t.dims)}, above the limit {max_rank} (max_rank)", t.name)
+    if t.data_location == TensorProto.EXTERNAL or t.external_data:
+        out.external.append((path, t))
+
+
+def _scan_declarations(out: Scan, g: GraphProto, path: str, max_rank: int) -> None:
+    """Check what graph ``g`` declares besides its nodes: its values' types and its initializers."""
+    for vi in (*g.input, *g.output, *g.value_info):
+        problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
+        if problem:
+            _refuse(out, path, f"`{vi.name}`: {problem}", vi.name)
+    for t in g.initializer:
+        _check_tensor(out, path, t, "initializer", max_rank)
+    for st in g.sparse_initializer:
+        _check_tensor(out, path, st.values, "sparse initializer", max_rank)
+        if len(st.dims) > max_rank:
+            _refuse(out, path, f"sparse initializer `{st.values.name}` has rank {len(st.dims)} (max_rank {max_rank})")
+
+
+def _scan_nodes(
+    out: Scan,
+    views: list[NodeView],
+    path: str,
+    depth: int,
+    walkable: bool,
+    max_rank: int,
+    calls: dict[tuple[str, str], int] | None,
+    plain_tensors: set[bytes],
+    stack: list[tuple[GraphProto, str, int, bool]],
+) -> None:
+    """Check the attributes of the nodes ``views`` of the graph at ``path`` (``depth`` deep), and
+    push their subgraphs onto ``stack``; each node's (domain, op_type) is counted in ``calls``
+    (unless ``None``), and a tensor attribute within every limit is added to ``plain_tensors``.
+    """
+    for idx, n in enumerate(views):
+        serialized = n.memo_base[-1] if n.memo_base is not None else None  # its attributes' bytes
+        if calls is not None:
+            key = (n.node.domain, n.op_type)
+            calls[key] = calls.get(key, 0) + 1
+        # Inference reads an attribute's payload by its type: a scalar one carries nothing to
+        # measure (whatever else a malformed one sets, nothing reads it).
+        for k, kind in enumerate(n.attr_types):
+            if kind in _SCALAR_ATTRS:
+                continue
+            if kind == AttributeProto.TENSOR:  # a Constant's value: the common case, kept cheap
+                if serialized is not None and serialized[k] in plain_tensors:
+                    continue  # the same bytes passed already (repeated layers repeat constants)
+                t = n.node.attribute[k].t
+                if len(t.dims) > max_rank or t.data_location == TensorProto.EXTERNAL or len(t.external_data):
+                    _check_tensor(out, f"{path}/{idx}", t, "tensor attribute", max_rank)
+                elif serialized is not None:
+                    plain_tensors.add(serialized[k])
+                continue
+            a = n.node.attribute[k]
+            for t in _tensors_of((a,)):
+                _check_tensor(out, f"{path}/{idx}", t, "tensor attribute", max_rank)
+            if kind == AttributeProto.GRAPH:
+                stack.append((a.g, GraphPath(path).subgraph(idx, a.name), depth + 1, walkable))
+            elif a.HasField("g"):
+                stack.append((a.g, GraphPath(path).subgraph(idx, a.name), depth + 1, False))
+            for k, sub in enumerate(a.graphs):
+                stack.append((sub, GraphPath(path).subgraph(idx, f"{a.name}[{k}]"), depth + 1, False))
+
+
+def _scan_functions(out: Scan, model: ModelProto, max_rank: int) -> None:
+    """Check the model-local functions' bodies: their tensor attributes and declared types."""
     for f in model.functions:
         for idx, n in enumerate(f.node):
             for t in _tensors_of(n.attribute):
-                tensor(f"function {f.domain}.{f.name}/{idx}", t, "tensor attribute")
+                _check_tensor(out, f"function {f.domain}.{f.name}/{idx}", t, "tensor attribute", max_rank)
         for vi in getattr(f, "value_info", ()):
             problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
             if problem:
-                refuse(f"function {f.domain}.{f.name}", f"`{vi.name}`: {problem}", vi.name)
+                _refuse(out, f"function {f.domain}.{f.name}", f"`{vi.name}`: {problem}", vi.name)
+
+
+def _refuse_node_count(out: Scan, model: ModelProto, max_nodes: int) -> None:
+    """Refuse a model whose nodes, function calls expanded (``out.expanded_nodes``), are too many
+    in all or too many more than it writes."""
     written = out.nodes + sum(len(f.node) for f in model.functions)
     if out.expanded_nodes > max_nodes:
-        refuse("main", f"the model has {out.expanded_nodes} nodes (function calls expanded), above the "
-                       f"limit {max_nodes} (max_nodes)")  # fmt: skip
+        message = (f"the model has {out.expanded_nodes} nodes (function calls expanded), above the "
+                   f"limit {max_nodes} (max_nodes)")  # fmt: skip
+        _refuse(out, MAIN, message)
     elif out.expanded_nodes > MAX_EXPANSION_RATIO * written + MAX_EXPANSION_BASE:
-        refuse("main", f"its function calls expand {written} nodes into {out.expanded_nodes}, more than "
-                       f"{MAX_EXPANSION_RATIO} times plus {MAX_EXPANSION_BASE} (MAX_EXPANSION_RATIO)")  # fmt: skip
-    return out
+        message = (f"its function calls expand {written} nodes into {out.expanded_nodes}, more than "
+                   f"{MAX_EXPANSION_RATIO} times plus {MAX_EXPANSION_BASE} (MAX_EXPANSION_RATIO)")  # fmt: skip
+        _refuse(out, MAIN, message)
 
 
 def _function_nodes(model: ModelProto, calls: dict[tuple[str, str], int], cap: int) -> int:

@@ -13,7 +13,7 @@ from onnx import ModelProto
 
 from infer.core import types as T
 from infer.core.dimwriter import DimWriter, TypeWriter
-from infer.core.scopes import resolve_graph
+from infer.core.scopes import MAIN, resolve_graph
 from infer.load.wire import varint
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,7 +77,7 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
         if g is None:
             continue
         outputs = {o.name: o for o in g.output}
-        if path != "main":
+        if path != MAIN:
             # Subgraph inputs may omit their types (Clause 7.1); fill them in.
             for inp in g.input:
                 v = record.values.get(inp.name)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from infer.core import dims as D
 from infer.core import types as T
-from infer.core.scopes import GraphRecord, find_record
+from infer.core.scopes import MAIN, GraphRecord, find_record
 
 if TYPE_CHECKING:  # pragma: no cover
     from infer.core.dimtable import DimTable
@@ -84,7 +84,7 @@ class _Walker:
             self.add(depth, f"`{name}` is not defined anywhere", name, root=True)
             return
         if name in rec.inputs:
-            where = "the model" if rec.path == "main" else f"subgraph {rec.path}"
+            where = "the model" if rec.path == MAIN else f"subgraph {rec.path}"
             if what == "contents":
                 self.add(depth, f"`{name}` is an input of {where}: its contents are only known at run time",
                          name, root=True)  # fmt: skip
@@ -121,7 +121,7 @@ class _Walker:
         o = var.origin
         where = f" at {o.site.describe()}" if o.site and o.site.node_index is not None else ""
         self.add(depth, f"`{name}` is a fresh variable{where}: {o.reason}", o.value, root=not o.causes)
-        path = o.site.graph if o.site else "main"
+        path = o.site.graph if o.site else MAIN
         for c in o.causes:
             self.why_value(path, c, depth + 1, "contents")
 

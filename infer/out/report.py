@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from infer.core import dims as D
-from infer.core.scopes import GraphPath, GraphRecord, find_record
+from infer.core.scopes import MAIN, GraphPath, GraphRecord, find_record
 from infer.core.values import Value
 from infer.core.version import __version__
 from infer.out.result import KNOWN, LEVELS, SYMBOLIC, InferenceResult, Summary, classify
@@ -107,7 +107,7 @@ def report_data(result: InferenceResult, title: str) -> dict[str, Any]:
     """Everything the page shows, as JSON-ready data."""
     explanations: list[Any] = []
     records = [r for r in result.graphs.values() if r.kind == "graph"]
-    records.sort(key=lambda r: (r.path != "main", r.path))
+    records.sort(key=lambda r: (r.path != MAIN, r.path))
     graphs = [_graph_data(result, rec, explanations) for rec in records]
     # The summary from the statuses just computed (result.summary() would classify them again).
     counts = Counter(v[1] for g in graphs for v in g["values"].values() if v[2] == "value")

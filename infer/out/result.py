@@ -16,7 +16,7 @@ from infer.core import types as T
 from infer.core.diagnostics import ERROR, Diagnostic
 from infer.core.dimscope import Assumption
 from infer.core.dimtable import DimTable
-from infer.core.scopes import GraphRecord
+from infer.core.scopes import MAIN, GraphRecord
 from infer.core.values import Value
 from infer.out.annotate import write_annotations
 from infer.out.explain import Explanation, explain
@@ -129,7 +129,7 @@ class InferenceResult:
     def input_variables(self) -> list[str]:
         """The dimension variables of the main graph's inputs (initializers left out), in the
         order the inputs give them: the sizes a caller chooses."""
-        main = self._engine.records["main"]
+        main = self._engine.records[MAIN]
         names: dict[str, None] = {}
         for name in main.inputs:
             if name in main.initializers or name not in main.values:
@@ -165,7 +165,7 @@ class InferenceResult:
             if rec is None or name not in rec.values:
                 raise KeyError(f"no value `{name}` in graph {graph}")
             return rec
-        main = self._engine.records["main"]
+        main = self._engine.records[MAIN]
         if name in main.values:
             return main
         for path in sorted(self._engine.records):

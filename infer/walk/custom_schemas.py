@@ -24,7 +24,7 @@ import onnx
 import onnx.shape_inference
 from onnx import NodeProto, OperatorSetIdProto, TensorProto, TypeProto, defs, helper, numpy_helper
 
-from infer.contract.context import RuleContext, RuleError
+from infer.contract.context import RuleContext, RuleError, node_of
 from infer.core import types as T
 from infer.core.dims import Dim
 from infer.core.dimwriter import INT64_MAX, write_text
@@ -245,7 +245,7 @@ def infer_outputs(ctx: RuleContext, schema: defs.OpSchema, frame: Frame, outer_n
         tp = None if v is None else names.to_proto(v.type)
         if tp is not None:
             outer[name] = tp
-    out = run_inference(schema, ctx.node, types, data, frame.opsets, ir_version, outer)
+    out = run_inference(schema, node_of(ctx), types, data, frame.opsets, ir_version, outer)
     if out.error is not None:
         raise RuleError("custom-inference", out.error)
     types = [names.from_proto(tp) for tp in out.outputs]

@@ -39,6 +39,7 @@ class How(NamedTuple):
     reason: str | None = None
     suggestion: str | None = None
     fallback: How | None = None  # for SCHEMA_BODY: when no body can be built for the node
+    pure: bool = False  # for RULE: the rule declares its result a function of the node and inputs
 
 
 class Dispatcher:
@@ -85,7 +86,7 @@ class Dispatcher:
             return How(NONE, None, "unknown-operator", reason, "check the operator name and the imported opset version")
         entry = lookup(domain, op_type, sig.since_version if sig else opset)
         if entry is not None and entry.rule is not None:
-            return How(RULE, entry.rule)
+            return How(RULE, entry.rule, pure=entry.pure)
         if entry is not None:
             return How(NONE, None, "unsupported", f"{op_type} is not supported: {entry.reason}")
         rest = self._without_body(domain, op_type, opset, sig)

@@ -23,11 +23,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from onnx import FunctionProto, ModelProto, NodeProto, TypeProto
+from onnx import ModelProto, NodeProto, TypeProto
 
 from infer.check.validate import check_model, check_node
 from infer.contract.attributes import rule_attributes
-from infer.contract.context import RuleContext
+from infer.contract.context import RuleContext, site_of
 from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 from infer.core import diagnostics as diag
 from infer.core import dims as D
@@ -48,6 +48,7 @@ from infer.walk.memo import FACTS, WALK, Memo, Store
 from infer.walk.order import SubgraphUses, order
 from infer.walk.placement import Placement
 from infer.walk.rulerun import RuleRunner
+from infer.walk.state import RunState
 from signatures.kit.registry import REGISTRY
 
 __all__ = ["ContentNote", "Engine", "Frame", "GraphRecord", "Options", "Scope", "collector_paused"]
@@ -185,40 +186,33 @@ class Engine:
         caller has them (the loader does); the scan reads the nodes from them, consuming them.
         ``previous``: an earlier run of this model (or of a version before an edit), whose fresh
         variables keep their names where the same nodes make them again."""
-        self.model = model
-        self.options = o = options or Options()
+        o = options or Options()
         if o.custom_schemas:
             signature.cache_clear()  # schemas registered or deregistered since the last run
-        self.directory = directory  # where external data is resolved (Clause 13.2); None: nowhere
         self.reuse_key: bytes | None = None  # what this run's result stands for (``infer.walk.reuse``)
         # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
         # a model past a limit is refused by ``run`` and nothing else reads it.
-        self.scan = scan(model, o.limits.max_depth, o.limits.max_rank, o.limits.max_nodes, light_nodes)
-        self.external_reads: dict[Any, Any] = {}  # external references already read (or refused)
-        self.clean_checks: set[tuple] = set()  # node checks that found nothing (``validate``)
-        reserved = frozenset() if self.scan.refusals else frozenset(self.scan.dim_params)
-        self.scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings)))
+        measured = scan(model, o.limits.max_depth, o.limits.max_rank, o.limits.max_nodes, light_nodes)
+        reserved = frozenset() if measured.refusals else frozenset(measured.dim_params)
+        scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings)))
         if previous is not None:
-            self.scope.table.seed(previous.table)
-        self.diagnostics: list[Diagnostic] = []
-        self.records: dict[str, GraphRecord] = {}
-        self.opsets = self._read_opsets(model.opset_import)
-        self.functions: dict[tuple[str, str, str], FunctionProto] = {
-            (canonical_domain(f.domain), f.name, f.overload): f for f in model.functions
-        }
-        function_domains = frozenset(d for d, _, _ in self.functions) - set(STANDARD_DOMAINS)
+            scope.table.seed(previous.table)
+        functions = {(canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
+        self.state = st = RunState(model, o, measured, scope, self._read_opsets(model.opset_import), functions,
+                                   directory)  # fmt: skip
+        function_domains = frozenset(d for d, _, _ in functions) - set(STANDARD_DOMAINS)
         # With schemas registered at run time in play, signatures are read as the schemas are now.
         lookup = current_signature if o.custom_schemas else signature
-        self.dispatcher = Dispatcher(self.functions, function_domains, o.custom_schemas, lookup)
+        self.dispatcher = Dispatcher(functions, function_domains, o.custom_schemas, lookup)
         # What of the options a rule's result depends on (infer/walk/memo.py); a run made while reuse
         # across calls is disabled keeps its results to itself.
         memo_options = (o.propagate_values, o.limits.max_expression_size, o.limits.max_rank, model.ir_version,
                         o.custom_schemas, REGISTRY.generation)  # fmt: skip
         self.memo = Memo(memo_options, None if reuse.RECENT.enabled else Store())
         self.uses = SubgraphUses()
-        self.placement = Placement(self)
-        self.graphs = Graphs(self)
-        self.rules = RuleRunner(self.report, lambda: self.diagnostics, o.limits, lambda: self.records)
+        self.placement = Placement(st)
+        self.graphs = Graphs(st, self.placement, self.walk_nodes)
+        self.rules = RuleRunner(st.report, lambda: st.diagnostics, o.limits, lambda: st.records)
         self._start_walk()
 
     def _start_walk(self) -> None:
@@ -243,15 +237,10 @@ class Engine:
     # -- reporting ------------------------------------------------------------------------------
 
     def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None:
-        self.diagnostics.append(diag.make(code, message, location, suggestion))
+        self.state.report(code, message, location, suggestion)
 
     def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None:
-        self.report(code, message, Location(site.graph, site.node_index, site.node_name, site.op_type), suggestion)
-
-    def add_diagnostic_once(self, code: str, message: str, location: Location, severity: str) -> None:
-        d = diag.make(code, message, location, severity=severity)
-        if d not in self.diagnostics:
-            self.diagnostics.append(d)
+        self.state.report_at(site, code, message, suggestion)
 
     @contextmanager
     def reporting_once(self) -> Iterator[None]:
@@ -271,8 +260,9 @@ class Engine:
         """This finished run as another result may hold it: what a result exposes that a caller
         could change (the records, the diagnostics) copied, the rest shared (``infer.walk.reuse``)."""
         out = copy.copy(self)
-        out.records = {path: rec.copy() for path, rec in self.records.items()}
-        out.diagnostics = list(self.diagnostics)
+        out.state = st = copy.copy(self.state)
+        st.records = {path: rec.copy() for path, rec in self.state.records.items()}
+        st.diagnostics = list(self.state.diagnostics)
         return out
 
     @property
@@ -281,23 +271,49 @@ class Engine:
         (``infer.walk.reuse``)? Not when it read what can change without the model changing:
         external data, operator schemas registered at run time."""
         return (
-            not self.external_reads
+            not self.state.external_reads
             and not self.options.read_external_data
             and (not self.dispatcher.depends_on_registrations)
         )
 
+    # The run's state, as the layers above the walk read it (``infer.out``, the drop-ins).
+
+    @property
+    def model(self) -> ModelProto:
+        return self.state.model
+
+    @property
+    def options(self) -> Options:
+        return self.state.options
+
+    @property
+    def scope(self) -> DimScope:
+        return self.state.scope
+
     @property
     def table(self) -> DimTable:
         """The run's dimension variables (what ``result.dims`` shows and the writers name)."""
-        return self.scope.table
+        return self.state.scope.table
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.state.diagnostics
+
+    @property
+    def records(self) -> dict[str, GraphRecord]:
+        return self.state.records
+
+    @property
+    def directory(self) -> Path | None:
+        return self.state.directory
+
+    @property
+    def scan(self) -> Any:
+        return self.state.scan
 
     @property
     def ir_version(self) -> int:
-        return self.model.ir_version
-
-    @property
-    def propagate_values(self) -> bool:
-        return self.options.propagate_values
+        return self.state.model.ir_version
 
     def declared_type(self, tp: TypeProto, value: str) -> T.Type:
         """A type the model writes, its dim names declarations of the model's variables (read
@@ -330,8 +346,9 @@ class Engine:
                 self._walk()
                 if not self.scope.minimums or not any(v.is_fresh for v in self.table):
                     return
-                self.scope = self.scope.carried()
-                self.diagnostics, self.records = [], {}
+                st = self.state
+                st.scope = st.scope.carried()
+                st.diagnostics, st.records = [], {}
                 self._start_walk()
                 self._walk()
             finally:
@@ -343,11 +360,11 @@ class Engine:
             for r in self.scan.refusals:
                 self.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
             return
-        check_model(self, self.model)
+        check_model(self.state, self.model)
         for path, t in self.scan.external:
             for problem in external.reference_problems(t):
-                self.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
-                                         Location(path, value=t.name), diag.ERROR)  # fmt: skip
+                self.state.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
+                                               Location(path, value=t.name), diag.ERROR)  # fmt: skip
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
         with D.expression_limit(self.options.limits.max_expression_size), _stopping(self):
             self.graphs.main()
@@ -442,18 +459,21 @@ class Engine:
         attrs = rule_attributes(node, sig, frame.attr_refs, view.attrs_summary if not view.has_ref else None)
         ctx = RuleContext(node, partial(_site, frame, idx, node, inputs), sig, opset or 1, inputs, self, frame, attrs)
         n_diagnostics = len(self.diagnostics)
-        check_node(self, ctx, loc, view)
+        check_node(self.state, ctx, loc, view)
         raw: list[Any] | None = None
         if how.kind == SCHEMA_BODY and (body := schema_body(domain, node, opset or 1, inputs)) is not None:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, body), ctx, loc)
         elif how.kind == SCHEMA_BODY:
             how = how.fallback  # type: ignore[assignment]
         if how.kind == RULE:
-            clean, mark = len(self.diagnostics) == n_diagnostics, self._side_effect_mark()
+            clean = len(self.diagnostics) == n_diagnostics  # the checks found nothing
             s = self.scope
             fact_reads, table_reads = s.fact_reads, s.table_reads
             raw = self.rules.run(how.target, ctx, loc)
-            if key is not None and clean and ctx.reason is None and self._side_effect_mark() == mark:
+            # Reused only where the rule declares its result a function of the node and inputs and
+            # did nothing a reuse would skip (``ctx.acted``); a failure or a refused extent gives
+            # a reason.
+            if key is not None and clean and how.pure and not ctx.acted and ctx.reason is None:
                 # What the result rests on beyond its key: the walk's table, what it has
                 # learned, or nothing (infer/walk/memo.py).
                 rests_on = ((WALK, s.serial) if s.table_reads != table_reads else
@@ -483,12 +503,6 @@ class Engine:
         self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on)
         return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
 
-    def _side_effect_mark(self) -> tuple[int, ...]:
-        """Counters that any report, fact, variable, subgraph walk or refused extent moves."""
-        s, t = self.scope, self.scope.table
-        return (len(self.diagnostics), len(t.variables), len(t.facts), s.epoch, s.fresh_calls,
-                D.overflow_count(), len(self.records))  # fmt: skip
-
 
 @contextmanager
 def _stopping(engine: Engine) -> Iterator[None]:
@@ -498,14 +512,14 @@ def _stopping(engine: Engine) -> Iterator[None]:
     except limits.LimitExceeded as e:
         # A Loop body interrupted mid fixed point holds one round's types, not every round's:
         # only the values the main graph's finished nodes produced are kept.
-        for path in [p for p in engine.records if p != "main"]:
+        for path in [p for p in engine.records if p != MAIN]:
             del engine.records[path]
-        engine.report("limit", str(e), Location("main"))
+        engine.report("limit", str(e), Location(MAIN))
 
 
 def _site_of(ctx: RuleContext) -> Callable[[], Site]:
     """The context's site, made when first asked for (by the rule or by placement)."""
-    return lambda: ctx.site
+    return lambda: site_of(ctx)
 
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:

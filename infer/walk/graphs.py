@@ -8,13 +8,13 @@ names (Clause 5.4.3); a function body sees only its call's inputs and attributes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, helper
+from onnx import AttributeProto, FunctionProto, GraphProto, NodeProto, TypeProto, helper
 
 from infer.check.validate import check_graph
-from infer.contract.context import RuleContext
+from infer.contract.context import RuleContext, node_of, site_of
 from infer.contract.signature import STANDARD_DOMAINS, canonical_domain
 from infer.core import types as T
 from infer.core.diagnostics import Location
@@ -27,47 +27,28 @@ from infer.load.nodeview import read_nodes
 from infer.walk.placement import strip_shape, with_empty_contents
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pathlib import Path
-
-    from infer.core.diagnostics import Diagnostic
-    from infer.core.dimtable import DimTable
     from infer.load.nodeview import NodeView
-    from infer.load.scan import Scan
     from infer.walk.placement import Placement
+    from infer.walk.state import RunState
 
 
-class Run(Protocol):
-    """What walking graphs needs of the run (the engine, which walks their nodes)."""
-
-    model: ModelProto
-    options: Any  # ``engine.Options``
-    opsets: Mapping[str, int]
-    scan: Scan
-    records: dict[str, GraphRecord]
-    table: DimTable
-    diagnostics: list[Diagnostic]
-    directory: Path | None
-    external_reads: dict[Any, Any]
-    placement: Placement
-
-    def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None: ...
-    def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None: ...
-    def add_diagnostic_once(self, code: str, message: str, location: Location, severity: str) -> None: ...
-    def declared_type(self, tp: TypeProto, value: str) -> T.Type: ...
-    def walk_nodes(self, frame: Frame, views: list[NodeView], consume: bool = False) -> None: ...
+WalkNodes = Callable[[Frame, "list[NodeView]", bool], None]  # (frame, views, consume)
 
 
 class Graphs:
     """The graph-level part of one run's walk (the node-level part is the engine's)."""
 
-    def __init__(self, engine: Run):
-        self.engine = engine
+    def __init__(self, state: RunState, placement: Placement, walk_nodes: WalkNodes):
+        """``walk_nodes``: the engine's walk of a graph's nodes, which this part recurses into."""
+        self.state = state
+        self.placement = placement
+        self._walk_nodes = walk_nodes
 
     # -- the main graph -------------------------------------------------------------------------
 
     def main(self) -> None:
         """Bind the main graph's inputs and initializers, walk its nodes, check its outputs."""
-        e = self.engine
+        e = self.state
         graph = e.model.graph
         frame = self.new_frame(graph, MAIN, Scope(), e.opsets, 0)
         inits = self.initializers(graph, MAIN)
@@ -76,15 +57,15 @@ class Graphs:
         for name, v in inits.items():
             frame.record.values[name] = v
             frame.record.initializers.add(name)
-        e.walk_nodes(frame, e.scan.views.pop(MAIN, None) or read_nodes(graph.node), consume=True)
+        self._walk_nodes(frame, e.scan.views.pop(MAIN, None) or read_nodes(graph.node), True)
         self.finish_outputs(frame, graph)
         for path, sub in e.scan.graphs:  # structural checks of subgraphs no rule walked
             if path not in e.records:
                 check_graph(e, sub, path, top_level=False)
 
     def _bind_input(self, frame: Frame, inp: Any, inits: dict[str, Value]) -> None:
-        e, name = self.engine, inp.name
-        declared = e.declared_type(inp.type, name) if inp.HasField("type") else T.UNKNOWN
+        e, name = self.state, inp.name
+        declared = self.placement.declared_type(inp.type, name) if inp.HasField("type") else T.UNKNOWN
         if isinstance(declared, T.TensorType) and declared.shape is None:
             e.report("missing-io-shape", f"graph input `{name}` has no shape", Location(MAIN, value=name))
         if name in inits:
@@ -109,7 +90,7 @@ class Graphs:
             why = f"graph input `{name}` declares axis {axis} without extent or name"
             return Origin("fresh", why, Site(MAIN), name, axis), ("input", name, axis)
 
-        frame.record.values[name] = with_empty_contents(Value(e.placement.fill_unknown(declared, origin)))
+        frame.record.values[name] = with_empty_contents(Value(self.placement.fill_unknown(declared, origin)))
         frame.record.inputs.append(name)
 
     # -- frames ---------------------------------------------------------------------------------
@@ -118,7 +99,7 @@ class Graphs:
                   functions_active: tuple = (),
                   attr_refs: Mapping[str, AttributeProto] | None = None) -> Frame:  # fmt: skip
         """A frame for ``graph``, its record registered and its declarations checked."""
-        e = self.engine
+        e = self.state
         declared: dict[str, TypeProto] = {}
         for vi in (*graph.value_info, *graph.output):
             if not vi.HasField("type"):
@@ -127,7 +108,7 @@ class Graphs:
             if prev is not None and prev is not vi.type:
                 # Declared twice (value_info and graph output): both bind; keep what they state
                 # together, and report where they contradict each other.
-                a, b = e.declared_type(prev, vi.name), e.declared_type(vi.type, vi.name)
+                a, b = self.placement.declared_type(prev, vi.name), self.placement.declared_type(vi.type, vi.name)
                 merged, clashes = T.refine(a, b)
                 for c in clashes:
                     e.report("declared-type-clash", f"`{vi.name}` is declared {a} and {b}: {c}",
@@ -145,7 +126,7 @@ class Graphs:
 
     def initializers(self, graph: GraphProto, path: str) -> dict[str, Value]:
         """Initializer values; small integer ones kept externally are read when opted in."""
-        e = self.engine
+        e = self.state
         out: dict[str, Value] = {}
         for t in graph.initializer:
             if external.is_external(t) and external.wanted(t):
@@ -164,7 +145,7 @@ class Graphs:
         return out
 
     def finish_outputs(self, frame: Frame, graph: GraphProto) -> list[Value]:
-        e = self.engine
+        e = self.state
         outs = []
         for o in graph.output:
             v = frame.scope.lookup(o.name)
@@ -172,7 +153,7 @@ class Graphs:
                 e.report("undefined-value",
                          f"graph output `{o.name}` is not produced by any node, input or initializer",
                          Location(frame.path, value=o.name))  # fmt: skip
-                v = Value(e.declared_type(o.type, o.name)) if o.HasField("type") else Value()
+                v = Value(self.placement.declared_type(o.type, o.name)) if o.HasField("type") else Value()
             elif o.name not in frame.scope.values:
                 # The definition is silent; onnxruntime refuses to load such a model.
                 e.report("outer-scope-output",
@@ -195,22 +176,23 @@ class Graphs:
         per iteration or element, so a dim name declared in it, which would claim one extent for
         every iteration, is not read (exporters write the first iteration's).
         """
-        e = self.engine
+        e = self.state
         frame: Frame = ctx._frame
         graph = ctx.attrs.get(attr_name)
         if not isinstance(graph, GraphProto):
             return None
         if frame.depth + 1 > e.options.max_depth:
-            e.report_at(ctx.site, "limit", f"subgraphs nest deeper than {e.options.max_depth}")
+            e.report_at(site_of(ctx), "limit", f"subgraphs nest deeper than {e.options.max_depth}")
             return None
-        path = frame.path.subgraph(ctx.site.node_index or 0, attr_name)
+        path = frame.path.subgraph(site_of(ctx).node_index or 0, attr_name)
         if path in e.records:  # a re-walk (Loop fixed point): drop the earlier walk's records
             for stale in [p for p in e.records if GraphPath(p).within(path)]:
                 del e.records[stale]
         n_diagnostics, n_facts = len(e.diagnostics), len(e.table.facts)
         sub = self.new_frame(graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1,
                              frame.functions_active, frame.attr_refs)  # fmt: skip
-        sub.ident = f"{ctx.site.key[0]}/{ctx.site.key[1]}:{attr_name}"
+        at = site_of(ctx).key
+        sub.ident = GraphPath(at[0]).subgraph(at[1], attr_name)
         if iterated:
             sub.declared = {name: _without_dim_names(tp) for name, tp in sub.declared.items()}
         for i, inp in enumerate(graph.input):
@@ -223,7 +205,7 @@ class Graphs:
             sub.record.values[name] = v
             sub.record.initializers.add(name)
         try:
-            e.walk_nodes(sub, e.scan.views.get(path) or read_nodes(graph.node))
+            self._walk_nodes(sub, e.scan.views.get(path) or read_nodes(graph.node), False)
             return self.finish_outputs(sub, graph)
         finally:
             if quiet:
@@ -231,12 +213,12 @@ class Graphs:
                 e.table.rollback_facts(n_facts)
 
     def _bind_subgraph_input(self, frame: Frame, sub: Frame, inp: Any, v: Value) -> None:
-        e = self.engine
+        e = self.state
         if inp.HasField("type"):
             # What the node binds is authoritative: a declared body input often states only the
             # first iteration's type (exporters write the initial value's), and runtimes do not
             # check it. The declaration reports clashes and fills what is unknown.
-            declared = e.declared_type(inp.type, inp.name)
+            declared = self.placement.declared_type(inp.type, inp.name)
             for c in T.refine(declared, v.type)[1]:
                 e.report("declared-type-clash", f"subgraph input `{inp.name}` is declared {declared} but receives "
                          f"{v.type}: {c}", Location(sub.path, value=inp.name))  # fmt: skip
@@ -257,9 +239,9 @@ class Graphs:
 
     def function(self, frame: Frame, ctx: RuleContext, fn: FunctionProto) -> list[Any] | None:
         """The outputs of calling ``fn`` with ``ctx``'s inputs and attributes (Clause 8.4)."""
-        e = self.engine
+        e = self.state
         key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
-        loc = Location(frame.path, ctx.site.node_index, ctx.node.name, ctx.op_type)
+        loc = Location(frame.path, site_of(ctx).node_index, node_of(ctx).name, ctx.op_type)
         if key in frame.functions_active:
             cycle = frame.functions_active[frame.functions_active.index(key) + 1 :]
             through = " through " + ", ".join(f"{d}:{n}" for d, n, _ in cycle) if cycle else ""
@@ -272,7 +254,7 @@ class Graphs:
         opsets = dict(frame.opsets)
         for imp in fn.opset_import:
             opsets[canonical_domain(imp.domain)] = int(imp.version)
-        path = frame.path.call(ctx.site.node_index or 0, fn.domain, fn.name)
+        path = frame.path.call(site_of(ctx).node_index or 0, fn.domain, fn.name)
         scope = Scope()
         record = GraphRecord(path, "function", nodes=list(fn.node))
         scope.values = record.values
@@ -281,7 +263,8 @@ class Graphs:
         # A function is polymorphic (Clause 8.4): a dim name in its value_info is not the
         # model-scoped variable of that name, and need not be one extent across call sites.
         declared = {vi.name: _without_dim_names(vi.type) for vi in getattr(fn, "value_info", ()) if vi.HasField("type")}
-        ident = f"{ctx.site.key[0]}/{ctx.site.key[1]}@{fn.domain}.{fn.name}"
+        at = site_of(ctx).key
+        ident = GraphPath(at[0]).call(at[1], fn.domain, fn.name)
         sub = Frame(path, scope, opsets, declared, record, frame.depth + 1, frame.functions_active + (key,),
                     _attribute_references(frame, ctx, fn), ident)  # fmt: skip
         omitted = {name for i, name in enumerate(fn.input) if name and (i >= len(ctx.inputs) or ctx.inputs[i] is None)}
@@ -295,7 +278,7 @@ class Graphs:
             e.report("arity", f"{ctx.op_type} is called with {len(ctx.inputs)} inputs and {ctx.n_outputs} outputs; "
                      f"the function has {len(fn.input)} and {len(fn.output)}", loc)  # fmt: skip
         record.nodes = [_absent(n, omitted) for n in fn.node]
-        e.walk_nodes(sub, read_nodes(record.nodes))
+        self._walk_nodes(sub, read_nodes(record.nodes), False)
         out = []
         for name in fn.output:
             v = scope.lookup(name)
@@ -317,7 +300,7 @@ def _attribute_references(frame: Frame, ctx: RuleContext, fn: FunctionProto) -> 
                 refs[name] = helper.make_attribute(name, spec.default)
     for a in fn.attribute_proto:  # defaults (IR >= 9)
         refs[a.name] = a
-    for a in ctx.node.attribute:
+    for a in node_of(ctx).attribute:
         if a.ref_attr_name:
             outer = (frame.attr_refs or {}).get(a.ref_attr_name)
             if outer is not None:

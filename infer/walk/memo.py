@@ -18,8 +18,11 @@ the rule asked of the run):
 
 What is never kept, and why:
 
-- a run that reported, learned a fact, made a variable, walked a subgraph or refused an extent
-  (the walker compares its side-effect counters around the rule): a reuse would skip that;
+- a run that reported, required or assumed something, made or declared a variable, or walked a
+  subgraph (its context records each, ``RuleContext.acted``), or that failed or refused an
+  extent (it gives a reason): a reuse would skip that;
+- a rule registered ``pure=False``, whose result rests on more than its node and inputs (what
+  the walk recorded where a variable was made);
 - a node whose inputs include sequences, optionals or maps: their rules consult where the
   variables in them were made, which the key does not hold;
 - a node without a key: one with subgraphs or attribute references (whose values live in the

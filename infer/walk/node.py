@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from onnx import AttributeProto, ModelProto, helper
+from onnx import AttributeProto, ModelProto, NodeProto, helper
 
 from infer.core import diagnostics as diag
 from infer.core import dimparse, limits
@@ -75,21 +75,6 @@ class NodeInference:
         return ", ".join(str(t) for t in self.types)
 
 
-def _split(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
 def parse_dim(src: str, table: DimTable) -> D.Dim:
     """``3``, ``N``, ``N + 5``, ``floor(H/2)``, ``?`` (unknown) -> a dim; names are declared in ``table``."""
     return dimparse.parse_dim(src, lambda name: table.declared(name, "in a type string"))
@@ -138,10 +123,10 @@ def parse_value(src: str, table: DimTable) -> Value:
     if bracket is None or body.strip() == "*":
         shape = None
     else:
-        shape = tuple(parse_dim(d, table) for d in _split(body)) if body.strip() else ()
+        shape = tuple(parse_dim(d, table) for d in dimparse.split_top(body)) if body.strip() else ()
     known = None
     if contents is not None:
-        items = _split(contents)
+        items = dimparse.split_top(contents)
         elems: list[Any] = []
         for it in items:
             if it in ("true", "false", "True", "False"):
@@ -159,6 +144,31 @@ def parse_value(src: str, table: DimTable) -> Value:
         kshape = tuple(int(d) for d in shape) if shape is not None else (len(elems),)
         known = Known(kshape, tuple(elems))
     return Value(T.tensor(elem, shape), known)
+
+
+def _input_value(x: T.Type | Value | str | None, table: Any) -> Value | None:
+    """One input of ``infer_node``: a value, a type, a type string (``""``: unsupplied) or ``None``."""
+    if x is None or isinstance(x, Value):
+        return x
+    if isinstance(x, str):
+        return parse_value(x, table) if x else None
+    return Value(x)
+
+
+def _add_attributes(node: NodeProto, attributes: Mapping[str, Any], sig: Any, diagnostics: list) -> None:
+    """``infer_node``'s attributes on ``node``, typed by the signature where a value does not say
+    (an attribute whose type cannot be told is reported against a schema that lacks it)."""
+    for name, given in attributes.items():
+        if given is None:
+            continue  # absent, as onnx.helper.make_node reads it
+        a = _attribute(name, given, sig.attributes.get(name) if sig is not None else None)
+        if a.type == AttributeProto.UNDEFINED and (sig is None or name not in sig.attributes):
+            # Validation reports an attribute without a type only against a schema that has it.
+            diagnostics.append(diag.make(
+                "attribute-type", f"{node.op_type}: the type of attribute '{name}' cannot be told from {given!r:.60}",
+                Location("node", 0, "", node.op_type, attribute=name), "pass an onnx.AttributeProto",
+            ))  # fmt: skip
+        node.attribute.append(a)
 
 
 def infer_node(
@@ -192,33 +202,14 @@ def infer_node(
     imports = {d: min(max(int(v), 0), limits.OPSET_CEILING) for d, v in imports.items()}
     engine.implicit_default = False  # the imports are the ones given here
     engine.diagnostics.clear()
-    values: list[Value | None] = []
-    for x in inputs:
-        if x is None:
-            values.append(None)
-        elif isinstance(x, Value):
-            values.append(x)
-        elif isinstance(x, str):
-            values.append(parse_value(x, engine.table) if x else None)
-        else:
-            values.append(Value(x))
+    values = [_input_value(x, engine.table) for x in inputs]
     names = [f"in{i}" if v is not None else "" for i, v in enumerate(values)]
     signatures.ensure(domain, op_type)  # a custom domain's signature is declared with its rules
     sig = signature(domain, op_type, imports[domain])
     if n_outputs is None:
         n_outputs = max(len(sig.outputs), 1) if sig is not None else 1
     node = helper.make_node(op_type, names, [f"out{k}" for k in range(n_outputs)], domain=domain or None)
-    for name, given in (attributes or {}).items():
-        if given is None:
-            continue  # absent, as onnx.helper.make_node reads it
-        a = _attribute(name, given, sig.attributes.get(name) if sig is not None else None)
-        if a.type == AttributeProto.UNDEFINED and (sig is None or name not in sig.attributes):
-            # Validation reports an attribute without a type only against a schema that has it.
-            engine.diagnostics.append(diag.make(
-                "attribute-type", f"{op_type}: the type of attribute '{name}' cannot be told from {given!r:.60}",
-                Location("node", 0, "", op_type, attribute=name), "pass an onnx.AttributeProto",
-            ))  # fmt: skip
-        node.attribute.append(a)
+    _add_attributes(node, attributes or {}, sig, engine.diagnostics)
     scope = Scope()
     for name, v in zip(names, values):
         if v is not None:

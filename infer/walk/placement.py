@@ -26,7 +26,7 @@ from infer.core.diagnostics import Location
 from infer.core.dims import Dim
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Origin, Site
-from infer.core.scopes import ContentNote, Frame
+from infer.core.scopes import MAIN, ContentNote, Frame
 from infer.core.values import Known, Value, in_domain, without_overflow
 
 
@@ -41,7 +41,7 @@ class Prepared(NamedTuple):
 
 
 class Run(Protocol):
-    """What placement reads of the run it places for (the engine)."""
+    """What placement reads of the run it places for (``infer.walk.state.RunState``)."""
 
     model: ModelProto
     scope: DimScope
@@ -296,7 +296,7 @@ class _Refinement:
         return i
 
     def _where(self, axis: int) -> str:
-        graph = "" if self.site.graph == "main" else f" in {self.site.graph}"
+        graph = "" if self.site.graph == MAIN else f" in {self.site.graph}"
         return f"`{self.name}` axis {axis}{graph}"
 
     def _unknown(self, axis: int, d: Dim, i: Dim) -> Dim:

@@ -131,7 +131,7 @@ def rebound(engine: Any, source: ModelProto) -> Any:
     of a model with functions is kept from a copy the caller does not hold.)"""
     out = engine.snapshot()
     if not len(source.functions):
-        out.model = source
+        out.state.model = source
         for path, rec in out.records.items():
             graph = resolve_graph(source, path) if rec.kind == "graph" else None
             if graph is not None:

@@ -14,6 +14,7 @@ from infer.core.diagnostics import Diagnostic, Location
 from infer.core.dims.budget import NodeTimeout, end_limit, start_limit
 from infer.core.dims.budget import current as current_budget
 from infer.core.limits import Limits
+from infer.core.scopes import GraphPath
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
 
@@ -69,7 +70,7 @@ class RuleRunner:
         # What the rule's subgraph walks recorded holds only the part walked before the time ran
         # out (one round of a Loop's body): dropped, like everything the rule would have given.
         records = self.records()
-        for path in [p for p in records if _inside_node(p, loc)]:
+        for path in [p for p in records if GraphPath(p).inside_node(loc.graph, loc.node_index)]:
             del records[path]
         seconds = f"{self.max_node_seconds:g}"
         ctx.because(f"its inference ran past {seconds} s (limit max_node_seconds)")
@@ -100,10 +101,3 @@ class RuleRunner:
             self.report("rule-crash", f"rule for {ctx.op_type} failed: {type(e).__name__}: {e}", loc)
             ctx.because("its inference rule failed")
         return None
-
-
-def _inside_node(path: str, loc: Location) -> bool:
-    """Is ``path`` a graph the node at ``loc`` walks (its graph attributes, a function it calls),
-    or one inside those?"""
-    prefix = f"{loc.graph}/{loc.node_index}"
-    return path.startswith(prefix + ":") or path.startswith(prefix + "@")

@@ -265,7 +265,7 @@ def _same_branch_types(ctx: RuleContext, then: list[Value], other: list[Value]) 
             )
 
 
-@rule("If")
+@rule("If", pure=False)
 def if_(ctx: RuleContext) -> list:
     """A condition known at inference time selects its branch; otherwise the branches join."""
     c = _known_bool(ctx.value(0))
@@ -303,7 +303,7 @@ def if_(ctx: RuleContext) -> list:
 # -- Loop -----------------------------------------------------------------------------------------
 
 
-@rule("Loop")
+@rule("Loop", pure=False)
 def loop(ctx: RuleContext) -> list:
     """Loop, every version: M and cond optional, loop-carried values, scan outputs."""
     body = Body(ctx, "body")
@@ -489,7 +489,7 @@ def _scan(ctx: RuleContext, body: Body, states: list[Value], slices: list[Value]
     return _finals(body, states, outs[:n], at_least_one, offset), outs[n:]
 
 
-@rule("Scan", since=8)
+@rule("Scan", since=8, pure=False)
 def scan_8(ctx: RuleContext) -> list:
     """Scan-8: a batch axis 0 on every input; the scanned axis is 1; sequence_lens optional."""
     body = Body(ctx, "body")
@@ -526,7 +526,7 @@ def _rank_at_least(t: Type, r: int) -> bool:
     return isinstance(t, TensorType) and t.shape is not None and len(t.shape) >= r
 
 
-@rule("Scan", since=9)
+@rule("Scan", since=9, pure=False)
 def scan_9(ctx: RuleContext) -> list:
     """Scan-9 and later: scan_input_axes, scan_output_axes and the directions (no batch axis)."""
     body = Body(ctx, "body")
@@ -577,7 +577,7 @@ def scan_9(ctx: RuleContext) -> list:
 # -- SequenceMap ----------------------------------------------------------------------------------
 
 
-@rule("SequenceMap", since=17)
+@rule("SequenceMap", since=17, pure=False)
 def sequence_map(ctx: RuleContext) -> list:
     """The body applied to each element (sequence inputs) with the tensor inputs as they are."""
     body = Body(ctx, "body")

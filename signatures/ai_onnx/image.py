@@ -15,7 +15,7 @@ from infer.core.dims import Dim
 from infer.core.types import TensorType
 from signatures.kit.helpers import norm_axes, same_dim, vector_length
 from signatures.kit.registry import example, rule
-from signatures.kit.windows import check_bias, check_divisible, read_window, window_extent, window_extents
+from signatures.kit.windows import check_bias, check_divisible, read_window, window_attrs, window_extent, window_extents
 
 Shape = tuple[Dim, ...]
 INT64_MAX = (1 << 63) - 1
@@ -126,11 +126,7 @@ def col2im(ctx: RuleContext) -> list:
 def _check_block_count(ctx: RuleContext, count: Dim, image: list[Dim], block: list[Dim]) -> None:
     """The number of blocks ``L`` must be the product of the sliding-window counts."""
     n = len(image)
-    strides = list(ctx.attr("strides") or [1] * n)
-    dilations = list(ctx.attr("dilations") or [1] * n)
-    pads = list(ctx.attr("pads") or [0] * (2 * n))
-    if len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
-        raise RuleError("bad-attribute", "strides, dilations or pads do not match the image rank")
+    strides, dilations, pads = window_attrs(ctx, n, mismatch="strides, dilations or pads do not match the image rank")
     blocks = D.product(
         window_extent(image[i], block[i], strides[i], dilations[i], pads[i], pads[i + n], "NOTSET", False)
         for i in range(n)
@@ -235,11 +231,8 @@ def max_unpool(ctx: RuleContext) -> list:
     if x is None:
         return [None]
     n = len(x) - 2
-    kernel = list(ctx.require("kernel_shape"))
-    strides = list(ctx.attr("strides") or [1] * n)
-    pads = list(ctx.attr("pads") or [0] * (2 * n))
-    if len(kernel) != n or len(strides) != n or len(pads) != 2 * n:
-        raise RuleError("bad-attribute", "kernel_shape, strides or pads do not match the spatial rank")
+    kernel, strides, pads = window_attrs(ctx, n, ("kernel_shape", "strides", "pads"),
+                                         "kernel_shape, strides or pads do not match the spatial rank")  # fmt: skip
     spatial = [D.sub(D.add(D.mul(D.sub(x[i + 2], 1), strides[i]), kernel[i]), pads[i] + pads[i + n]) for i in range(n)]
     return [(x[0], x[1], *spatial)]
 

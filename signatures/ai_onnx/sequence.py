@@ -150,7 +150,7 @@ def sequence_construct(ctx: RuleContext) -> list:
     return [seq_of(elems)]
 
 
-@rule("SequenceInsert", since=11)
+@rule("SequenceInsert", since=11, pure=False)  # element_type reads where variables were made
 def sequence_insert(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     x = ctx.value(1) or Value()
@@ -168,7 +168,7 @@ def sequence_insert(ctx: RuleContext) -> list:
     return [Value(SequenceType(elem))]
 
 
-@rule("SequenceErase", since=11)
+@rule("SequenceErase", since=11, pure=False)  # element_type reads where variables were made
 def sequence_erase(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     have = items(ctx.value(0))
@@ -183,7 +183,7 @@ def sequence_erase(ctx: RuleContext) -> list:
     return [Value(ctx.type(0))]  # fewer elements of the same type
 
 
-@rule("SequenceAt", since=11)
+@rule("SequenceAt", since=11, pure=False)  # element_type reads where variables were made
 def sequence_at(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     have = items(ctx.value(0))
@@ -278,7 +278,7 @@ def _concat(ctx: RuleContext, shapes: list[tuple[Dim, ...]], axis: int, new_axis
     return tuple(out)
 
 
-@rule("ConcatFromSequence", since=11)
+@rule("ConcatFromSequence", since=11, pure=False)  # element_type reads where variables were made
 def concat_from_sequence(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     new_axis = bool(ctx.attr("new_axis", 0))

@@ -282,51 +282,70 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
     out = [ctx.exact(d) for d in out]
     open_ = [j for j, d in enumerate(out) if d is None]
     if len(open_) == 1 and total is not None:
-        # Whatever the one open entry is (-1, a copied 0 or an extent), the element count fixes it.
-        j = open_[0]
-        rest = D.product(d for k, d in enumerate(out) if k != j)
-        # An entry that is not -1 fixes nothing when the others hold no elements: [0, v] holds 0
-        # elements whatever v is. A -1 there is refused at run time where a 0 entry copies the
-        # input's extent, so it may be divided out; with allowzero, see _nonzero_quotient.
-        divides = (infer_at == j and not allowzero) or (ctx.lower_bound(rest) or 0) >= 1
-        if rest is not None and rest != 0 and not divides:
-            if infer_at == j and data is not None:
-                out[j] = _nonzero_quotient(ctx, data, [d for k, d in enumerate(out) if k != j])
-            if out[j] is None:
-                ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
-        elif rest is not None and rest != 0:
-            if _never_divides(total, rest):
-                raise RuleError(
-                    "shape-mismatch",
-                    f"{D.to_str(total)} elements cannot be reshaped with the other dims giving {D.to_str(rest)}",
-                )
-            out[j] = D.floordiv(total, rest)
-            # A run divides exactly (onnxruntime refuses 5 elements as [2, -1]): recorded, so
-            # that a later 2*floor(c/2) is c.
-            ctx.require_multiple(total, rest, f"{ctx.op_type} divides the element count exactly")
-            if D.is_symbolic(out[j]) and (ctx.lower_bound(total) or 0) >= 1:
-                # A run divides a non-empty element count exactly: the quotient is at least 1.
-                ctx.require_at_least(out[j], 1, f"{ctx.op_type} divides the element count exactly")
-        elif rest == 0 and infer_at is not None:
-            ctx.because("-1 next to a 0 extent does not determine the inferred dim")
+        _solve_open_entry(ctx, data, out, open_[0], infer_at, total, allowzero)
     elif open_:
         if infer_at is not None and len(open_) > 1:
             ctx.because("the target shape has unknown entries besides the -1")
         else:
             ctx.because("the element count needed to resolve the target shape is not known")
     elif total is not None:
-        got = D.product(out)
-        same = D.equal(total, got)
-        if same is False:
+        _check_element_count(ctx, total, out)
+    return out
+
+
+def _solve_open_entry(
+    ctx: RuleContext,
+    data: tuple[Dim, ...] | None,
+    out: list[Dim],
+    j: int,
+    infer_at: int | None,
+    total: Dim,
+    allowzero: bool,
+) -> None:
+    """Set ``out[j]``, the one open entry of a Reshape's target, from the element count ``total``
+    where it is determined (else say why not); ``infer_at``: where the -1 is, if any."""
+    # Whatever the one open entry is (-1, a copied 0 or an extent), the element count fixes it.
+    rest = D.product(d for k, d in enumerate(out) if k != j)
+    # An entry that is not -1 fixes nothing when the others hold no elements: [0, v] holds 0
+    # elements whatever v is. A -1 there is refused at run time where a 0 entry copies the
+    # input's extent, so it may be divided out; with allowzero, see _nonzero_quotient.
+    divides = (infer_at == j and not allowzero) or (ctx.lower_bound(rest) or 0) >= 1
+    if rest is not None and rest != 0 and not divides:
+        if infer_at == j and data is not None:
+            out[j] = _nonzero_quotient(ctx, data, [d for k, d in enumerate(out) if k != j])
+        if out[j] is None:
+            ctx.because(f"the other extents of the target, {D.to_str(rest)}, may hold no elements")
+    elif rest is not None and rest != 0:
+        if _never_divides(total, rest):
             raise RuleError(
                 "shape-mismatch",
-                f"the input has {D.to_str(total)} elements, the target shape {[D.to_str(d) for d in out]} "
-                f"holds {D.to_str(got)}",
+                f"{D.to_str(total)} elements cannot be reshaped with the other dims giving {D.to_str(rest)}",
             )
-        if same is None and got is not None:  # a target traced at one size (Swin's windows)
-            ctx.require_equal(total, got, f"{D.to_str(total)} == {D.to_str(got)} (Reshape keeps the element count)",
-                              f"{ctx.op_type} keeps the element count")  # fmt: skip
-    return out
+        out[j] = D.floordiv(total, rest)
+        # A run divides exactly (onnxruntime refuses 5 elements as [2, -1]): recorded, so
+        # that a later 2*floor(c/2) is c.
+        ctx.require_multiple(total, rest, f"{ctx.op_type} divides the element count exactly")
+        if D.is_symbolic(out[j]) and (ctx.lower_bound(total) or 0) >= 1:
+            # A run divides a non-empty element count exactly: the quotient is at least 1.
+            ctx.require_at_least(out[j], 1, f"{ctx.op_type} divides the element count exactly")
+    elif rest == 0 and infer_at is not None:
+        ctx.because("-1 next to a 0 extent does not determine the inferred dim")
+
+
+def _check_element_count(ctx: RuleContext, total: Dim, out: list[Dim]) -> None:
+    """A fully given target must hold the input's ``total`` elements: refused where it provably
+    does not, required where that is not decided."""
+    got = D.product(out)
+    same = D.equal(total, got)
+    if same is False:
+        raise RuleError(
+            "shape-mismatch",
+            f"the input has {D.to_str(total)} elements, the target shape {[D.to_str(d) for d in out]} "
+            f"holds {D.to_str(got)}",
+        )
+    if same is None and got is not None:  # a target traced at one size (Swin's windows)
+        ctx.require_equal(total, got, f"{D.to_str(total)} == {D.to_str(got)} (Reshape keeps the element count)",
+                          f"{ctx.op_type} keeps the element count")  # fmt: skip
 
 
 def _nonzero_quotient(ctx: RuleContext, data: tuple[Dim, ...], others: list[Dim]) -> Dim:

@@ -39,7 +39,7 @@ def _modifier(ctx: RuleContext, name: str, scores: tuple) -> None:
         ctx.error("shape-mismatch", f"FlexAttention: {name} must give a rank-4 tensor, gives {t}")
 
 
-@rule("FlexAttention", since=1, domain=PREVIEW)
+@rule("FlexAttention", since=1, domain=PREVIEW, pure=False)
 def flex_attention(ctx: RuleContext) -> list:
     """Y is ``(B, Hq, L, Dv)`` for Q ``(B, Hq, L, D)``, K ``(B, Hkv, S, D)``, V ``(B, Hkv, S, Dv)``."""
     q, k, v = (check_rank(ctx, i, 4, name) for i, name in enumerate(("Q", "K", "V")))

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from infer.contract.context import RuleContext
-from infer.core.dimparse import compile_dim, names_in
+from infer.core.dimparse import compile_dim, names_in, split_top
 from infer.core.dims import Dim
 from signatures.kit.helpers import broadcast, same_dim
 
@@ -42,30 +42,12 @@ _TENSOR_RE = re.compile(rf"^({_NAME})\s*\[(.*)\]$", re.S)
 _BROADCAST_RE = re.compile(rf"^broadcast\(\s*({_NAME}(?:\s*,\s*{_NAME})*)\s*\)$")
 
 
-def _split_top(s: str, sep: str = ",") -> list[str]:
-    """Split at ``sep`` outside brackets and parentheses."""
-    out, depth, cur = [], 0, []
-    for ch in s:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == sep and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        out.append("".join(cur))
-    return [p.strip() for p in out]
-
-
 def _items(src: str, where: str) -> list[str]:
     """The items between a tensor's brackets (none for a scalar)."""
     m = _TENSOR_RE.match(src.strip())
     if not m:
         raise ValueError(f"bad {where} {src!r}: write NAME[items]")
-    return _split_top(m.group(2))
+    return split_top(m.group(2))
 
 
 @dataclass(frozen=True)
@@ -163,8 +145,8 @@ def _compile_form(src: str) -> _Form:
         raise ValueError(f"pattern needs '->': {src!r}")
     dims: set[str] = set()
     stars: set[str] = set()
-    ins = tuple(_compile_input(i, part, dims, stars) for i, part in enumerate(_split_top(lhs)) if part.strip() != "_")
-    outs = tuple(tuple(_compile_item(it, dims, stars) for it in _items(part, "output")) for part in _split_top(rhs))
+    ins = tuple(_compile_input(i, part, dims, stars) for i, part in enumerate(split_top(lhs)) if part.strip() != "_")
+    outs = tuple(tuple(_compile_item(it, dims, stars) for it in _items(part, "output")) for part in split_top(rhs))
     if not outs:
         raise ValueError(f"pattern has no output: {src!r}")
     return _Form(ins, outs)
@@ -172,7 +154,7 @@ def _compile_form(src: str) -> _Form:
 
 def compile_pattern(src: str | Sequence[str]) -> Callable[[RuleContext], list[tuple[Dim, ...] | None]]:
     """Compile a pattern (or several forms) into a rule function."""
-    sources = _split_top(src, "|") if isinstance(src, str) else list(src)
+    sources = split_top(src, "|") if isinstance(src, str) else list(src)
     forms = [_compile_form(s) for s in sources]
     read = sorted({pat.index for form in forms for pat in form.inputs})
     n_out = {len(form.outputs) for form in forms}

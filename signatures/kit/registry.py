@@ -38,6 +38,9 @@ class Entry:
     reason: str | None = None  # set for unsupported entries
     pattern: str | None = None  # the DSL source, for documentation
     module: str = ""  # the module that declared the entry
+    # False for a rule whose result rests on more than its node and inputs (what the walk has
+    # recorded elsewhere): never reused for another node (infer/walk/memo.py).
+    pure: bool = True
 
     @property
     def supported(self) -> bool:
@@ -81,27 +84,31 @@ def _names(ops: str | Iterable[str]) -> list[str]:
     return [ops] if isinstance(ops, str) else list(ops)
 
 
-def rule(ops: str | Iterable[str], since: int = 1, domain: str = "") -> Callable[[RuleFn], RuleFn]:
-    """Register a Python rule for one or more operators."""
+def rule(ops: str | Iterable[str], since: int = 1, domain: str = "", pure: bool = True) -> Callable[[RuleFn], RuleFn]:
+    """Register a Python rule for one or more operators; ``pure=False`` where its result rests on
+    more than the node and its inputs (what the walk recorded elsewhere, a subgraph's walk)."""
 
     def wrap(fn: RuleFn) -> RuleFn:
         for op in _names(ops):
-            REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__))
+            REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
         return fn
 
     return wrap
 
 
-def _caller_module() -> str:
-    """The module calling the registering function (two frames up)."""
-    return str(sys._getframe(2).f_globals.get("__name__", ""))
+def caller_module(depth: int = 2) -> str:
+    """The module calling the registering function (``depth`` frames up)."""
+    return str(sys._getframe(depth).f_globals.get("__name__", ""))
 
 
-def shape_rule(ops: str | Iterable[str], pattern: str | Sequence[str], since: int = 1, domain: str = "") -> None:
-    """Register a DSL pattern (see ``signatures.kit.dsl``) for one or more operators."""
+def shape_rule(
+    ops: str | Iterable[str], pattern: str | Sequence[str], since: int = 1, domain: str = "", module: str = ""
+) -> None:
+    """Register a DSL pattern (see ``signatures.kit.dsl``) for one or more operators; ``module``
+    (the calling one unless given) declares them."""
     from signatures.kit.dsl import compile_pattern
 
-    module = _caller_module()
+    module = module or caller_module()
     fn = compile_pattern(pattern)
     fn.__module__ = module
     source = pattern if isinstance(pattern, str) else " | ".join(pattern)
@@ -111,7 +118,7 @@ def shape_rule(ops: str | Iterable[str], pattern: str | Sequence[str], since: in
 
 def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "") -> None:
     """Declare that outputs stay unknown (beyond their schema types), and why."""
-    module = _caller_module()
+    module = caller_module()
     for op in _names(ops):
         REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
 
@@ -152,7 +159,7 @@ def example(
     error: str | None = None,
 ) -> None:
     """Declare an invocation test of ``op_type``'s rule (run by tests/test_rule_examples.py)."""
-    module = _caller_module()
+    module = caller_module()
     EXAMPLES.append(
         Example(op_type, tuple(inputs), tuple(outputs), tuple((attrs or {}).items()), opset, domain, error, module)
     )

@@ -3,9 +3,11 @@
     python -m signatures.kit.rule_index          # rewrite signatures/index.py
     python -m signatures.kit.rule_index --check  # exit 1 if it is not what the modules declare
 
-Each module is imported in turn (in a fresh process, nothing loaded before); what the import
-adds to the registry of rules and to the declared signatures is that module's (an import that
-pulls in another module declares that one's operators too: importing it is enough for them).
+Each module of the domain packages (not ``signatures/custom``'s, which ``signatures.ensure``
+imports for any operator the index does not list) is imported in turn (in a fresh process,
+nothing loaded before); what the import adds to the registry of rules and to the declared
+signatures is that module's (an import that pulls in another module declares that one's
+operators too: importing it is enough for them).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def _collect() -> dict[tuple[str, str], list[str]]:
     from signatures.kit.registry import REGISTRY
 
     found: dict[tuple[str, str], list[str]] = {}
-    for name in family_modules():
+    for name in family_modules(indexed=True):
         before = set(REGISTRY.operators()) | set(schema._custom)
         counts = {k: len(v) for k, v in REGISTRY._entries.items()}
         importlib.import_module(name)

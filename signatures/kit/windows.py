@@ -11,7 +11,8 @@ that overshoots by two strides (a pooling, and DeformConv, whose kernel truncate
 as the pools do), ``pads`` beside a set ``auto_pad`` (a convolution). Pads not below the kernel
 of an ONNX pooling are allowed by the definition and refused by onnxruntime: the definition's
 extents with a ``runtime-refuses`` warning (``RuleContext.refused_by_runtime``); the contrib
-poolings, which onnxruntime alone defines, refuse them.
+poolings, which onnxruntime alone defines, refuse them. Col2Im and MaxUnpool read their windows'
+attributes through ``window_attrs`` (defaults and lengths), as ``read_window`` does.
 
 Extents follow the definitions, ``floor((x + pads - dilation*(k-1) - 1) / stride) + 1``, with
 onnxruntime's reading where they differ (``window_extent``, ``sliding_extent``).
@@ -44,6 +45,30 @@ class Window:
     ceil_mode: bool
 
 
+def window_attrs(ctx: RuleContext, n: int, names: Sequence[str] = ("strides", "dilations", "pads"),
+                 mismatch: str | None = None) -> tuple[tuple[int, ...], ...]:  # fmt: skip
+    """The window attributes ``names`` of a node with ``n`` spatial axes, defaulted as the
+    definitions default them (``kernel_shape`` required, ``strides`` and ``dilations`` 1, ``pads``
+    0 at both ends of each axis), in the order asked for. Each must have an entry per axis (two,
+    ``pads``): a ``bad-attribute`` error names the first that has not, or says ``mismatch``.
+
+    Only the lengths are checked here: ``read_window`` checks the values of the windows it reads.
+    """
+    values = []
+    for name in names:
+        if name == "kernel_shape":
+            values.append(tuple(ctx.require(name)))
+        elif name == "pads":
+            values.append(tuple(ctx.attr(name) or (0,) * (2 * n)))
+        else:
+            values.append(tuple(ctx.attr(name) or (1,) * n))
+    for name, v in zip(names, values):
+        length = 2 * n if name == "pads" else n
+        if len(v) != length:
+            raise RuleError("bad-attribute", mismatch or f"{name} {list(v)} has {len(v)} entries, needs {length}")
+    return tuple(values)
+
+
 def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: bool, onnx_op: bool = True) -> Window:
     """The window attributes of a node with ``n`` spatial axes, checked as onnxruntime checks them.
 
@@ -63,12 +88,7 @@ def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: b
     kernel = tuple(attr) if attr is not None else (tuple(weights) if weights is not None else None)
     if kernel is not None and len(kernel) != n:
         raise RuleError("bad-attribute", f"kernel_shape {list(kernel)} has {len(kernel)} entries for {n} spatial axes")
-    strides = tuple(ctx.attr("strides") or (1,) * n)
-    dilations = tuple(ctx.attr("dilations") or (1,) * n)
-    pads = tuple(ctx.attr("pads") or (0,) * (2 * n))
-    for name, values, length in (("strides", strides, n), ("dilations", dilations, n), ("pads", pads, 2 * n)):
-        if len(values) != length:
-            raise RuleError("bad-attribute", f"{name} {list(values)} has {len(values)} entries, needs {length}")
+    strides, dilations, pads = window_attrs(ctx, n)
     if any(s <= 0 for s in strides) or any(d <= 0 for d in dilations):
         raise RuleError("bad-attribute", f"strides {list(strides)} and dilations {list(dilations)} must be positive")
     if any(p < 0 for p in pads):

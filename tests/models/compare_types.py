@@ -47,18 +47,11 @@ def dump(paths: list[str]) -> dict[str, dict[str, str]]:
 
 def _split(text: str) -> list[str] | None:
     """The extents of a tensor type's text (``float[batch,seq + 5]``), else ``None``."""
+    from infer.core.dimparse import split_top  # here, as in _canonical: ``dump`` may run an older core
+
     if not text.endswith("]") or "[" not in text:
         return None
-    inner = text[text.index("[") + 1 : -1]
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(inner):
-        depth += ch in "("
-        depth -= ch in ")"
-        if ch == "," and depth == 0:
-            parts.append(inner[start:i])
-            start = i + 1
-    parts.append(inner[start:])
-    return parts
+    return split_top(text[text.index("[") + 1 : -1])
 
 
 def _canonical(old: str, new: str, positive: set[str]) -> bool:
