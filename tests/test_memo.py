@@ -105,3 +105,19 @@ def test_nodes_alike_each_report_what_they_find() -> None:
     result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
     mismatches = [d.location.node_index for d in result.diagnostics if d.code == "shape-mismatch"]
     assert mismatches == [0, 1, 2], result.diagnostics
+
+
+def test_a_reused_result_requires_at_its_own_node_what_the_rule_required() -> None:
+    """MatMul requires its inner extents equal (K == L); a reuse of the first node's result at
+    the others must still list each of them as making the requirement (the domain says which
+    nodes need what), as running the rule at each would."""
+    nodes = [helper.make_node("MatMul", ["a", "b"], [f"y{k}"], name=f"mm{k}") for k in range(3)]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", "K"]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["L", "M"])],
+        [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, None) for k in range(3)],
+    )  # fmt: skip
+    result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    (equal,) = [c for c in result.domain.constraints if c.kind == "equal"]
+    assert sorted(d.site.node_name for d in equal.demands) == ["mm0", "mm1", "mm2"], equal.demands

@@ -27,7 +27,7 @@ from onnx import ModelProto, NodeProto, TypeProto
 
 from infer.check.validate import check_model, check_node
 from infer.contract.attributes import rule_attributes
-from infer.contract.context import RuleContext, site_of
+from infer.contract.context import RuleContext, replay_effects, site_of
 from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 from infer.core import diagnostics as diag
 from infer.core import dims as D
@@ -413,10 +413,13 @@ class Engine:
         first_implicit = self.implicit_default and not self._warned_default and view.domain == ""
         key = None if first_implicit else self.memo.key(view, opset, inputs)
         if key is not None and (hit := self.memo.get(key, self.scope)) is not None:
-            prepared, plain = hit
+            prepared, plain, replay = hit
+            site = partial(_site, frame, idx, view.node, inputs)
+            if replay:  # what the rule required where it ran, required here too
+                site = site()
+                replay_effects(self.state.scope, replay, site)
             if plain is not None and not any(name in frame.declared for name in view.outputs):
                 return list(plain)  # the common case of a repeated layer: nothing to add
-            site = partial(_site, frame, idx, view.node, inputs)
             return self.placement.place(frame, site, view.outputs, view.op_type, prepared, None, ())
         return self._infer_afresh(frame, idx, view, opset, inputs, key)
 
@@ -500,7 +503,7 @@ class Engine:
         extents to name or contents to explain (and none is declared: checked at reuse)."""
         values = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
         simple = not any(p.needs_fill or p.note or p.overflow is not None for p in values)
-        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on)
+        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on, ctx.replay)
         return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
 
 
