@@ -57,6 +57,9 @@ def _everything(result: infer.InferenceResult) -> list[str]:
            result.values()]  # fmt: skip
     out += [f"{d.code} {d.message} {d.location}" for d in result.diagnostics]
     out += [str(a) for a in result.assumptions]
+    # ... and what the model's domain requires, with the nodes that require it (a reused result
+    # makes its rule's requirements again at its own node).
+    out += [f"{c} <- {sorted(str(d) for d in c.demands)}" for c in result.domain.constraints]
     return out
 
 
@@ -121,3 +124,25 @@ def test_a_reused_result_requires_at_its_own_node_what_the_rule_required() -> No
     result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
     (equal,) = [c for c in result.domain.constraints if c.kind == "equal"]
     assert sorted(d.site.node_name for d in equal.demands) == ["mm0", "mm1", "mm2"], equal.demands
+
+
+def test_re_inference_after_an_edit_is_a_fresh_inference_of_the_edited_model(monkeypatch) -> None:
+    """``previous=`` reuses the first call's rule results (a renamed node's, whose key has no
+    names, too): what comes out, the domain's requiring nodes included, is what inferring the
+    edited model with no result ever reused gives."""
+    import onnx
+
+    from benchmarks.corpus import edited
+    from infer.walk import memo, reuse
+
+    root = Path(__file__).parent / "models"
+    for name in ["efficientnet_dynamo.onnx", "bert_torchscript.onnx"]:
+        model = onnx.load(str(root / name))
+        for edit in edited(model):
+            reuse.clear()  # (rule results stay kept across calls: what ``previous=`` is for)
+            again = _everything(infer.infer_model(edit, previous=infer.infer_model(model)))
+            with reuse.disabled():
+                with monkeypatch.context() as patch:
+                    patch.setattr(memo.Memo, "get", lambda self, key, scope: None)
+                    afresh = _everything(infer.infer_model(edit))
+            assert again == afresh, name

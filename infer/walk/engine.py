@@ -442,7 +442,7 @@ class Engine:
         if how.kind == RULE:
             clean = len(self.state.diagnostics) == n_diagnostics  # the checks found nothing
             s = self.scope
-            fact_reads, table_reads = s.fact_reads, s.table_reads
+            fact_reads, table_reads, facts_before = s.fact_reads, s.table_reads, s.facts_key
             raw = self.rules.run(how.target, ctx, loc)
             # Reused only where the rule declares its result a function of the node and inputs and
             # did nothing a reuse would skip (``ctx.acted``); a failure or a refused extent gives
@@ -451,7 +451,7 @@ class Engine:
                 # What the result rests on beyond its key: the walk's table, what it has
                 # learned, or nothing (infer/walk/memo.py).
                 rests_on = ((WALK, s.serial) if s.table_reads != table_reads else
-                            (FACTS, s.facts_key) if s.fact_reads != fact_reads else None)  # fmt: skip
+                            (FACTS, (facts_before, s.facts_key)) if s.fact_reads != fact_reads else None)  # fmt: skip
                 return self._remember(frame, ctx, view, sig, inputs, raw, key, rests_on)
         elif how.kind == FUNCTION:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)

@@ -13,7 +13,8 @@ the rule asked of the run):
 
 - nothing: a function of the key alone, valid in any walk of any later call;
 - what the run has learned (a bound, an exact form): valid where the run knows the same
-  (``DimScope.facts_key``);
+  (``DimScope.facts_key``) as when the rule began (it would run as it did, and make again the
+  requirements its reuse makes) or as when it ended;
 - the run's table (whether a variable is fresh, where one was made): valid in that walk only.
 
 What is never kept, and why:
@@ -55,8 +56,8 @@ _FLOAT_ELEMS = frozenset({
                                         "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(TensorProto, n)),
 })  # fmt: skip
 
-# What a kept result rests on beyond its key: nothing (``None``), ``(FACTS, facts_key)`` or
-# ``(WALK, the scope's serial number)``.
+# What a kept result rests on beyond its key: nothing (``None``), ``(FACTS, (the scope's
+# facts_key as the rule began, as it ended))`` or ``(WALK, the scope's serial number)``.
 FACTS, WALK = "facts", "walk"
 
 
@@ -130,7 +131,7 @@ class Memo:
             if kind == WALK:
                 if what != scope.serial:
                     return None
-            elif what is not scope.facts_key and what != scope.facts_key:
+            elif scope.facts_key not in what:  # as the rule began, or as it left them
                 return None
         return prepared, plain, replay
 
