@@ -146,3 +146,27 @@ def test_re_inference_after_an_edit_is_a_fresh_inference_of_the_edited_model(mon
                     patch.setattr(memo.Memo, "get", lambda self, key, scope: None)
                     afresh = _everything(infer.infer_model(edit))
             assert again == afresh, name
+
+
+def test_re_inference_after_a_rename_runs_no_rule(monkeypatch) -> None:
+    """A renamed node presents its rule the same question (a key has no names), and every other
+    node sees the same inputs: nothing is inferred afresh, though Conv's results made
+    requirements and read what the run had learned (they hold where the run's facts are as
+    they were when the rule began)."""
+    import onnx
+
+    from benchmarks.corpus import edited
+    from infer.walk import reuse
+    from infer.walk.engine import Engine
+
+    model = onnx.load(str(Path(__file__).parent / "models" / "efficientnet_dynamo.onnx"))
+    renamed, _ = edited(model)
+    infer.infer_model(model)  # (every operator's module loaded: a later registration changes the keys)
+    reuse.clear()
+    first = infer.infer_model(model)
+    afresh: list[str] = []
+    real = Engine._infer_afresh
+    monkeypatch.setattr(Engine, "_infer_afresh", lambda self, frame, idx, view, *rest:
+                        afresh.append(view.op_type) or real(self, frame, idx, view, *rest))  # fmt: skip
+    infer.infer_model(renamed, previous=first)
+    assert afresh == []
