@@ -203,7 +203,7 @@ def _infer(
                     previous=None if previous is None else previous._engine)  # fmt: skip
     loaded = replace(loaded, light_nodes=None)  # read by the engine's scan; not kept through the walk
     engine.run()
-    if options.bindings and any(d.severity == "error" for d in engine.diagnostics):
+    if options.bindings and any(d.severity == "error" for d in engine.state.diagnostics):
         _blame_bindings(engine, source, options, directory)
     if key is not None and engine.reusable:
         engine.reuse_key = key
@@ -238,11 +238,11 @@ def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> No
         loc = d.location
         return (d.code, loc.graph, loc.node_index, loc.value, loc.attribute)
 
-    before = {key(d) for d in free.diagnostics if d.severity == "error"}
+    before = {key(d) for d in free.state.diagnostics if d.severity == "error"}
     bound = ", ".join(f"{n}={v}" for n, v in sorted(options.bindings.items()))
-    for d in list(engine.diagnostics):
+    for d in list(engine.state.diagnostics):
         if d.severity == "error" and key(d) not in before:
-            engine.diagnostics.append(diag.make(
+            engine.state.diagnostics.append(diag.make(
                 "binding-clash", f"the binding {bound} contradicts the model: {d.message}", d.location,
                 "check the value bound to the dimension variable",
             ))  # fmt: skip

@@ -177,12 +177,12 @@ def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool,
     ``weightless_bytes``, if made): the last run made, and whether the main graph's nodes may
     have been written (types on subgraphs: some node of the model holds one)."""
     engine = _engine(proto, weightless, data_prop, initializers_as_constants)
-    validation = [d for d in engine.diagnostics if d.code in VALIDATION_CODES]
+    validation = [d for d in engine.state.diagnostics if d.code in VALIDATION_CODES]
     if validation:
         raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine.reusable)
     problems = _problems(proto, engine, check_type, strict_mode)
     declared = _subgraph_outputs(proto)
-    writer = DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)
+    writer = DimWriter(engine.state.table, "onnx", proto, engine.placement.conflicts)
     _write(proto, engine, TypeWriter(writer))
     if strict_mode:
         problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
@@ -198,7 +198,7 @@ def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool,
             break
         declared = written
         engine = _engine(proto, None, data_prop, initializers_as_constants)
-        _write(proto, engine, TypeWriter(DimWriter(engine.table, "onnx", proto, engine.placement.conflicts)))
+        _write(proto, engine, TypeWriter(DimWriter(engine.state.table, "onnx", proto, engine.placement.conflicts)))
     return engine, declared is not None
 
 
@@ -341,7 +341,7 @@ def _problems(model: ModelProto, engine: Engine, check_type: bool, strict: bool)
     codes = ALWAYS_CODES | (STRICT_CODES | STRICT_WARNINGS if strict else frozenset())
     codes |= CHECK_TYPE_CODES if check_type else frozenset()
     out: list[_Problem] = []
-    for d in _before_unsupported(engine.diagnostics):
+    for d in _before_unsupported(engine.state.diagnostics):
         if d.code not in codes or (d.severity != "error" and not (strict and d.code in STRICT_WARNINGS)):
             continue
         if d.code == "undefined-value" and d.location.node_index is None:
@@ -381,10 +381,10 @@ def _branch_clashes(model: ModelProto, engine: Engine, skip: frozenset[str] = fr
     If nodes past the first operator no operator set defines are left alone, as onnx infers
     nothing there.
     """
-    stops = _unknown_operator_sites(engine.diagnostics)
+    stops = _unknown_operator_sites(engine.state.diagnostics)
     seen: set[tuple[str, int]] = set()
     out: list[_Problem] = []
-    for path in list(engine.records):
+    for path in list(engine.state.records):
         last = GraphPath(path).last_step()
         if last is None or last[1].call or last[1].name not in ("then_branch", "else_branch"):
             continue
@@ -392,7 +392,7 @@ def _branch_clashes(model: ModelProto, engine: Engine, skip: frozenset[str] = fr
         if (head, index) in seen:
             continue
         seen.add((head, index))
-        parent = engine.records.get(head)
+        parent = engine.state.records.get(head)
         if parent is None or _past_unknown_operator(head, index, stops) or index >= len(parent.nodes):
             continue
         node = parent.nodes[index]
@@ -410,7 +410,7 @@ def _branch_clashes(model: ModelProto, engine: Engine, skip: frozenset[str] = fr
 
 def _branch_outputs(model: ModelProto, engine: Engine, path: str) -> list[T.Type | None]:
     """The output types of the branch at ``path``: inferred if the engine walked it, else declared."""
-    record = engine.records.get(path)
+    record = engine.state.records.get(path)
     if record is not None:
         values = [_lookup(engine, path, name) for name in record.outputs]
         return [None if v is None else v.type for v in values]
@@ -580,7 +580,7 @@ def _writable(t: T.Type) -> bool:
 
 
 def _graphs(model: ModelProto, engine: Engine) -> Iterator[tuple[str, GraphRecord, GraphProto]]:
-    for path, record in engine.records.items():
+    for path, record in engine.state.records.items():
         if record.kind != "graph":
             continue
         g = resolve_graph(model, path)
@@ -590,7 +590,7 @@ def _graphs(model: ModelProto, engine: Engine) -> Iterator[tuple[str, GraphRecor
 
 def _lookup(engine: Engine, path: str, name: str) -> Value | None:
     """The value ``name`` denotes in the graph at ``path``, enclosing graphs included."""
-    record = find_record(engine.records, path, name)
+    record = find_record(engine.state.records, path, name)
     return None if record is None else record.values[name]
 
 

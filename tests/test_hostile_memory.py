@@ -206,7 +206,7 @@ def test_the_bytes_are_released_once_the_scan_has_read_the_nodes(tmp_path):
     engine = Engine(loaded.model, light_nodes=loaded.light_nodes)
     assert loaded.light_nodes.data is None
     engine.run()
-    assert engine.records["main"].values["c"].type == TensorType(TensorProto.FLOAT, (25_000,))
+    assert engine.state.records["main"].values["c"].type == TensorType(TensorProto.FLOAT, (25_000,))
 
 
 # -- 4. peak memory against the file --------------------------------------------------------------

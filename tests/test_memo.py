@@ -57,6 +57,9 @@ def _everything(result: infer.InferenceResult) -> list[str]:
            result.values()]  # fmt: skip
     out += [f"{d.code} {d.message} {d.location}" for d in result.diagnostics]
     out += [str(a) for a in result.assumptions]
+    # ... and what the model's domain requires, with the nodes that require it (a reused result
+    # makes its rule's requirements again at its own node).
+    out += [f"{c} <- {sorted(str(d) for d in c.demands)}" for c in result.domain.constraints]
     return out
 
 
@@ -105,3 +108,65 @@ def test_nodes_alike_each_report_what_they_find() -> None:
     result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
     mismatches = [d.location.node_index for d in result.diagnostics if d.code == "shape-mismatch"]
     assert mismatches == [0, 1, 2], result.diagnostics
+
+
+def test_a_reused_result_requires_at_its_own_node_what_the_rule_required() -> None:
+    """MatMul requires its inner extents equal (K == L); a reuse of the first node's result at
+    the others must still list each of them as making the requirement (the domain says which
+    nodes need what), as running the rule at each would."""
+    nodes = [helper.make_node("MatMul", ["a", "b"], [f"y{k}"], name=f"mm{k}") for k in range(3)]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", "K"]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["L", "M"])],
+        [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, None) for k in range(3)],
+    )  # fmt: skip
+    result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+    (equal,) = [c for c in result.domain.constraints if c.kind == "equal"]
+    assert sorted(d.site.node_name for d in equal.demands) == ["mm0", "mm1", "mm2"], equal.demands
+
+
+def test_re_inference_after_an_edit_is_a_fresh_inference_of_the_edited_model(monkeypatch) -> None:
+    """``previous=`` reuses the first call's rule results (a renamed node's, whose key has no
+    names, too): what comes out, the domain's requiring nodes included, is what inferring the
+    edited model with no result ever reused gives."""
+    import onnx
+
+    from benchmarks.corpus import edited
+    from infer.walk import memo, reuse
+
+    root = Path(__file__).parent / "models"
+    for name in ["efficientnet_dynamo.onnx", "bert_torchscript.onnx"]:
+        model = onnx.load(str(root / name))
+        for edit in edited(model):
+            reuse.clear()  # (rule results stay kept across calls: what ``previous=`` is for)
+            again = _everything(infer.infer_model(edit, previous=infer.infer_model(model)))
+            with reuse.disabled():
+                with monkeypatch.context() as patch:
+                    patch.setattr(memo.Memo, "get", lambda self, key, scope: None)
+                    afresh = _everything(infer.infer_model(edit))
+            assert again == afresh, name
+
+
+def test_re_inference_after_a_rename_runs_no_rule(monkeypatch) -> None:
+    """A renamed node presents its rule the same question (a key has no names), and every other
+    node sees the same inputs: nothing is inferred afresh, though Conv's results made
+    requirements and read what the run had learned (they hold where the run's facts are as
+    they were when the rule began)."""
+    import onnx
+
+    from benchmarks.corpus import edited
+    from infer.walk import reuse
+    from infer.walk.engine import Engine
+
+    model = onnx.load(str(Path(__file__).parent / "models" / "efficientnet_dynamo.onnx"))
+    renamed, _ = edited(model)
+    infer.infer_model(model)  # (every operator's module loaded: a later registration changes the keys)
+    reuse.clear()
+    first = infer.infer_model(model)
+    afresh: list[str] = []
+    real = Engine._infer_afresh
+    monkeypatch.setattr(Engine, "_infer_afresh", lambda self, frame, idx, view, *rest:
+                        afresh.append(view.op_type) or real(self, frame, idx, view, *rest))  # fmt: skip
+    infer.infer_model(renamed, previous=first)
+    assert afresh == []

@@ -95,8 +95,8 @@ def test_inference_is_the_same_either_way() -> None:
 
     engine = Engine(model)  # reads the nodes through protobuf
     engine.run()
-    assert {n: str(v.type) for n, v in engine.records["main"].values.items()} == {
-        n: str(decoded.type_of(n)) for n in engine.records["main"].values
+    assert {n: str(v.type) for n, v in engine.state.records["main"].values.items()} == {
+        n: str(decoded.type_of(n)) for n in engine.state.records["main"].values
     }
 
 

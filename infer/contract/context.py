@@ -12,9 +12,11 @@ Unknown dims become fresh variables with the reason the rule gave through ``beca
 
 A rule sees its node only through the context's methods. The walk and the checks, which made the
 context, read the node and its site with ``node_of`` and ``site_of``; rules may not import those
-(tests/test_architecture.py). What a rule does beyond computing its outputs (a report, a
-requirement, a fresh variable, a subgraph walk) goes through a method that records it
-(``acted``): the walk reuses only results of rules that did none of it (infer/walk/memo.py).
+(tests/test_architecture.py). What a rule does beyond computing its outputs goes through a
+method that records it: a requirement or an assumption in ``replay`` (a reuse of the result at
+another node redoes it there, ``replay_effects``), a report, a fresh or declared variable or a
+subgraph walk in ``acted`` (the walk reuses no result of a rule that did any of it,
+infer/walk/memo.py).
 """
 
 from __future__ import annotations
@@ -87,6 +89,17 @@ class RuleError(Exception):
         self.suggestion = suggestion
 
 
+class Effects:
+    """What a rule did besides computing its outputs, shared by a context and its views:
+    ``acted`` (what a reuse of its result could not redo) and ``replay`` (what it redoes)."""
+
+    __slots__ = ("acted", "replay")
+
+    def __init__(self) -> None:
+        self.acted = False
+        self.replay: list[tuple[str, tuple, dict[str, Any]]] = []
+
+
 class RuleContext:
     """The node under inference, as a rule sees it."""
 
@@ -116,7 +129,7 @@ class RuleContext:
         walker: Walker,
         frame: Any,
         attrs: dict[str, Any],
-        effects: list[bool] | None = None,
+        effects: Effects | None = None,
     ):
         """``site``: the node's, or a function making it when first asked for (most nodes never
         need one). ``walker`` and ``frame`` (the graph being walked, opaque here) are for the
@@ -124,7 +137,7 @@ class RuleContext:
         the context this one is a view of (``view``)."""
         self._node = node
         self._site = site
-        self._effects = [False] if effects is None else effects
+        self._effects = Effects() if effects is None else effects
         self.sig = sig
         self.opset = opset
         self.version = sig.since_version if sig is not None else opset
@@ -144,15 +157,27 @@ class RuleContext:
         return s
 
     def _acting(self) -> Site:
-        """The site of an effect the rule is about to have (``acted``)."""
-        self._effects[0] = True
+        """The site of an effect the rule is about to have that a reuse of its result could not
+        redo (``acted``)."""
+        self._effects.acted = True
         return self._where()
+
+    def _replayed(self, method: str, args: tuple, **kw: Any) -> None:
+        """Have the scope's ``method`` (a requirement, an assumption) at this node, and record it
+        for a reuse of this result to redo at its own node (``replay``)."""
+        self._effects.replay.append((method, args, kw))
+        getattr(self._walker.scope, method)(*args, site=self._where(), **kw)
 
     @property
     def acted(self) -> bool:
-        """Has the rule reported, required, assumed, made or declared a variable, or walked a
-        subgraph?"""
-        return self._effects[0]
+        """Has the rule reported, made or declared a variable, or walked a subgraph?"""
+        return self._effects.acted
+
+    @property
+    def replay(self) -> tuple[tuple[str, tuple, dict[str, Any]], ...]:
+        """The requirements and assumptions the rule made, as (scope method, arguments,
+        keywords): what a reuse of its result redoes (``replay_effects``)."""
+        return tuple(self._effects.replay)
 
     def view(self, indices: Sequence[int]) -> RuleContext:
         """This node as if its inputs were only ``indices`` of its own, in that order (a fused or
@@ -270,37 +295,37 @@ class RuleContext:
     def require_at_least(self, d: Dim, value: int, why: str) -> None:
         """A model that runs has ``d >= value`` here (a window fits its axis): listed in
         ``result.assumptions``, and it sharpens ``lower_bound`` from now on."""
-        self._walker.scope.require_at_least(d, value, self._acting(), why)
+        self._replayed("require_at_least", (d, value), why=why)
 
     def require_multiple(self, d: Dim, k: Dim, why: str) -> None:
         """A model that runs has ``k`` dividing ``d`` here (a Reshape's element count): listed as
         ``mod(d, k) == 0``, and ``exact`` uses it."""
-        self._walker.scope.require_multiple(d, k, self._acting(), why)
+        self._replayed("require_multiple", (d, k), why=why)
 
     def require_at_most(self, d: Dim, value: int, why: str, every_run: bool = True) -> None:
         """A model that runs has ``d <= value`` here (an index within its axis): listed in the
         model's domain; ``every_run`` false where only some values of the inputs need it (the
         bound is what every value needs)."""
-        self._walker.scope.require_at_most(d, value, self._acting(), why, every_run)
+        self._replayed("require_at_most", (d, value), why=why, every_run=every_run)
 
     def require_broadcast(self, ds: Sequence[Dim], text: str, why: str = "broadcast") -> None:
         """A model that runs has the extents ``ds`` broadcast (each 1 or equal to the others):
         listed in the domain; ``text`` is the assumption ``explain`` shows."""
-        self._walker.scope.require_broadcast(ds, text, self._acting(), why)
+        self._replayed("require_broadcast", (tuple(ds), text), why=why)
 
     def require_equal(self, a: Dim, b: Dim, text: str, why: str) -> None:
         """A model that runs has ``a == b`` here (a MatMul's inner extents): listed in the domain."""
-        self._walker.scope.require_equal(a, b, text, self._acting(), why)
+        self._replayed("require_equal", (a, b, text), why=why)
 
     def require_unexpressed(self, text: str, reason: str) -> None:
         """A model that runs needs ``text``, which no constraint over extents states (the values
         of computed indices): listed in the domain as not expressed, with ``reason``."""
-        self._walker.scope.require_unexpressed(text, reason, self._acting())
+        self._replayed("require_unexpressed", (text, reason))
 
     def runtime_requires_at_least(self, d: Dim, value: int, why: str) -> None:
         """onnxruntime runs this node only where ``d >= value``, which the definition does not
         require: a runtime's requirement in the domain; ``lower_bound`` does not use it."""
-        self._walker.scope.runtime_requires_at_least(d, value, self._acting(), why)
+        self._replayed("runtime_requires_at_least", (d, value), why=why)
 
     def refused_by_runtime(self, text: str) -> None:
         """onnxruntime refuses this node although the definition allows it (``text`` says why):
@@ -352,11 +377,11 @@ class RuleContext:
         self._walker.report_at(self._acting(), code, message, suggestion)
 
     def assume(self, text: str, dims: Sequence[Dim] = ()) -> None:
-        self._walker.scope.assume(text, dims, self._acting())
+        self._replayed("assume", (text, tuple(dims)))
 
     def assume_range(self, d: Dim, lower: int | None, upper: int | None, why: str) -> None:
         """Record that this node's claims assume ``lower <= d <= upper`` (``result.assumptions``)."""
-        self._walker.scope.assume_range(d, lower, upper, self._acting(), why)
+        self._replayed("assume_range", (d, lower, upper), why=why)
 
     def input_types_str(self) -> str:
         return ", ".join("-" if v is None else str(v.type) for v in self.inputs)
@@ -364,7 +389,7 @@ class RuleContext:
     def declared_type(self, tp: TypeProto, value: str) -> Type:
         """A type the model writes (a TypeProto attribute), its dim names read as declarations
         (which may name variables: an effect)."""
-        self._effects[0] = True
+        self._effects.acted = True
         return self._walker.declared_type(tp, value)
 
     def recorded_value(self, graph: str, name: str) -> Value | None:
@@ -381,7 +406,7 @@ class RuleContext:
         ``iterated``: the graph runs once per iteration or element, so a dim name declared in
         it is not read as one extent for every iteration.
         """
-        self._effects[0] = True
+        self._effects.acted = True
         return self._walker.walk_subgraph(self, attr_name, list(inputs), quiet, iterated)
 
     def made_inside(self, name: str, attr_name: str) -> bool:
@@ -411,3 +436,10 @@ def site_of(ctx: RuleContext) -> Site:
     """The site of the node a context presents, made when first asked for (the walk's and the
     checks'; never for rules)."""
     return ctx._where()
+
+
+def replay_effects(scope: DimScope, effects: Sequence[tuple[str, tuple, dict[str, Any]]], site: Site) -> None:
+    """Redo at ``site`` the requirements and assumptions a rule made at another node whose
+    result is reused here (``RuleContext.replay``)."""
+    for method, args, kw in effects:
+        getattr(scope, method)(*args, site=site, **kw)

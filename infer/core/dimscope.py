@@ -89,9 +89,7 @@ class DimScope:
         # Bumped whenever a fact that sharpens bounds or quotients is learned: rule results
         # computed before must not be reused after (the memo keys on it), and the caches go.
         self.epoch = 0
-        # Calls of ``fresh``, found or made: a rule that names a variable after its node must never
-        # have its result reused for another node (the walker's memo checks this count).
-        self.fresh_calls = 0
+        self._required_at_least: set[tuple[Dim, int]] = set()  # learned by ``require_at_least``
         self._lower: dict[Dim, Bound] = {}
         self._exact: dict[Dim, Dim] = {}
         # Questions rules asked whose answers depend on what the run has learned (bounds, exact
@@ -126,7 +124,6 @@ class DimScope:
     def fresh(self, origin: Origin, key: Hashable | None = None, prefix: str = "unk") -> D.Expr:
         """A new variable for an extent inference cannot determine (Clause 9.3); the same
         ``key`` gives the same variable, so re-inferring a subgraph is stable."""
-        self.fresh_calls += 1
         return self.table.fresh(origin, key, prefix)
 
     def is_fresh(self, d: Dim) -> bool:
@@ -214,9 +211,13 @@ class DimScope:
         if value <= (syntactic_bounds(d)[0] or 0):
             return
         self._demand(("at_least", d, value), why, site)
-        self.minimums[d] = max(value, self.minimums.get(d, value))
-        self._learn_variable_minimum(d, value)
-        self._learned()
+        if (d, value) not in self._required_at_least:
+            # Once learned, the same requirement again (another node's, a reused result's
+            # replay) teaches nothing: the caches it would clear stay.
+            self._required_at_least.add((d, value))
+            self.minimums[d] = max(value, self.minimums.get(d, value))
+            self._learn_variable_minimum(d, value)
+            self._learned()
         self._reasons.setdefault((d, "min"), (why, site))
         self.table.note("assumption", f"{D.to_str(d)} >= {value}" + (f" ({why})" if why else ""), (d,), site)
 
@@ -295,9 +296,8 @@ class DimScope:
         self._demand(("unexpressed", text, reason), reason, site)
 
     def _demand(self, key: tuple, why: str, site: Site | None) -> None:
-        # A rule result that makes a requirement is reused only within this walk, where the
-        # requirement is recorded (infer/walk/memo.py): another run must make it again.
-        self.table_reads += 1
+        # (A rule result that made a requirement may be reused in any walk: the reuse makes the
+        # requirement again at its own node, ``RuleContext.replay``.)
         seen = self.requirements.setdefault(key, [])
         if len(seen) < MAX_DEMANDERS and (why, site) not in seen:
             seen.append((why, site))

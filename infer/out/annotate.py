@@ -69,8 +69,8 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
     """Write every typed value of every graph the engine walked into ``model`` in place."""
     if style not in STYLES:
         raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
-    write_type = TypeWriter(DimWriter(engine.table, style))
-    for path, record in engine.records.items():
+    write_type = TypeWriter(DimWriter(engine.state.table, style))
+    for path, record in engine.state.records.items():
         if record.kind != "graph":
             continue
         g = resolve_graph(model, path)

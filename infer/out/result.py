@@ -111,25 +111,25 @@ class InferenceResult:
     @property
     def directory(self) -> Path | None:
         """Where the model's external data is resolved (the model file's directory), if anywhere."""
-        return self._engine.directory
+        return self._engine.state.directory
 
     # -- lookups ------------------------------------------------------------------------------
 
     @property
     def dims(self) -> DimTable:
-        return self._engine.table
+        return self._engine.state.table
 
     @property
     def assumptions(self) -> list[Assumption]:
         """Conditions on dimension variables that some claims rest on (a window that fits, an
         integer exactly representable in float32); runs outside them are not covered."""
-        return self._engine.scope.assumptions
+        return self._engine.state.scope.assumptions
 
     @property
     def input_variables(self) -> list[str]:
         """The dimension variables of the main graph's inputs (initializers left out), in the
         order the inputs give them: the sizes a caller chooses."""
-        main = self._engine.records[MAIN]
+        main = self._engine.state.records[MAIN]
         names: dict[str, None] = {}
         for name in main.inputs:
             if name in main.initializers or name not in main.values:
@@ -144,12 +144,12 @@ class InferenceResult:
         """Which sizes of its inputs the model accepts: what its nodes require of the input
         variables (``infer.check.domain``; docs/domain.md)."""
         if self._domain is None:
-            self._domain = domain_of(self._engine.scope, self.input_variables)
+            self._domain = domain_of(self._engine.state.scope, self.input_variables)
         return self._domain
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        return self._engine.diagnostics
+        return self._engine.state.diagnostics
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -157,19 +157,19 @@ class InferenceResult:
 
     @property
     def graphs(self) -> dict[str, GraphRecord]:
-        return self._engine.records
+        return self._engine.state.records
 
     def _record_for(self, name: str, graph: str | None) -> GraphRecord:
         if graph is not None:
-            rec = self._engine.records.get(graph)
+            rec = self._engine.state.records.get(graph)
             if rec is None or name not in rec.values:
                 raise KeyError(f"no value `{name}` in graph {graph}")
             return rec
-        main = self._engine.records[MAIN]
+        main = self._engine.state.records[MAIN]
         if name in main.values:
             return main
-        for path in sorted(self._engine.records):
-            rec = self._engine.records[path]
+        for path in sorted(self._engine.state.records):
+            rec = self._engine.state.records[path]
             if rec.kind == "graph" and name in rec.values:
                 return rec
         raise KeyError(f"no value `{name}` in the model")
@@ -189,11 +189,11 @@ class InferenceResult:
     def explain(self, name: str, graph: str | None = None, dim: int | None = None) -> Explanation:
         """Why ``name``'s type, rank or dims (only axis ``dim`` if given) are not known."""
         rec = self._record_for(name, graph)
-        return explain(self._engine.records, self._engine.table, rec.path, name, dim)
+        return explain(self._engine.state.records, self._engine.state.table, rec.path, name, dim)
 
     def values(self) -> Iterator[tuple[str, str, Value]]:
         """(graph path, name, value) for every value computed by a node, subgraphs included."""
-        for path, rec in self._engine.records.items():
+        for path, rec in self._engine.state.records.items():
             if rec.kind != "graph":
                 continue
             for name in rec.producers:

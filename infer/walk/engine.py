@@ -27,13 +27,13 @@ from onnx import ModelProto, NodeProto, TypeProto
 
 from infer.check.validate import check_model, check_node
 from infer.contract.attributes import rule_attributes
-from infer.contract.context import RuleContext, site_of
+from infer.contract.context import RuleContext, replay_effects, site_of
 from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 from infer.core import diagnostics as diag
 from infer.core import dims as D
 from infer.core import limits
 from infer.core import types as T
-from infer.core.diagnostics import Diagnostic, Location
+from infer.core.diagnostics import Location
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Site
 from infer.core.scopes import MAIN, ContentNote, Frame, GraphRecord, Scope
@@ -196,7 +196,7 @@ class Engine:
         reserved = frozenset() if measured.refusals else frozenset(measured.dim_params)
         scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings)))
         if previous is not None:
-            scope.table.seed(previous.table)
+            scope.table.seed(previous.state.table)
         functions = {(canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
         self.state = st = RunState(model, o, measured, scope, self._read_opsets(model.opset_import), functions,
                                    directory)  # fmt: skip
@@ -217,7 +217,7 @@ class Engine:
 
     def _start_walk(self) -> None:
         """What each walk starts afresh: its results name that walk's variables."""
-        self.budget = limits.node_budget(self.scan.expanded_nodes, self.options.limits.max_node_visits)
+        self.budget = limits.node_budget(self.state.scan.expanded_nodes, self.state.options.limits.max_node_visits)
         self._shared: dict[Value, Value] = {}  # one object for equal values without contents
         self._warned_default = False
 
@@ -236,23 +236,20 @@ class Engine:
 
     # -- reporting ------------------------------------------------------------------------------
 
-    def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None:
-        self.state.report(code, message, location, suggestion)
-
     def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None:
         self.state.report_at(site, code, message, suggestion)
 
     @contextmanager
     def reporting_once(self) -> Iterator[None]:
         """A diagnostic reported more than once within the block is kept once."""
-        start = len(self.diagnostics)
+        start = len(self.state.diagnostics)
         try:
             yield
         finally:
             seen: set = set()
-            kept = [d for d in self.diagnostics[start:] if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
-            del self.diagnostics[start:]
-            self.diagnostics.extend(kept)
+            kept = [d for d in self.state.diagnostics[start:] if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
+            del self.state.diagnostics[start:]
+            self.state.diagnostics.extend(kept)
 
     # -- what rules and placement ask of the run ------------------------------------------------
 
@@ -272,44 +269,16 @@ class Engine:
         external data, operator schemas registered at run time."""
         return (
             not self.state.external_reads
-            and not self.options.read_external_data
+            and not self.state.options.read_external_data
             and (not self.dispatcher.depends_on_registrations)
         )
 
-    # The run's state, as the layers above the walk read it (``infer.out``, the drop-ins).
-
-    @property
-    def model(self) -> ModelProto:
-        return self.state.model
-
-    @property
-    def options(self) -> Options:
-        return self.state.options
+    # What the ``Walker`` protocol asks of the run; the layers above the walk (``infer.out``, the
+    # drop-ins) read everything else from ``state``.
 
     @property
     def scope(self) -> DimScope:
         return self.state.scope
-
-    @property
-    def table(self) -> DimTable:
-        """The run's dimension variables (what ``result.dims`` shows and the writers name)."""
-        return self.state.scope.table
-
-    @property
-    def diagnostics(self) -> list[Diagnostic]:
-        return self.state.diagnostics
-
-    @property
-    def records(self) -> dict[str, GraphRecord]:
-        return self.state.records
-
-    @property
-    def directory(self) -> Path | None:
-        return self.state.directory
-
-    @property
-    def scan(self) -> Any:
-        return self.state.scan
 
     @property
     def ir_version(self) -> int:
@@ -324,7 +293,7 @@ class Engine:
     def recorded_value(self, graph: str, name: str) -> Value | None:
         """What the walk has recorded for ``name`` in ``graph`` (this walk's alone, like the table)."""
         self.scope.table_reads += 1
-        rec = self.records.get(graph)
+        rec = self.state.records.get(graph)
         return None if rec is None else rec.values.get(name)
 
     def walk_subgraph(self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool = False,
@@ -344,7 +313,7 @@ class Engine:
         with collector_paused():
             try:
                 self._walk()
-                if not self.scope.minimums or not any(v.is_fresh for v in self.table):
+                if not self.scope.minimums or not any(v.is_fresh for v in self.state.table):
                     return
                 st = self.state
                 st.scope = st.scope.carried()
@@ -352,21 +321,21 @@ class Engine:
                 self._start_walk()
                 self._walk()
             finally:
-                self.scan.views.clear()  # read for the walk; a result kept for long need not hold them
+                self.state.scan.views.clear()  # read for the walk; a result kept for long need not hold them
 
     def _walk(self) -> None:
-        if self.scan.refusals:
-            self.records[MAIN] = GraphRecord(MAIN, "graph")
-            for r in self.scan.refusals:
-                self.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
+        if self.state.scan.refusals:
+            self.state.records[MAIN] = GraphRecord(MAIN, "graph")
+            for r in self.state.scan.refusals:
+                self.state.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
             return
-        check_model(self.state, self.model)
-        for path, t in self.scan.external:
+        check_model(self.state, self.state.model)
+        for path, t in self.state.scan.external:
             for problem in external.reference_problems(t):
                 self.state.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
                                                Location(path, value=t.name), diag.ERROR)  # fmt: skip
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
-        with D.expression_limit(self.options.limits.max_expression_size), _stopping(self):
+        with D.expression_limit(self.state.options.limits.max_expression_size), _stopping(self):
             self.graphs.main()
 
     # -- nodes ----------------------------------------------------------------------------------
@@ -376,8 +345,8 @@ class Engine:
         once, whose views would otherwise all stay alive beside the values they produce)."""
         scope, values, producers = frame.scope, frame.record.values, frame.record.producers
         nested = scope.parent is not None
-        progress = self.options.progress if frame.path == MAIN else None
-        for done, idx in enumerate(order(frame, views, self.uses, self.report), 1):
+        progress = self.state.options.progress if frame.path == MAIN else None
+        for done, idx in enumerate(order(frame, views, self.uses, self.state.report), 1):
             view = views[idx]
             if consume:
                 views[idx] = None  # type: ignore[call-overload]
@@ -398,7 +367,7 @@ class Engine:
     def _redefined(self, frame: Frame, idx: int, node: NodeProto, name: str, here: bool) -> None:
         code = "duplicate-definition" if here else "shadowing"
         where = " in this graph" if here else " in an enclosing graph"
-        self.report(code, f"`{name}` is already defined{where}",
+        self.state.report(code, f"`{name}` is already defined{where}",
                     Location(frame.path, idx, node.name, node.op_type, value=name))  # fmt: skip
 
     def infer_node(self, frame: Frame, idx: int, node: NodeProto | None, view: NodeView | None = None) -> list[Value]:
@@ -413,10 +382,13 @@ class Engine:
         first_implicit = self.implicit_default and not self._warned_default and view.domain == ""
         key = None if first_implicit else self.memo.key(view, opset, inputs)
         if key is not None and (hit := self.memo.get(key, self.scope)) is not None:
-            prepared, plain = hit
+            prepared, plain, replay = hit
+            site = partial(_site, frame, idx, view.node, inputs)
+            if replay:  # what the rule required where it ran, required here too
+                site = site()
+                replay_effects(self.state.scope, replay, site)
             if plain is not None and not any(name in frame.declared for name in view.outputs):
                 return list(plain)  # the common case of a repeated layer: nothing to add
-            site = partial(_site, frame, idx, view.node, inputs)
             return self.placement.place(frame, site, view.outputs, view.op_type, prepared, None, ())
         return self._infer_afresh(frame, idx, view, opset, inputs, key)
 
@@ -431,7 +403,7 @@ class Engine:
                 continue
             v = local.get(name) or scope.lookup(name)
             if v is None:
-                self.report("undefined-value", f"{view.op_type} consumes `{name}`, which nothing defines",
+                self.state.report("undefined-value", f"{view.op_type} consumes `{name}`, which nothing defines",
                             Location(frame.path, idx, view.node.name, view.op_type, value=name))  # fmt: skip
                 v = Value()
             inputs.append(v)
@@ -444,13 +416,15 @@ class Engine:
         loc = Location(frame.path, idx, node.name, view.op_type)
         if opset is None:
             # Clause 5.3.2: every domain a node uses is imported, a model-local function's too.
-            self.report("domain-not-imported", f"{node.op_type} is in domain '{domain}', which the model does not "
-                        "import", loc, f"add an opset_import entry for '{domain}'")  # fmt: skip
+            self.state.report("domain-not-imported",
+                              f"{node.op_type} is in domain '{domain}', which the model does not import", loc,
+                              f"add an opset_import entry for '{domain}'")  # fmt: skip
         elif domain == "" and self.implicit_default and not self._warned_default:
             self._warned_default = True
-            self.report("default-opset-implicit", f"{node.op_type} is in the default domain, whose version the model "
-                        f"does not import; assuming opset {ONNX_OPSET}", loc,
-                        "add an opset_import entry for domain ''")  # fmt: skip
+            self.state.report("default-opset-implicit",
+                              f"{node.op_type} is in the default domain, whose version the model does not import; "
+                              f"assuming opset {ONNX_OPSET}", loc,
+                              "add an opset_import entry for domain ''")  # fmt: skip
         sig, how = self.dispatcher.resolve(domain, view.op_type, view.overload, opset)
         if opset is None and how.kind != FUNCTION:
             prepared = self.placement.prepare_all(None, view.op_type, inputs, None, len(view.outputs))
@@ -458,7 +432,7 @@ class Engine:
             return self.placement.place(frame, site, view.outputs, view.op_type, prepared, how.reason, ())
         attrs = rule_attributes(node, sig, frame.attr_refs, view.attrs_summary if not view.has_ref else None)
         ctx = RuleContext(node, partial(_site, frame, idx, node, inputs), sig, opset or 1, inputs, self, frame, attrs)
-        n_diagnostics = len(self.diagnostics)
+        n_diagnostics = len(self.state.diagnostics)
         check_node(self.state, ctx, loc, view)
         raw: list[Any] | None = None
         if how.kind == SCHEMA_BODY and (body := schema_body(domain, node, opset or 1, inputs)) is not None:
@@ -466,9 +440,9 @@ class Engine:
         elif how.kind == SCHEMA_BODY:
             how = how.fallback  # type: ignore[assignment]
         if how.kind == RULE:
-            clean = len(self.diagnostics) == n_diagnostics  # the checks found nothing
+            clean = len(self.state.diagnostics) == n_diagnostics  # the checks found nothing
             s = self.scope
-            fact_reads, table_reads = s.fact_reads, s.table_reads
+            fact_reads, table_reads, facts_before = s.fact_reads, s.table_reads, s.facts_key
             raw = self.rules.run(how.target, ctx, loc)
             # Reused only where the rule declares its result a function of the node and inputs and
             # did nothing a reuse would skip (``ctx.acted``); a failure or a refused extent gives
@@ -477,7 +451,7 @@ class Engine:
                 # What the result rests on beyond its key: the walk's table, what it has
                 # learned, or nothing (infer/walk/memo.py).
                 rests_on = ((WALK, s.serial) if s.table_reads != table_reads else
-                            (FACTS, s.facts_key) if s.fact_reads != fact_reads else None)  # fmt: skip
+                            (FACTS, (facts_before, s.facts_key)) if s.fact_reads != fact_reads else None)  # fmt: skip
                 return self._remember(frame, ctx, view, sig, inputs, raw, key, rests_on)
         elif how.kind == FUNCTION:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)
@@ -487,7 +461,7 @@ class Engine:
             raw = self.rules.run(lambda c: infer_custom(c, how.target, frame, self.uses.of(node), self.ir_version),
                                  ctx, loc)  # fmt: skip
         elif how.code is not None:
-            self.report(how.code, how.reason or "", loc, how.suggestion)
+            self.state.report(how.code, how.reason or "", loc, how.suggestion)
         prepared = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
         return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, prepared,
                                     how.reason or ctx.reason, ctx.causes)  # fmt: skip
@@ -500,7 +474,7 @@ class Engine:
         extents to name or contents to explain (and none is declared: checked at reuse)."""
         values = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
         simple = not any(p.needs_fill or p.note or p.overflow is not None for p in values)
-        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on)
+        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on, ctx.replay)
         return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
 
 
@@ -512,9 +486,9 @@ def _stopping(engine: Engine) -> Iterator[None]:
     except limits.LimitExceeded as e:
         # A Loop body interrupted mid fixed point holds one round's types, not every round's:
         # only the values the main graph's finished nodes produced are kept.
-        for path in [p for p in engine.records if p != MAIN]:
-            del engine.records[path]
-        engine.report("limit", str(e), Location(MAIN))
+        for path in [p for p in engine.state.records if p != MAIN]:
+            del engine.state.records[path]
+        engine.state.report("limit", str(e), Location(MAIN))
 
 
 def _site_of(ctx: RuleContext) -> Callable[[], Site]:

@@ -13,14 +13,16 @@ the rule asked of the run):
 
 - nothing: a function of the key alone, valid in any walk of any later call;
 - what the run has learned (a bound, an exact form): valid where the run knows the same
-  (``DimScope.facts_key``);
+  (``DimScope.facts_key``) as when the rule began (it would run as it did, and make again the
+  requirements its reuse makes) or as when it ended;
 - the run's table (whether a variable is fresh, where one was made): valid in that walk only.
 
 What is never kept, and why:
 
-- a run that reported, required or assumed something, made or declared a variable, or walked a
-  subgraph (its context records each, ``RuleContext.acted``), or that failed or refused an
-  extent (it gives a reason): a reuse would skip that;
+- a run that reported, made or declared a variable, or walked a subgraph (its context records
+  each, ``RuleContext.acted``), or that failed or refused an extent (it gives a reason): a reuse
+  would skip that. What a run required or assumed is kept with its result and redone at the
+  node that reuses it (``RuleContext.replay``), so each node's requirements stay its own;
 - a rule registered ``pure=False``, whose result rests on more than its node and inputs (what
   the walk recorded where a variable was made);
 - a node whose inputs include sequences, optionals or maps: their rules consult where the
@@ -54,8 +56,8 @@ _FLOAT_ELEMS = frozenset({
                                         "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(TensorProto, n)),
 })  # fmt: skip
 
-# What a kept result rests on beyond its key: nothing (``None``), ``(FACTS, facts_key)`` or
-# ``(WALK, the scope's serial number)``.
+# What a kept result rests on beyond its key: nothing (``None``), ``(FACTS, (the scope's
+# facts_key as the rule began, as it ended))`` or ``(WALK, the scope's serial number)``.
 FACTS, WALK = "facts", "walk"
 
 
@@ -118,21 +120,23 @@ class Memo:
                 signs += ((i, zeros),)
         return (base, opset, tuple(inputs), signs, self.options)
 
-    def get(self, key: tuple, scope: Any) -> tuple[list[Any], tuple[Value, ...] | None] | None:
+    def get(self, key: tuple, scope: Any) -> tuple[list[Any], tuple[Value, ...] | None, tuple] | None:
         """The kept result of ``key`` that holds in ``scope`` (a ``DimScope``), if any."""
         entry = self.store.get(key)
         if entry is None:
             return None
-        prepared, plain, rests_on = entry
+        prepared, plain, rests_on, replay = entry
         if rests_on is not None:
             kind, what = rests_on
             if kind == WALK:
                 if what != scope.serial:
                     return None
-            elif what is not scope.facts_key and what != scope.facts_key:
+            elif scope.facts_key not in what:  # as the rule began, or as it left them
                 return None
-        return prepared, plain
+        return prepared, plain, replay
 
-    def offer(self, key: tuple, prepared: list[Any], plain: tuple[Value, ...] | None, rests_on: tuple | None) -> None:
-        """Keep a clean, pure run's outputs with what they rest on beyond their key."""
-        self.store.put(key, (prepared, plain, rests_on))
+    def offer(self, key: tuple, prepared: list[Any], plain: tuple[Value, ...] | None, rests_on: tuple | None,
+              replay: tuple = ()) -> None:  # fmt: skip
+        """Keep a clean, pure run's outputs with what they rest on beyond their key and the
+        requirements it made (``replay``, redone where the result is reused)."""
+        self.store.put(key, (prepared, plain, rests_on, replay))

@@ -201,21 +201,21 @@ def infer_node(
     # As the engine reads a model's imports: onnx.defs takes a C ``int``.
     imports = {d: min(max(int(v), 0), limits.OPSET_CEILING) for d, v in imports.items()}
     engine.implicit_default = False  # the imports are the ones given here
-    engine.diagnostics.clear()
-    values = [_input_value(x, engine.table) for x in inputs]
+    engine.state.diagnostics.clear()
+    values = [_input_value(x, engine.state.table) for x in inputs]
     names = [f"in{i}" if v is not None else "" for i, v in enumerate(values)]
     signatures.ensure(domain, op_type)  # a custom domain's signature is declared with its rules
     sig = signature(domain, op_type, imports[domain])
     if n_outputs is None:
         n_outputs = max(len(sig.outputs), 1) if sig is not None else 1
     node = helper.make_node(op_type, names, [f"out{k}" for k in range(n_outputs)], domain=domain or None)
-    _add_attributes(node, attributes or {}, sig, engine.diagnostics)
+    _add_attributes(node, attributes or {}, sig, engine.state.diagnostics)
     scope = Scope()
     for name, v in zip(names, values):
         if v is not None:
             scope.values[name] = v
     record = GraphRecord("node", "graph", values=dict(scope.values), nodes=[node])
-    engine.records["node"] = record
+    engine.state.records["node"] = record
     frame = Frame(GraphPath("node"), scope, imports, {}, record, 0)
     outs = engine.infer_node(frame, 0, node)
-    return NodeInference(outs, engine.diagnostics, engine.table, engine.scope.assumptions)
+    return NodeInference(outs, engine.state.diagnostics, engine.state.table, engine.scope.assumptions)

@@ -132,7 +132,7 @@ def rebound(engine: Any, source: ModelProto) -> Any:
     out = engine.snapshot()
     if not len(source.functions):
         out.state.model = source
-        for path, rec in out.records.items():
+        for path, rec in out.state.records.items():
             graph = resolve_graph(source, path) if rec.kind == "graph" else None
             if graph is not None:
                 rec.nodes = graph.node

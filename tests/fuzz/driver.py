@@ -93,9 +93,9 @@ def reproduce(path: str, value: str) -> str | None:
 def rule_crash_traceback(path: str) -> str | None:
     """The traceback of the first rule that fails on this model (rules raise in debug mode)."""
     import infer
-    import infer.walk.engine as engine
+    import infer.walk.rulerun as rulerun
 
-    engine.DEBUG = True
+    rulerun.DEBUG = True
     try:
         infer.infer_model(path)
     except infer.ModelLoadError:
@@ -103,7 +103,7 @@ def rule_crash_traceback(path: str) -> str | None:
     except BaseException:
         return traceback.format_exc()[-4000:]
     finally:
-        engine.DEBUG = False
+        rulerun.DEBUG = False
     return None
 
 
