@@ -10,11 +10,11 @@ every declaration here with the schemas of the installed onnxruntime).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from infer.contract.context import RuleContext
-from infer.contract.signature import Signature
 from signatures.kit.operator import FLOAT, FLOATS, INT, INTS, REQUIRED, STRING, STRINGS, declare_signature
 
 __all__ = ["FLOAT", "FLOATS", "INT", "INTS", "REQUIRED", "STRING", "STRINGS"]  # (re-exported for the family modules)
@@ -30,18 +30,9 @@ INT32 = ("tensor(int32)",)
 F32 = ("tensor(float)",)
 
 
-def op(
-    name: str,
-    inputs: str,
-    outputs: str,
-    types: Mapping[str, Sequence[str]] | None = None,
-    attrs: Mapping[str, tuple[int, Any]] | None = None,
-    domain: str = MS,
-    since: int = 1,
-) -> Signature:
-    """``signatures.kit.operator.declare_signature`` in this domain (``"X:T bias?:T"`` formals,
-    ``attrs`` name -> (AttributeProto type, default or ``REQUIRED``))."""
-    return declare_signature(name, inputs, outputs, types, attrs, domain, since)
+# ``signatures.kit.operator.declare_signature`` in this domain (``"X:T bias?:T"`` formals, ``attrs``
+# name -> (AttributeProto type, default or ``REQUIRED``)).
+op = partial(declare_signature, domain=MS)
 
 
 def delegate(ctx: RuleContext, rule_fn: Callable[[RuleContext], Sequence[Any]], indices: Sequence[int]) -> list:
