@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import pickle
 
+import numpy as np
 import pytest
 from hypothesis import strategies as st
 
@@ -369,3 +370,69 @@ def test_truncated_division_is_cs():
                 assert D.evaluate(q, env) == int(x / k), (D.to_str(q), env)
     assert D.truncdiv(-7, 2) == -3 and D.truncdiv(7, 2) == 3
     assert D.truncdiv(D.add(h, 1), 2) is D.floordiv(D.add(h, 1), 2)  # never negative: a floor
+
+
+# -- roundings to float32 and double (issue 38) ----------------------------------------------------
+
+
+def _as_float(x: int, dtype: type) -> int:
+    """``x`` cast to ``dtype`` the way onnxruntime casts an int64 (one rounding, ties to even)."""
+    return int(np.array([x], np.int64).astype(dtype)[0])
+
+
+_ROUNDINGS = {24: np.float32, 53: np.float64}
+
+
+@st.composite
+def rounded_trees(draw, depth: int = 0):
+    """``(dim, function from bindings to int)``: extents scaled past 2^24 and 2^53, rounded to
+    float32 or double, halved, summed (values stay within int64)."""
+    if depth > 3 or draw(st.integers(0, 2)) == 0:
+        return draw(expr_and_value())
+    op = draw(st.sampled_from(["round", "round", "scale", "half", "add"]))
+    a, fa = draw(rounded_trees(depth + 1))
+    if op == "round":
+        bits = draw(st.sampled_from(sorted(_ROUNDINGS)))
+        return D.to_float(a, bits), lambda env: _as_float(fa(env), _ROUNDINGS[bits])
+    if op == "scale":
+        k = draw(st.sampled_from([3, 1_000_003, (1 << 30) + 1, (1 << 44) + 3]))
+        return D.mul(a, k), lambda env: fa(env) * k
+    if op == "half":
+        return D.floordiv(a, 2), lambda env: fa(env) // 2
+    b, fb = draw(rounded_trees(depth + 1))
+    return D.add(a, b), lambda env: fa(env) + fb(env)
+
+
+def _in_int64(f, env) -> bool:
+    try:
+        return abs(f(env)) < 1 << 62
+    except (OverflowError, ZeroDivisionError):
+        return False
+
+
+@pytest.mark.parametrize("examples", counts(400))
+def test_roundings_evaluate_as_the_runtime_casts(examples):
+    @check(examples, rounded_trees(), BINDINGS)
+    def holds(pair, env):
+        d, f = pair
+        if d is None or not _in_int64(f, env):
+            return
+        value = f(env)
+        assert D.evaluate(d, env) == value, f"{D.to_str(d)} at {env}"
+        lo, hi = bounds(d)
+        assert (lo is None or lo <= value) and (hi is None or value <= hi), f"{D.to_str(d)} in [{lo}, {hi}]: {value}"
+        read = _read(D.to_str(d))
+        assert read == d if isinstance(d, int) else read is d, D.to_str(d)
+
+
+def test_rounding_canonical_forms():
+    h = D.symbol("h")
+    f32 = D.to_float(h, 24)
+    assert D.to_str(f32) == "float32(h)" and D.to_float(f32, 24) is f32  # rounding twice is once
+    assert D.to_float(D.dmin(h, 4096), 24) is D.dmin(h, 4096)  # within 2^24: exact
+    assert D.to_float(f32, 53) is f32  # a float32 value is a double
+    assert D.to_str(D.to_float(D.to_float(h, 53), 24)) == "float32(float64(h))"  # double rounding kept
+    assert D.to_float((1 << 24) + 1, 24) == 1 << 24 and D.to_float((1 << 128), 24) is None  # infinity
+    assert D.to_str(D.floordiv(f32, 2)) == "floor(float32(h)/2)"
+    assert D.dmin(D.floordiv(f32, 2), h) is D.floordiv(f32, 2)  # float32(h) <= h*(1 + 2^-24)
+    assert D.magnitude(D.mul(f32, 3)) < 1 << 67

@@ -55,18 +55,14 @@ def _nonzero_model() -> onnx.ModelProto:
     return _model(nodes, [helper.make_tensor_value_info("x", I64, ["N"])], outputs, [axes])
 
 
-def _float16_count_model() -> onnx.ModelProto:
-    """A data-dependent count (NonZero) carried through float16 back to a shape: its claims
-    assume the count exact in float16 (at most 2048), which a run with more non-zeros breaks."""
-    nodes = [
-        helper.make_node("NonZero", ["x"], ["nz"]),
-        helper.make_node("Shape", ["nz"], ["s"]),
-        helper.make_node("Cast", ["s"], ["h"], to=TensorProto.FLOAT16),
-        helper.make_node("Cast", ["h"], ["s2"], to=I64),
-        helper.make_node("ConstantOfShape", ["s2"], ["z"]),
-    ]
-    outputs = [helper.make_tensor_value_info("z", F, None)]
-    return _model(nodes, [helper.make_tensor_value_info("x", I64, ["N"])], outputs)
+def _declared_extent_model() -> onnx.ModelProto:
+    """``Neg(x)`` of ``x: int64[N]``, its result declared ``[3]``: the claims adopt the declaration
+    as the assumption ``N == 3``, which a run at another length breaks."""
+    nodes = [helper.make_node("Neg", ["x"], ["y"]), helper.make_node("Shape", ["y"], ["s"])]
+    outputs = [helper.make_tensor_value_info("s", I64, None)]
+    m = _model(nodes, [helper.make_tensor_value_info("x", I64, ["N"])], outputs)
+    m.graph.value_info.append(helper.make_tensor_value_info("y", I64, [3]))
+    return m
 
 
 def _observe(model: onnx.ModelProto, x: list[int]) -> dict[str, Any]:
@@ -233,11 +229,11 @@ def test_a_claim_the_run_cannot_bind_is_counted_unchecked() -> None:
 
 
 def test_a_run_outside_an_assumption_is_skipped() -> None:
-    m = _float16_count_model()
+    m = _declared_extent_model()
     result = infer.infer_model(m)
-    assert result.assumptions, "the count must be exact in float16"
-    rc = check_run(result, {"N": 2049}, _observe(m, [1] * 2049))  # 2049 non-zeros: float16 holds 2048
-    violated = [str(a) for a in result.assumptions if a.holds({"N": 2049, **rc.fresh}) is False]
+    assert result.assumptions, "the extent is adopted from the declaration"
+    rc = check_run(result, {"N": 5}, _observe(m, [1] * 5))  # 5 elements, not the 3 declared
+    violated = [str(a) for a in result.assumptions if a.holds({"N": 5, **rc.fresh}) is False]
     assert rc.skipped == violated[0] and rc.claims == 0 and not rc.contradictions
     report = verify(infer.infer_model(m), samples=4, int_range=(0, 1), seed=1)
     assert report.error is None and not report.contradictions
@@ -354,11 +350,11 @@ def test_without_onnxruntime_the_extra_is_named(monkeypatch) -> None:
 
 def test_check_lists_the_assumptions(tmp_path) -> None:
     path = tmp_path / "nz.onnx"
-    onnx.save(_float16_count_model(), path)
+    onnx.save(_declared_extent_model(), path)
     texts = [str(a) for a in infer.infer_model(str(path)).assumptions]
     assert texts
     status, out, _ = C.run("check", str(path))
     assert status == 0 and f"assumptions ({len(texts)}):" in out and all(t in out for t in texts)
     status, out, _ = C.run("check", str(path), "--json")
     listed = json.loads(out)["assumptions"]
-    assert [a["text"] for a in listed] == texts and listed[0]["upper"] == 2048 and listed[0]["site"]
+    assert [a["text"] for a in listed] == texts and listed[0]["upper"] == 3 and listed[0]["site"]

@@ -708,6 +708,12 @@ def _declared_str(tp: TypeProto) -> str:
 _NOT_FETCHABLE = re.compile(r"bfloat16|float8|float4|int4|int2|uint2")
 
 
+def fetchable(type_text: str | None) -> bool:
+    """Can onnxruntime's Python API return an output of this type (its ``NodeArg.type``, such
+    as ``tensor(bfloat16)``) as a numpy array?"""
+    return not _NOT_FETCHABLE.search(type_text or "")
+
+
 def exposed(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of ``model`` for running: every main-graph node output is a graph output, and the
     main graph's declared types of outputs and ``value_info`` are dropped (they are checked
@@ -742,8 +748,8 @@ class Session:
         data = model if isinstance(model, bytes) else model.SerializeToString()
         self.session = ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
         outs = self.session.get_outputs()
-        self.fetch = [o.name for o in outs if not _NOT_FETCHABLE.search(o.type or "")]
-        self.not_fetched = [o.name for o in outs if _NOT_FETCHABLE.search(o.type or "")]
+        self.fetch = [o.name for o in outs if fetchable(o.type)]
+        self.not_fetched = [o.name for o in outs if not fetchable(o.type)]
 
     def run(self, feeds: Mapping[str, Any], run_options: Any = None) -> dict[str, Any]:
         """Every fetchable output by name; ``run_options`` (onnxruntime's) can stop the run."""

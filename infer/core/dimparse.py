@@ -1,10 +1,11 @@
 """Reading dims written as text: the one reader of what ``dims.to_str`` writes.
 
 ``3``, ``N``, ``seq + 5``, ``floor((h - 3)/2) + 1``, ``max(N, M)``, ``min(S, 64)``, ``mod(a, 4)``,
-``seq**2``, ``ceil_div(H, 2)``, and `` `past sequence` ``: a variable whose name is no identifier, written in
-backquotes inside an expression so that it reads back as one variable (a backquote in such a
-name is doubled). ``compile_dim`` parses once and gives a function of a name lookup, so a
-pattern compiled at import time can be evaluated against each node's variables.
+``seq**2``, ``ceil_div(H, 2)``, ``float32(h)``, and `` `past sequence` ``: a variable whose name
+is no identifier, written in backquotes inside an expression so that it reads back as one
+variable (a backquote in such a name is doubled). ``compile_dim`` parses once and gives a
+function of a name lookup, so a pattern compiled at import time can be evaluated against each
+node's variables.
 """
 
 from __future__ import annotations
@@ -30,7 +31,14 @@ _BINOPS: dict[type, Callable[[Dim, Dim], Dim]] = {
     ast.FloorDiv: D.floordiv,
     ast.Mod: D.mod,
 }
-_CALLS: dict[str, Callable[..., Dim]] = {"max": D.dmax, "min": D.dmin, "mod": D.mod, "ceil_div": D.ceildiv}
+_CALLS: dict[str, Callable[..., Dim]] = {
+    "max": D.dmax,
+    "min": D.dmin,
+    "mod": D.mod,
+    "ceil_div": D.ceildiv,
+    "float32": lambda a: D.to_float(a, 24),
+    "float64": lambda a: D.to_float(a, 53),
+}
 
 
 def split_top(text: str, sep: str = ",") -> list[str]:

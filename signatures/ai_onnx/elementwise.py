@@ -237,8 +237,11 @@ example("Add", ["float16[]={1.0}", "float16[]={0.5}"], ["float16[]={1.5}"])
 # Float contents that depend on variables: exact rationals, rounded at most once (floatops).
 example("Div", ["float[]={H}", "float[]={2.0}"], ["float[]={H/2}"])
 example("Ceil", ["float[]={H/2}"], ["float[]={floor((H + 1)/2)}"])
+example("Mul", ["float[]={H}", "float[]={3.0}"], ["float[]={float32(3*H)}"])  # rounded past 2^24
 example("Div", ["float[]={H}", "float[]={3.0}"], ["float[]={~(H/3)}"])
-example("Floor", ["float[]={~(H/3)}"], ["float[]={floor(H/3)}"])
+# Rounding carries H/3 across an integer once H passes 2^23: exact only where the run proves less.
+example("Floor", ["float[]={~(H/3)}"], ["float[]={?}"])
+example("Floor", ["float[]={~(min(H, 4096)/3)}"], ["float[]={floor(min(H, 4096)/3)}"])
 example("Div", ["float[]={~(H/3)}", "float[]={3.0}"], ["float[]={?}"])  # a second rounding
 example("Div", ["int64[]={H}", "int64[]={N}"], ["int64[]={floor(H/N)}"])
 example("Max", ["float[2]={1.0,nan}", "float[2]={nan,1.0}"], ["float[2]={nan,nan}"])

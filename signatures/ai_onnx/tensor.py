@@ -7,6 +7,7 @@ These are the rules that carry shapes through exported models (``Shape -> Gather
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -21,7 +22,7 @@ from infer.core.types import TensorType
 from infer.core.values import FLOAT_BITS, INT_RANGE, Elem, Known, Span, SymFloat, Value, known_vector, round_float
 from signatures.kit import spans
 from signatures.kit import valueops as V
-from signatures.kit.floatops import Assume, FloatArith
+from signatures.kit.floatops import FloatArith
 from signatures.kit.helpers import (
     ONE,
     broadcast,
@@ -36,6 +37,10 @@ from signatures.kit.helpers import (
     with_span,
 )
 from signatures.kit.registry import example, rule, shape_rule
+
+# Records ``lower <= expr <= upper`` as an assumption of the node's claims (``RuleContext.assume_range``):
+# what a symbolic integer cast to int32 rests on.
+Assume = Callable[[Dim, "int | None", "int | None", str], None]
 
 # Ends at or past this are "to the end" in exported Slices (INT32_MAX, INT64_MAX). Symbolic
 # extents are taken to be below it (docs/architecture.md, assumptions).
@@ -97,19 +102,19 @@ def _cast_symbolic(e: Elem, to: int, assume: Assume, facts: Facts) -> Elem:
     """A symbolic element (an integer expression or a ``SymFloat``) after ``Cast(to=...)``."""
     bits = FLOAT_BITS.get(to)
     if type(e) is SymFloat:
-        f = FloatArith(e.rounded or 53, assume, facts.bounds)
+        f = FloatArith(e.rounded or 53, facts.bounds)
         if to == TensorProto.BOOL:
             s = f.sign(e)
             return None if s is None else s != 0
         if to in INT_RANGE:
             return _symbolic_int(f.trunc_int(e), to, assume, facts)
-        return FloatArith(bits, assume, facts.bounds).convert(e) if bits is not None else None
+        return FloatArith(bits, facts.bounds).convert(e) if bits is not None else None
     if to == TensorProto.BOOL:
         lo, hi = facts.bounds(e)
         return True if (lo is not None and lo >= 1) or (hi is not None and hi <= -1) else None
     if to in INT_RANGE:
         return _symbolic_int(e, to, assume, facts)
-    return FloatArith(bits, assume, facts.bounds).from_integer(e) if bits is not None else None
+    return FloatArith(bits, facts.bounds).from_integer(e) if bits is not None else None
 
 
 def _cast_elem(e: Elem, to: int, assume: Assume, facts: Facts) -> Elem:
@@ -1163,7 +1168,9 @@ def _check_gather_batches(batch: tuple[Dim, ...], slices: tuple[Dim, ...]) -> No
 
 
 example("Identity", ["int64[2]={B,S}"], ["int64[2]={B,S}"])
-example("Cast", ["int64[]={S}"], ["float[]={S}"], attrs={"to": TensorProto.FLOAT})
+example("Cast", ["int64[]={S}"], ["float[]={float32(S)}"], attrs={"to": TensorProto.FLOAT})  # S may pass 2^24
+example("Cast", ["int64[]={min(S, 64)}"], ["float[]={min(S, 64)}"], attrs={"to": TensorProto.FLOAT})
+example("Cast", ["int64[]={S}"], ["float16[]={?}"], attrs={"to": TensorProto.FLOAT16})
 example("CastLike", ["float[N,3]", "float16[]"], ["float16[N,3]"])
 example("Shape", ["float[B,S,64]"], ["int64[3]={B,S,64}"])
 example("Shape", ["float[B,S,64]"], ["int64[2]={S,64}"], attrs={"start": 1}, opset=15)

@@ -3,18 +3,24 @@
 Exporters compute sizes through float tensors: ``ceil(Cast(H) / 32.0) * 32``, TF-style "same"
 padding ``(ceil(H / s) - 1) * s + k - H``, ``floor(Cast(H) * 0.5)``. Such an element is a
 ``SymFloat``: exactly ``num/den``, or that quotient rounded once to the tensor's precision ``p``.
+Nothing here is assumed: a value is claimed only where it holds in every run of the model.
 
-- An IEEE operation (+, -, *, /) on exact operands rounds its exact result once: its result is a
-  ``SymFloat`` again, exact when the quotient is representable (a power-of-two ``den``; the
-  numerator within ``2^p``, which is assumed and recorded), else rounded once. An operation on a
-  rounded operand would round a second time: its result is unknown.
+- An IEEE operation (+, -, *, /) on exact operands rounds its exact result once. Where the run's
+  bounds keep a dyadic result (a power-of-two ``den``) within ``2^p``, no rounding happens. Past
+  that, float32 and double round it to the integer ``float32(num)`` (``float64``), a term of
+  the extent language, so ``Cast(H)`` in float32 is ``float32(H)``, which reads ``H`` wherever
+  ``H <= 2^24`` is proven and stays exact everywhere else. Any other result is that quotient
+  rounded once; an operation on it would round a second time: its result is unknown.
+- ``float16`` and ``bfloat16`` results are claimed only where no rounding happens at all:
+  onnxruntime computes chains of such operations in float32 (see ``FloatArith.__init__``), so
+  a rounded value is one reading among two.
 - ``Floor``, ``Ceil``, ``Round`` and casts to integers turn a value back into an exact integer
-  expression: exactly for an exact value, and for a once-rounded one while ``|num| < 2^(p-1)``
-  and ``den < 2^(p-1)``. Then the quotient, when not an integer or a half, is at least
-  ``1/(2 den)`` from every integer and half, farther than the rounding error
-  ``|num|/den * 2^-p``, so rounding cannot carry it across one. The bound is recorded.
-- An integer carried into a float is exact while ``|n| <= 2^p`` (float16: 2048, float32: 2^24,
-  double: 2^53), recorded likewise: ``result.assumptions`` states the sizes every claim holds for.
+  expression: exactly for an exact value, and for a once-rounded one where the run proves
+  ``|num| < 2^(p-1)`` and ``den < 2^(p-1)``. Then the quotient, when not an integer or a half, is
+  at least ``1/(2 den)`` from every integer and half, farther than the rounding error
+  ``|num|/den * 2^-p``, so rounding cannot carry it across one.
+- A value that may reach the type's infinity (a product of several large extents in float32)
+  is unknown: every variable is an extent, below ``2^63``, which bounds what it can reach.
 
 Anything else (``Sqrt``, ``Pow`` to a fraction, ``Reciprocal`` of a variable, float ``Mod``) on a
 symbolic element is unknown. Literal floats are computed as before (in double, rounded to the
@@ -35,11 +41,13 @@ from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.values import Elem, SymFloat, round_float
 
-# Records ``lower <= expr <= upper`` as an assumption of the node's claims (``RuleContext.assume_range``).
-Assume = Callable[[Dim, "int | None", "int | None", str], None]
-
 _NP_OF_BITS = {24: np.float32, 53: np.float64, 11: np.float16}
 _NAMES = {24: "float32", 53: "double", 11: "float16", 8: "bfloat16"}
+# Magnitudes from which rounding to the type gives infinity (its largest finite value plus half an ulp).
+_OVERFLOW_AT = {24: (1 << 128) - (1 << 103), 53: (1 << 1024) - (1 << 970)}
+# Denominators a value may be scaled down to: a non-zero one stays far above the smallest normal
+# float32 (2^-126), where scaling by a power of two would start to lose bits.
+_SCALED_DEN_MAX = 1 << 100
 
 
 def _is_num(x: Any) -> bool:
@@ -63,10 +71,9 @@ def _rational(x: Elem) -> tuple[Dim, int, int] | None:
 class FloatArith:
     """Element operations of one float element type of ``bits`` bits of precision."""
 
-    def __init__(self, bits: int, assume: Assume | None, bounds: Callable[[Dim], tuple[int | None, int | None]]):
+    def __init__(self, bits: int, bounds: Callable[[Dim], tuple[int | None, int | None]]):
         """``bounds`` decides signs and magnitudes (the run's, ``Facts.bounds``)."""
         self.bits = bits
-        self.assume = assume
         self.bounds = bounds
         # onnxruntime runs a 16-bit float operator it has no kernel for in float32, with casts
         # around it that it then merges away: a chain of such operators keeps float32
@@ -81,22 +88,21 @@ class FloatArith:
         """A Python float rounded to this type (``None`` where numpy has no such type)."""
         return round_float(x, self.bits)
 
-    def _within(self, num: Dim, bound: int, why: str) -> bool:
-        """Assume ``|num| <= bound`` unless bounds prove it; ``False`` when it cannot hold."""
+    def _within(self, num: Dim, bound: int) -> bool:
+        """Do the run's bounds prove ``|num| <= bound``?"""
         lo, hi = self.bounds(num)
-        if (lo is not None and lo > bound) or (hi is not None and hi < -bound):
-            return False
-        need_lo = None if lo is not None and lo >= -bound else -bound
-        need_hi = None if hi is not None and hi <= bound else bound
-        if need_lo is not None or need_hi is not None:
-            if self.assume is None:
-                return False
-            self.assume(num, need_lo, need_hi, why)
-        return True
+        return lo is not None and hi is not None and -bound <= lo and hi <= bound
 
-    def make(self, num: Dim, den: int, rounded: bool) -> Elem:
+    def _finite(self, num: Dim, den: int) -> bool:
+        """Does ``num/den`` stay below the type's infinity in every run?"""
+        limit = _OVERFLOW_AT.get(self.bits)
+        top = D.magnitude(num)
+        return limit is not None and top is not None and top < limit * den
+
+    def make(self, num: Dim, den: int, rounded: bool, may_round: bool = True) -> Elem:
         """The element ``num/den`` as one operation on exact operands leaves it in this type;
-        ``rounded``: an operand was already rounded (the result would be rounded twice)."""
+        ``rounded``: an operand was already rounded (the result would be rounded twice);
+        ``may_round`` false: only a result that needs no rounding."""
         if num is None or den <= 0:
             return None
         g = math.gcd(D.content(num), den)
@@ -107,12 +113,16 @@ class FloatArith:
         if rounded:
             return None
         p = self.bits
-        if den & (den - 1) == 0:  # a power of two: exact when the numerator fits the precision
-            if den > (1 << p) or not self._within(num, 1 << p, f"exact in {self.name}"):
-                return None
-            return SymFloat(num, den, 0)
-        if self.exact_only:
-            return None  # rounded in float16 or in float32: see __init__
+        dyadic = den & (den - 1) == 0
+        if dyadic and den <= 1 << p and self._within(num, 1 << p):
+            return SymFloat(num, den, 0)  # no rounding: every such quotient is a value of the type
+        if self.exact_only or not may_round or not self._finite(num, den):
+            return None  # see __init__ for the narrow types
+        if dyadic:
+            # A power of two scales a value without rounding it (far from the type's smallest
+            # exponents), so the rounded quotient is the rounded numerator over ``den``.
+            rounded_num = D.to_float(num, p) if den <= 1 << p else None
+            return None if rounded_num is None else SymFloat(rounded_num, den, 0)
         return SymFloat(num, den, p)
 
     def from_integer(self, e: Dim) -> Elem:
@@ -156,9 +166,34 @@ class FloatArith:
             return self._numeric(lambda x, y: x - y, a, b)
         return self.add(a, self.neg(b))
 
+    def _scaled(self, x: Elem, factor: Elem, divide: bool) -> Elem:
+        """``x * factor`` (``x / factor`` with ``divide``) for a value ``x`` of this type and a
+        power of two ``factor``: exact, and a once-rounded ``x`` stays rounded once (scaling by
+        a power of two commutes with rounding), while the result stays far from the type's
+        smallest exponents and its infinity; ``NotImplemented`` for other operands."""
+        if type(x) is not SymFloat or type(factor) is not float or self.exact_only:
+            return NotImplemented
+        mantissa, exponent = math.frexp(factor)
+        if abs(mantissa) != 0.5:
+            return NotImplemented
+        shift = (exponent - 1) * (-1 if divide else 1)
+        num, den = D.mul(x.num, -1 if mantissa < 0 else 1), x.den
+        if shift >= 0:
+            num = D.mul(num, 1 << shift)
+        else:
+            den <<= -shift
+        if num is None or den > _SCALED_DEN_MAX or not self._finite(num, den):
+            return None
+        g = math.gcd(D.content(num), den)
+        return SymFloat(D.divide_exact(num, g), den // g, x.rounded) if g > 1 else SymFloat(num, den, x.rounded)
+
     def mul(self, a: Elem, b: Elem) -> Elem:
         if _is_num(a) and _is_num(b):
             return self._numeric(lambda x, y: x * y, a, b)
+        for x, y in ((a, b), (b, a)):
+            scaled = self._scaled(x, y, False)
+            if scaled is not NotImplemented:
+                return scaled
         ra, rb = _rational(a), _rational(b)
         if ra is None or rb is None:
             return None
@@ -171,6 +206,9 @@ class FloatArith:
     def div(self, a: Elem, b: Elem) -> Elem:
         if _is_num(a) and _is_num(b):
             return self._numeric(lambda x, y: x / y, a, b)
+        scaled = self._scaled(a, b, True)
+        if scaled is not NotImplemented:
+            return scaled
         ra, rb = _rational(a), _rational(b)
         if ra is None or rb is None:
             return None
@@ -180,8 +218,7 @@ class FloatArith:
         sign = 1 if nb > 0 else -1
         return self.make(D.mul(na, db * sign), da * abs(nb), bool(pa or pb))
 
-    def _exact(self, a: Elem, b: Elem, combine: Callable[[Fraction, Fraction], Fraction],
-               op: Callable[[Elem, Elem], Elem]) -> Elem:  # fmt: skip
+    def _exact(self, a: Elem, b: Elem, combine: Callable[[Fraction, Fraction], Fraction], op: str) -> Elem:
         ra, rb = _rational(a), _rational(b)
         if ra is None or rb is None or ra[2] or rb[2]:
             return None
@@ -189,16 +226,20 @@ class FloatArith:
             q = combine(Fraction(ra[0], ra[1]), Fraction(rb[0], rb[1]))
             r = self.literal(float(q)) if abs(q) < (1 << 1000) else None
             return r if r is not None and math.isfinite(r) and Fraction(r) == q else None
-        out = op(a, b)
-        return out if type(out) is SymFloat and not out.rounded else None
+        (na, da, _), (nb, db, _) = ra, rb
+        if op == "mul" and (na == 0 or nb == 0):
+            return None  # the sign of a zero is not tracked (see ``mul``)
+        num = D.add(D.mul(na, db), D.mul(nb, da)) if op == "add" else D.mul(na, nb)
+        out = self.make(num, da * db, False, may_round=False)
+        return out if type(out) is SymFloat else None
 
     def add_exact(self, a: Elem, b: Elem) -> Elem:
         """``a + b`` only where no rounding happens: a reduction whose order the runtime chooses
         (pairwise, vectorized) gives the same result in every order only then."""
-        return self._exact(a, b, lambda x, y: x + y, self.add)
+        return self._exact(a, b, lambda x, y: x + y, "add")
 
     def mul_exact(self, a: Elem, b: Elem) -> Elem:
-        return self._exact(a, b, lambda x, y: x * y, self.mul)
+        return self._exact(a, b, lambda x, y: x * y, "mul")
 
     def neg(self, a: Elem) -> Elem:
         if type(a) is SymFloat:
@@ -320,7 +361,7 @@ class FloatArith:
         if not x.rounded:
             return True
         bound = (1 << (x.rounded - 1)) - 1
-        return x.den <= bound and self._within(x.num, bound, f"far from rounding in {_NAMES.get(x.rounded)}")
+        return x.den <= bound and self._within(x.num, bound)
 
     def floor_int(self, x: Elem) -> Dim:
         """``floor`` of ``x`` as an integer dim, or ``None``."""
@@ -410,5 +451,5 @@ class FloatArith:
             q = Fraction(num, den)
             r = self.literal(float(q))
             return r if r is not None and Fraction(r) == q else None
-        out = self.make(num, den, False)
-        return out if type(out) is SymFloat and not out.rounded else None
+        out = self.make(num, den, False, may_round=False)
+        return out if type(out) is SymFloat else None

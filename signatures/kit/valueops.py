@@ -22,7 +22,7 @@ from onnx import TensorProto
 from infer.contract.context import Facts, RuleContext
 from infer.core import dims as D
 from infer.core.values import FLOAT_BITS, INT_RANGE, MAX_KNOWN_ELEMENTS, Elem, Known, SymFloat
-from signatures.kit.floatops import Assume, FloatArith
+from signatures.kit.floatops import FloatArith
 
 Op = Callable[..., Elem]
 
@@ -291,17 +291,16 @@ def _float_cmp(fa: FloatArith, want: Callable[[int], bool], nan: bool) -> Op:
     return op
 
 
-def arith(elem: int | None, assume: Assume | None, facts: Facts) -> Arith:
+def arith(elem: int | None, facts: Facts) -> Arith:
     """The element operations of tensors of element type ``elem``.
 
-    ``assume`` records what float results rest on (``RuleContext.assume_range``); without it,
-    symbolic float results that need an assumption are unknown. Signs are decided by ``facts``
-    (the run's bounds: they know what its convolutions require).
+    Signs, and whether a float result is exact, are decided by ``facts`` (the run's bounds: they
+    know what its convolutions require); nothing is assumed.
     """
     lower_bound, bounds = facts.lower_bound, facts.bounds
     bits = FLOAT_BITS.get(elem)  # type: ignore[arg-type]
     if bits is not None:
-        f = FloatArith(bits, assume, bounds)
+        f = FloatArith(bits, bounds)
         ops = {name: _guard(getattr(f, name)) for name in _FLOAT_METHODS}
         compare = {name: _float_cmp(f, want, False) for name, want in _COMPARISONS.items()}
         return Arith(**ops, **compare, abs=_guard(f.absolute), mod=_none, logical_not=_none)
@@ -319,9 +318,9 @@ def arith(elem: int | None, assume: Assume | None, facts: Facts) -> Arith:
 
 
 def ops_of(ctx: RuleContext, i: int = 0) -> Arith:
-    """The element operations of the rule's input ``i``: its element type, float assumptions
-    recorded at its node, signs decided by what the run knows of its extents."""
-    return arith(ctx.elem(i), ctx.assume_range, ctx)
+    """The element operations of the rule's input ``i``: its element type, signs and exactness
+    decided by what the run knows of its extents."""
+    return arith(ctx.elem(i), ctx)
 
 
 _FLOAT_METHODS = ("add", "add_exact", "mul_exact", "sub", "mul", "div", "fmod", "pow", "max", "min", "neg", "relu",

@@ -8,7 +8,7 @@ float detours, comparisons, reductions, ...) whose results become extents again 
 ConstantOfShape, Reshape, Expand, Tile, Range, Slice, Pad, Resize, TopK, Split and OneHot.
 
 Every candidate node is evaluated at once with ``onnx.reference`` at every binding of the
-variables (seven: 1, 2, 3 and larger odd and even values), so the generator knows every
+variables (eight: 1, 2, 3, larger odd and even values, and thousands), so the generator knows every
 value and keeps only nodes that are valid at all of them. Decisions come from a ``Chooser``:
 ``generate(seed)`` for campaigns, ``programs()`` for hypothesis (which can then shrink them).
 """
@@ -151,8 +151,9 @@ class Program:
 
 
 def make_bindings(c: Chooser, variables: Sequence[str]) -> list[dict[str, int]]:
-    """Seven bindings: all 1; three rows of a Latin square of 1, 2, 3 (each variable takes every
-    small extent, and the variables of one run differ); larger odd, larger even, and any."""
+    """Eight bindings: all 1; three rows of a Latin square of 1, 2, 3 (each variable takes every
+    small extent, and the variables of one run differ); larger odd, larger even, any up to 64,
+    and one of thousands."""
     small = [(2, 3, 1), (3, 1, 2), (1, 2, 3)]
     out = [{v: 1 for v in variables}]
     for row in small:
@@ -160,6 +161,9 @@ def make_bindings(c: Chooser, variables: Sequence[str]) -> list[dict[str, int]]:
     out.append({v: 2 * c.integer(2, 20) + 1 for v in variables})  # odd, 5..41
     out.append({v: 2 * c.integer(2, 24) for v in variables})  # even, 4..48
     out.append({v: c.integer(4, 64) for v in variables})
+    # Past float16's exact integers (2048): a run where shape values leave every narrow float's
+    # exact range (inputs too large for it are shrunk, see ``make_inputs``).
+    out.append({v: c.integer(2000, 4500) for v in variables})
     return out
 
 
@@ -699,8 +703,8 @@ class Generator:
         c = self.c
         v = self.int_small()
         if chance(c, 25):  # past 2048 float16 rounds integers; past 2^24 float32 does
-            v = self.op("Mul", [v.name, self.int_scalar().name if chance(c, 50) else self.const(
-                choice(c, (37, 100, 1000, 4099, 65537)), v.dtype)])  # fmt: skip
+            big = choice(c, (37, 100, 1000, 4099, 65537, 262147, 1000003))
+            v = self.op("Mul", [v.name, self.int_scalar().name if chance(c, 50) else self.const(big, v.dtype)])
         f = self.cast(v, self._float_type())
         for _ in range(c.integer(1, 3)):
             op = weighted(c, (("Div", 4), ("Mul", 3), ("Add", 2), ("Sub", 1), ("Floor", 3), ("Ceil", 3), ("Round", 2),
@@ -814,6 +818,21 @@ class Generator:
         if how != "trunc":
             f = self.op(how.capitalize(), [f.name])
         self._back_to_int(f)
+
+    def e_narrow_cast(self) -> None:
+        """An integer through bfloat16 or a float8 type and back (onnxruntime has no arithmetic
+        kernels for them on the CPU): exact only within the type's integers (bfloat16 to 256,
+        float8 e4m3 to 16), rounded or saturated past them."""
+        c = self.c
+        types = [TP.BFLOAT16] + ([TP.FLOAT8E4M3FN, TP.FLOAT8E5M2] if self.opset >= 19 else [])
+        v = self.int_small()
+        if chance(c, 50):
+            v = self.op("Mul", [v.name, self.const(choice(c, (3, 17, 129, 1000)), v.dtype)])
+        narrow = self.cast(v, choice(c, types))
+        back = self._back_to_int(narrow)
+        self.pool.remove(narrow)  # nothing computes on it: no kernel would run
+        if back.hi() > MAX_INT:
+            raise Reject("integer too large")
 
     def e_roundtrip(self) -> None:
         c = self.c
@@ -1191,7 +1210,7 @@ class Generator:
         ("conv", 3), ("conv_transpose", 1), ("pool", 3), ("slice_data", 2), ("pad_data", 2),
         ("resize_scales", 2), ("data_misc", 2), ("fresh", 4), ("shape", 3), ("nonzero", 3),
         ("int_binary", 6), ("int_unary", 2), ("float_chain", 6), ("ceil_multiple", 3), ("tf_same", 2),
-        ("half", 2), ("roundtrip", 2), ("compare_where", 2), ("vector", 6), ("reduce_data", 1),
+        ("half", 2), ("roundtrip", 2), ("narrow_cast", 1), ("compare_where", 2), ("vector", 6), ("reduce_data", 1),
         ("constant_of_shape", 3), ("reshape", 4), ("expand", 2), ("tile", 2), ("range", 2),
         ("slice_computed", 2), ("pad_computed", 2), ("resize_sizes", 2), ("resize_scales_computed", 1),
         ("topk", 1), ("split", 2), ("onehot", 1),
@@ -1241,7 +1260,7 @@ class Generator:
         graph = h.make_graph(const_nodes + self.nodes, "shape_program", self.inputs, outputs, inits)
         model = h.make_model(graph, opset_imports=[h.make_opsetid("", self.opset)])
         model.ir_version = IR_VERSION[self.opset]
-        expected = {v.name: v.arrays for v in self.pool if v.name not in self.feeds[0]}
+        expected = {v.name: v.arrays for v in self.by_name.values() if v.name not in self.feeds[0]}
         for name in self.const_nodes & used:
             expected[name] = [self.consts[name]] * self.k
         return Program(model, self.bindings, self.feeds, expected, self.families, declared=declared)

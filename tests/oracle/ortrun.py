@@ -115,6 +115,8 @@ def _receive(stream: Any, timeout: float | None) -> Any:
 def _serve() -> None:
     import onnxruntime as ort
 
+    from infer.check.verify import fetchable
+
     ort.set_default_logger_severity(4)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
@@ -129,7 +131,7 @@ def _serve() -> None:
             so.inter_op_num_threads = 1
             so.log_severity_level = 4
             sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-            names = [o.name for o in sess.get_outputs()]
+            names = [o.name for o in sess.get_outputs() if fetchable(o.type)]
             reply: Any = [dict(zip(names, sess.run(names, f))) for f in feeds]
         except Exception as e:
             reply = f"{type(e).__name__}: {str(e)[:400]}"

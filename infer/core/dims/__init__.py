@@ -29,6 +29,7 @@ from fractions import Fraction
 
 from infer.core.dims import canon, poly
 from infer.core.dims.bounds import bounds as _bounds
+from infer.core.dims.bounds import magnitude as _magnitude
 from infer.core.dims.budget import (
     MAX_INT_MAGNITUDE,
     expression_limit,
@@ -41,6 +42,7 @@ from infer.core.dims.budget import current as _budget
 from infer.core.dims.budget import state as _state
 from infer.core.dims.edge import to_sympy
 from infer.core.dims.terms import (
+    FLOAT_KINDS,
     Expr,
     Op,
     Var,
@@ -51,12 +53,14 @@ from infer.core.dims.terms import (
     make,
     of_factor,
     quote_name,
+    round_to_bits,
     size_of,
     variable,
 )
 
 Dim = int | Expr | None
 EXTREMUM_COMPARED = canon.EXTREMUM_COMPARED
+FLOAT_KIND_OF_BITS = {bits: kind for kind, bits in FLOAT_KINDS.items()}
 
 __all__ = [
     "Dim",
@@ -78,6 +82,8 @@ __all__ = [
     "dmax",
     "dmax_of",
     "dmin",
+    "to_float",
+    "magnitude",
     "equal",
     "less",
     "product",
@@ -256,6 +262,24 @@ def dmin(a: Dim, b: Dim) -> Dim:
     if type(a) is int and type(b) is int:
         return a if a <= b else b
     return _bounded(canon.extremum("min", [a, b]))
+
+
+EXTENT_MAX = (1 << 63) - 1  # every extent is an int64 (Clause 6.5.1), every variable an extent
+
+
+def magnitude(d: Dim) -> int | None:
+    """An upper bound of ``|d|`` in every run: each variable is an extent, below ``2^63``."""
+    return None if d is None else _magnitude(d, EXTENT_MAX)
+
+
+def to_float(a: Dim, bits: int) -> Dim:
+    """The integer ``a`` as float32 (``bits`` 24) or double (53) holds it: rounded to nearest,
+    ties to even, an integer again (``float32(h)``, which is ``h`` while ``h <= 2^24``); ``None``
+    for another precision or where it rounds to infinity."""
+    kind = FLOAT_KIND_OF_BITS.get(bits)
+    if a is None or kind is None:
+        return None
+    return _bounded(canon.round_float(kind, a))
 
 
 # Python's operators on an extent are the functions above, bound here where they are defined:
@@ -498,9 +522,17 @@ def _exact_factor(f: Var | Op, pairs: set) -> tuple[int | Expr, int, int | Expr]
         return None
     if all(a is b for a, b in zip(args, f.args)):
         return of_factor(f), 1, 1
-    rebuilt = canon.extremum(f.kind, args) if f.kind in ("max", "min") else (
-        canon.floordiv(*args) if f.kind == "floor" else canon.mod(*args))  # fmt: skip
-    return rebuilt, 1, 1
+    rebuilt = _rebuilt(f.kind, args)
+    return None if rebuilt is None else (rebuilt, 1, 1)
+
+
+def _rebuilt(kind: str, args: list) -> int | Expr | None:
+    """The operation ``kind`` of ``args`` in canonical form."""
+    if kind in ("max", "min"):
+        return canon.extremum(kind, args)
+    if kind in FLOAT_KINDS:
+        return canon.round_float(kind, args[0])
+    return canon.floordiv(*args) if kind == "floor" else canon.mod(*args)
 
 
 def product(ds: Iterable[Dim]) -> Dim:
@@ -591,6 +623,10 @@ def _op_value(f: Op, env: Mapping[str, int], memo: dict) -> int:
             v = args[0] // args[1]  # a divisor of 0 raises: no run has one
         elif f.kind == "mod":
             v = args[0] % args[1]
+        elif f.kind in FLOAT_KINDS:
+            v = round_to_bits(args[0], FLOAT_KINDS[f.kind])
+            if v is None:
+                raise OverflowError(f"{f.kind} of {args[0]} is infinite")
         else:
             v = max(args) if f.kind == "max" else min(args)
         memo[f] = v
@@ -625,6 +661,10 @@ def _substitute_factor(f: Var | Op, env: Mapping[str, int], memo: dict) -> int |
                 if type(b) is int and b < 0 and f.kind == "floor":
                     a, b = poly.scale(a, -1), -b
                 v = canon.floordiv(a, b) if f.kind == "floor" else canon.mod(a, b)
+            elif f.kind in FLOAT_KINDS:
+                v = canon.round_float(f.kind, a)
+                if v is None:
+                    raise OverflowError(f"{f.kind} of {a} is infinite")
             else:
                 v = canon.extremum(f.kind, args)
         memo[f] = v

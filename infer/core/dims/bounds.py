@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from infer.core.dims.terms import _UNSET, Expr, Mono, Op, Var, as_var
+from infer.core.dims.terms import _UNSET, FLOAT_KINDS, Expr, Mono, Op, Var, as_var, round_to_bits
 
 Bound = int | None  # None: unbounded on that side
 Interval = tuple[Bound, Bound]
@@ -109,6 +109,9 @@ def _op_bounds(f: Op) -> Interval:
         highs = [upper(a) for a in args]
         known = [x for x in highs if x is not None]
         return (None if None in lows else min(lows)), (min(known) if known else None)  # type: ignore[type-var]
+    if kind in FLOAT_KINDS:  # rounding to nearest is monotone
+        bits = FLOAT_KINDS[kind]
+        return tuple(None if b is None else round_to_bits(b, bits) for b in bounds(args[0]))  # type: ignore[return-value]
     a, b = args
     lo_a, hi_a = bounds(a)
     if kind == "floor":
@@ -199,6 +202,18 @@ def _relax_mono(m: Mono, low: bool) -> Linear | None:
         return {v: x / k for v, x in terms.items()}, (const + shift) / k
     if kind == "mod":
         return {}, Fraction(0 if low else f.args[1] - 1)
+    if kind in FLOAT_KINDS:
+        # A non-negative x rounds to within x*2^-bits of itself: float32(h) <= h*(1 + 2^-24).
+        x = f.args[0]
+        if type(x) is int or (lower(x) or -1) < 0:
+            return None
+        inner = _relax(x, low)
+        if inner is None:
+            return None
+        terms, const = inner
+        eps = Fraction(1, 1 << FLOAT_KINDS[kind])
+        scale = 1 - eps if low else 1 + eps
+        return {v: c * scale for v, c in terms.items()}, const * scale
     # max is at least its first argument, min at most its first
     if (kind == "max") == low:
         return _relax(f.args[0], low)
@@ -222,12 +237,40 @@ def _relaxed_bound(e: Expr, low: bool) -> Bound:
     return math.ceil(total) if low else math.floor(total)  # the expression is an integer
 
 
+# -- magnitudes -----------------------------------------------------------------------------------
+
+
+def magnitude(d: int | Expr, var_max: int) -> int:
+    """An upper bound of ``|d|`` where every variable lies in ``[0, var_max]`` (every extent is
+    below ``2^63``: how large a value computed from extents can grow, for a float type's range)."""
+    if type(d) is int:
+        return -d if d < 0 else d
+    total = abs(d.const)
+    for m, c in d.terms:
+        part = abs(c)
+        for f, e in m.factors:
+            part *= _factor_magnitude(f, var_max) ** e
+        total += part
+    return total
+
+
+def _factor_magnitude(f: Var | Op, var_max: int) -> int:
+    if type(f) is Var:
+        return var_max
+    args = [magnitude(a, var_max) for a in f.args]
+    if f.kind == "mod":
+        return args[1]  # below the modulus (with its sign)
+    if f.kind in FLOAT_KINDS:
+        return 2 * args[0]  # rounding moves a value by less than itself
+    return max(args)  # floor by a divisor of at least 1 shrinks; max and min pick an argument
+
+
 # -- monotonicity --------------------------------------------------------------------------------
 
 
 def is_monotone(d: int | Expr | None) -> bool:
     """Is ``d`` non-decreasing in every variable (sums and products of non-negative parts with
-    non-negative coefficients, floors by positive integers, maxima and minima of such)? Its least
+    non-negative coefficients, floors by positive integers, maxima, minima and roundings of such)? Its least
     value is then its value with every variable at its least."""
     if d is None:
         return False
@@ -242,7 +285,7 @@ def is_monotone(d: int | Expr | None) -> bool:
             if f.kind == "floor":
                 if not (type(f.args[1]) is int and f.args[1] > 0 and is_monotone(f.args[0])):
                     return False
-            elif f.kind in ("max", "min"):
+            elif f.kind in ("max", "min") or f.kind in FLOAT_KINDS:
                 if not all(is_monotone(a) for a in f.args):
                     return False
             else:

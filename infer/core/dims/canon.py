@@ -1,5 +1,6 @@
 """Canonical forms of the operations the ring cannot expand: ``floor``, ``mod``, ``max``, ``min``,
-and of a sum that pads an extent up to a multiple (``ceilings``).
+the roundings ``float32`` and ``float64``, and of a sum that pads an extent up to a multiple
+(``ceilings``).
 
 Each constructor simplifies only what is cheap and exact for integer operands, and reads nothing
 but the operands (their syntactic bounds included), so a result holds in every run: whatever a
@@ -13,7 +14,22 @@ from math import gcd
 
 from infer.core.dims import poly
 from infer.core.dims.bounds import bounds, lower
-from infer.core.dims.terms import Expr, Mono, Op, Var, as_op, free_vars, make, mono, of_factor, op, text
+from infer.core.dims.terms import (
+    FLOAT_KINDS,
+    Expr,
+    Mono,
+    Op,
+    Var,
+    as_factor,
+    as_op,
+    free_vars,
+    make,
+    mono,
+    of_factor,
+    op,
+    round_to_bits,
+    text,
+)
 
 Ext = int | Expr
 
@@ -207,6 +223,26 @@ def _inner_mods_read_through(a: Expr, k: int) -> Ext:
 def _int_mod(f: Var | Op) -> bool:
     """Is ``f`` a ``mod(u, w)`` of a symbolic ``u`` by a positive integer ``w``?"""
     return type(f) is Op and f.kind == "mod" and type(f.args[1]) is int and f.args[1] > 0 and type(f.args[0]) is Expr
+
+
+# -- rounding to a float type -------------------------------------------------------------------
+
+
+def round_float(kind: str, a: Ext) -> Ext | None:
+    """``a`` rounded to the nearest value of float type ``kind`` ("float32" or "float64"), ties
+    to even: an integer again. ``a`` itself where its bounds keep it within ``2^bits`` (every
+    such integer is exact), ``None`` where an integer ``a`` rounds to infinity."""
+    bits = FLOAT_KINDS[kind]
+    if type(a) is int:
+        return round_to_bits(a, bits)
+    a = ceilings(a)
+    lo, hi = bounds(a)
+    if lo is not None and hi is not None and -(1 << bits) <= lo and hi <= 1 << bits:
+        return a
+    inner = as_factor(a)
+    if type(inner) is Op and inner.kind in FLOAT_KINDS and FLOAT_KINDS[inner.kind] <= bits:
+        return a  # a value of a narrower (or the same) type is exact in this one
+    return of_factor(op(kind, (a,)))
 
 
 # -- a sum that pads up to a multiple ------------------------------------------------------------

@@ -4,7 +4,8 @@ Nothing inside onnx-infer computes with sympy; this is the one module that impor
 when a conversion is asked for (``to_sympy``), so that importing ``infer`` does not. Variables
 become integer symbols, positive for declared ones and non-negative for fresh ones;
 ``floor(a/b)``, ``mod``, ``max`` and ``min`` become sympy's ``floor``, ``Mod``, ``Max`` and
-``Min`` (which sympy may rewrite as it likes: the converted expression is the caller's).
+``Min`` (which sympy may rewrite as it likes: the converted expression is the caller's);
+``float32(a)`` and ``float64(a)`` become applications of undefined functions of those names.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def to_sympy(d: int | Expr | None) -> Any:
                     out = sympy.floor(args[0] / args[1])
                 elif f.kind == "mod":
                     out = sympy.Mod(args[0], args[1])
+                elif f.kind in ("float32", "float64"):
+                    out = sympy.Function(f.kind, integer=True)(args[0])
                 else:
                     out = (sympy.Max if f.kind == "max" else sympy.Min)(*args)
             memo[f] = out

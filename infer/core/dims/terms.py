@@ -3,7 +3,8 @@
 A symbolic extent is an ``Expr``: a sum of terms ``coefficient * monomial`` plus an integer
 constant. A monomial (``Mono``) is a product of powers of factors; a factor is a variable
 (``Var``) or an operation the ring cannot expand (``Op``): ``floor(a/b)``, ``mod(a, b)``,
-``max(...)``, ``min(...)``. Coefficients and constants are Python ints.
+``max(...)``, ``min(...)``, and ``float32(a)``, ``float64(a)``: the integer ``a`` rounded to the
+nearest value of that float type (an integer again). Coefficients and constants are Python ints.
 
 Every object is hash-consed: built only through the constructors here, which return the one live
 object with that content (weak intern tables, so nothing outlives its last user). Equal content
@@ -38,7 +39,31 @@ OP_CLASS = {
     "mod": (4, 10000, "DimMod"),
     "max": (4, 0, "DimMax"),
     "min": (4, 0, "DimMin"),
+    "float32": (4, 10000, "Float32"),
+    "float64": (4, 10000, "Float64"),
 }
+# The float types an integer can be rounded to inside an extent, by kind: bits of precision, and
+# the magnitude from which rounding gives infinity (the largest finite value plus half an ulp).
+FLOAT_KINDS = {"float32": 24, "float64": 53}
+_OVERFLOW_AT = {24: (1 << 128) - (1 << 103), 53: (1 << 1024) - (1 << 970)}
+
+
+def round_to_bits(n: int, bits: int) -> int | None:
+    """The integer ``n`` rounded to nearest, ties to even, with ``bits`` of precision (what a
+    cast of an int64 to float32 or double holds: an integer again); ``None`` where the float
+    type's range ends (infinity)."""
+    m = -n if n < 0 else n
+    if m <= 1 << bits:
+        return n
+    if m >= _OVERFLOW_AT[bits]:
+        return None
+    shift = m.bit_length() - bits
+    q, r = m >> shift, m & ((1 << shift) - 1)
+    half = 1 << (shift - 1)
+    if r > half or (r == half and q & 1):
+        q += 1
+    m = q << shift
+    return -m if n < 0 else m
 
 
 def int_key(n: int) -> tuple:
@@ -126,8 +151,9 @@ class Var:
 
 
 class Op:
-    """``floor(a/b)`` (``kind`` "floor"), ``mod(a, b)``, ``max(*args)`` or ``min(*args)``: its
-    arguments are ints and ``Expr``s, in canonical form (the constructors of ``canon`` made it)."""
+    """``floor(a/b)`` (``kind`` "floor"), ``mod(a, b)``, ``max(*args)``, ``min(*args)``,
+    ``float32(a)`` or ``float64(a)``: its arguments are ints and ``Expr``s, in canonical form (the
+    constructors of ``canon`` made it)."""
 
     __slots__ = ("__weakref__", "_bounds", "_free", "args", "key", "kind", "size")
     kind: str
@@ -395,7 +421,10 @@ def _factor_text(f: Factor) -> str:
 
 
 def _atomic(d: int | Expr) -> bool:
-    return type(d) is int or as_var(d) is not None
+    if type(d) is int or as_var(d) is not None:
+        return True
+    f = as_factor(d)  # a rounding reads as one call: floor(float32(h)/2)
+    return type(f) is Op and f.kind in FLOAT_KINDS
 
 
 def _mono_text(m: Mono) -> str:
