@@ -82,9 +82,9 @@ def compile_dim(src: str) -> Compiled:
 
     def hold(m: re.Match[str]) -> str:
         quoted.append(m.group(1).replace("``", "`"))
-        return placeholder.format(len(quoted) - 1)
+        return f" {placeholder.format(len(quoted) - 1)} "  # a token of its own: `a`b is no name
 
-    text = _QUOTED.sub(hold, src.strip())
+    text = _QUOTED.sub(hold, src).strip()
     if any(ch in "#\\" or unicodedata.category(ch) == "Cc" for ch in text):
         raise ValueError(f"cannot read dim {src!r}")
     try:
