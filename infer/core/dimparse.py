@@ -24,7 +24,6 @@ from functools import lru_cache
 
 from infer.core import dims as D
 from infer.core.dims import Dim
-from infer.core.dims.bounds import lower as syntactic_lower
 
 Lookup = Callable[[str], Dim]
 Compiled = Callable[[Lookup], Dim]
@@ -175,10 +174,9 @@ def read_name(name: str, lookup: Lookup) -> Dim:
 def is_positive_term(d: Dim) -> bool:
     """Is ``d`` an expression, not one variable alone, whose least value is at least 1 (and below
     the least value no symbolic extent reaches)?"""
-    if type(d) is not D.Expr or D.is_variable(d):
-        return False
-    least = syntactic_lower(d)
-    return least is not None and 1 <= least < _LEAST_LIMIT
+    # From the syntax alone (declared variables at least 1), never from what a run learned: what
+    # a name denotes does not depend on the nodes that meet it.
+    return type(d) is D.Expr and not D.is_variable(d) and D.less(0, d) is True and D.less(d, _LEAST_LIMIT) is not False
 
 
 def _compile(node: ast.AST, source: _Source, src: str) -> Compiled:
