@@ -50,6 +50,9 @@ class ModelCheck:
     explained: list[str] = field(default_factory=list)
     # Outside bindings of a requirement "for every input value" that ran with the values drawn.
     value_dependent: list[str] = field(default_factory=list)
+    # Outside bindings of an assumption (a graph input's name read as an expression) that ran: the
+    # model does not require it, only inference's claims rest on it.
+    assumed_ran: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return self.__dict__
@@ -108,6 +111,8 @@ def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> Mode
             out.outside_refused += 1
         elif c.every_value:  # needed at some values of the inputs, not at the random ones drawn
             out.value_dependent.append(f"outside {b} ran with the values drawn: {c}")
+        elif c.assumed:
+            out.assumed_ran.append(f"outside {b} ran: {c} is inference's assumption")
         elif c.runtime_only:
             out.findings.append(f"outside {b} ran, though onnxruntime is said to refuse: {c}")
         else:
@@ -160,13 +165,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     totals = {k: sum(getattr(c, k) for c in checks) for k in ("inside_ran", "inside", "outside_refused", "outside")}
     totals["explained"] = sum(len(c.explained) for c in checks)
     totals["value_dependent"] = sum(len(c.value_dependent) for c in checks)
+    totals["assumed_ran"] = sum(len(c.assumed_ran) for c in checks)
     if args.json:
         print(json.dumps({"models": [c.to_json() for c in checks], "totals": totals}, indent=1))
     else:
         print(f"{len(checks)} models: inside {totals['inside_ran']}/{totals['inside']} ran "
               f"({totals['explained']} refused at a requirement not expressed), outside "
               f"{totals['outside_refused']}/{totals['outside']} refused ({totals['value_dependent']} more ran with "
-              "the values drawn, of requirements for every input value); "
+              f"the values drawn, of requirements for every input value, {totals['assumed_ran']} outside an "
+              "assumption of inference); "
               f"{sum(len(c.findings) for c in checks)} findings")  # fmt: skip
     return 1 if any(c.findings for c in checks) else 0
 

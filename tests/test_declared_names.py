@@ -64,7 +64,8 @@ def test_an_opaque_name_is_backquoted_inside_expressions():
 def test_every_written_expression_reads_back_as_itself(name):
     """A model declaring ``name``, ``seq`` and ``k``: each dim written from them, declared again
     (as value_info is when the annotated model is read), is the same dim."""
-    table = DimTable(reserved=frozenset({name, "seq", "k"}))
+    declared = frozenset({name, "seq", "k"})
+    table = DimTable(reserved=declared, inputs=declared)
     v, seq, k = (table.declared(n) for n in (name, "seq", "k"))
     for d in (v, D.mul(v, 2), D.add(v, seq), D.floordiv(D.add(v, 1), 2), D.dmax(v, k), D.mul(v, seq)):
         text = D.to_str(d)

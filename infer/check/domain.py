@@ -72,6 +72,10 @@ class Constraint:
     # What every value of the inputs needs, where some values run outside it too (an index
     # computed from the inputs' contents that reaches its bound only for some of them).
     every_value: bool = False
+    # Not a requirement of the model but one of inference: a graph input's name read as the
+    # expression it spells (``past_sequence + sequence``); outside it the model may run, and the
+    # claims resting on the reading do not hold.
+    assumed: bool = False
 
     @property
     def variables(self) -> frozenset[str]:
@@ -115,12 +119,13 @@ class Constraint:
             out = self.text
         marks = [m for m, on in (("onnxruntime's", self.runtime_only), ("conditional", self.conditional),
                                  ("for every input value", self.every_value)) if on]  # fmt: skip
+        marks += ["assumed"] if self.assumed else []
         return out + (f"  [{', '.join(marks)}]" if marks else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "text": str(self).split("  [")[0], "variables": sorted(self.variables),
                 "conditional": self.conditional, "runtime_only": self.runtime_only, "every_value": self.every_value,
-                "demanded_by": [str(d) for d in self.demands]}  # fmt: skip
+                "assumed": self.assumed, "demanded_by": [str(d) for d in self.demands]}  # fmt: skip
 
 
 def _broadcast_text(ds: Sequence[Dim]) -> str:
@@ -231,7 +236,20 @@ def domain_of(scope: DimScope, variables: Iterable[str]) -> Domain:
         else:
             found.append(c)
     symbols = {n: var.symbol for n in names if (var := scope.table.get(n)) is not None}
-    return Domain(names, tuple(simplify(found, names, symbols)), tuple(_dedupe(missing)))
+    constraints = [*simplify(found, names, symbols), *_readings(scope, inputs)]
+    return Domain(names, tuple(constraints), tuple(_dedupe(missing)))
+
+
+def _readings(scope: DimScope, inputs: frozenset[str]) -> list[Constraint]:
+    """The graph inputs' names read as expressions, each an equality inference assumes
+    (``DimScope.assume_reading``), kept apart from what simplifying may merge."""
+    out = []
+    for name, (reading, why, site) in scope.readings.items():
+        shown = f"{D.quote_name(name)} == {D.to_str(reading)}"
+        c = Constraint("equal", (D.symbol(name), reading), demands=(Demand(site, why),), assumed=True, shown=shown)
+        if c.variables <= inputs:
+            out.append(c)
+    return out
 
 
 def _in_subgraph(graph: str) -> bool:
@@ -527,10 +545,21 @@ def _candidates(v: str, want: int, fixed: Mapping[str, int], placed: Mapping[str
     related = [x for c in cs if v in c.variables and c.kind in ("equal", "broadcast")
                for n in c.variables if n != v and (x := placed.get(n)) is not None]  # fmt: skip
     first = -(-max(lo, want) // k) * k  # the least allowed value from ``want`` up
-    for x in itertools.chain([want, *related], _steps(first, k, lo, hi), [1]):
+    for x in itertools.chain([want, *_solved(v, placed, cs), *related], _steps(first, k, lo, hi), [1]):
         if lo <= x <= hi and x % k == 0 and x not in seen:
             seen.add(x)
             yield x
+
+
+def _solved(v: str, placed: Mapping[str, int], cs: Sequence[Constraint | _Broken]) -> Iterator[int]:
+    """The value an equality ``v == e`` gives ``v`` where every variable of ``e`` is placed (a
+    name read as an expression: ``past_sequence + sequence``)."""
+    for c in cs:
+        if c.kind != "equal" or len(c.exprs) != 2:
+            continue
+        for a, b in (c.exprs, c.exprs[::-1]):
+            if D.variable_name(a) == v and type(x := D.evaluate(b, placed)) is int:
+                yield x
 
 
 def _steps(first: int, k: int, lo: int, hi: int) -> Iterator[int]:

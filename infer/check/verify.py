@@ -918,6 +918,12 @@ def make_feeds(
     return {inp.name: _feed(inp, inp.type, extents, rng, int_range) for inp in _model_inputs(model)}
 
 
+def _readings(result: InferenceResult, names: set[str]) -> dict[str, D.Dim]:
+    """The inputs' names read as expressions over the other names in ``names``, each to its
+    expression: a run binds such a name to that expression's value (``DimScope.assume_reading``)."""
+    return {n: e for n, e in result.dims.readings.items() if n in names and D.free_names(e) <= names}
+
+
 class _Planner:
     """Bindings of the input variables, in the order ``verify`` tries them."""
 
@@ -926,8 +932,9 @@ class _Planner:
         self.variables = variables
         self.fixed = list(fixed)  # fixed extents of the inputs, most frequent first
         self.pinned = dict(pinned)
-        self.free = [v for v in variables if v not in pinned]
         names = set(variables)
+        self.derived = _readings(result, names)
+        self.free = [v for v in variables if v not in pinned and v not in self.derived]
         self.assumptions = [a for a in result.assumptions if D.free_names(a.expr) <= names]
         self.least = {v: self._least(v) for v in self.free}
         self.groups, self.single = self._facts(result, names)
@@ -979,12 +986,21 @@ class _Planner:
     def candidate(self, i: int) -> dict[str, int]:
         out = dict(self.pinned)
         for j, v in enumerate(self.variables):
-            if v in self.pinned:
+            if v in self.pinned or v in self.derived:
                 continue
             base = SCHEDULE[(i + j) % len(SCHEDULE)]
             least = self.least[v]
             out[v] = base if base >= least else least + base - 1
-        return {v: out[v] for v in self.variables}
+        out = self._derive(out)
+        return {v: out.get(v, 1) for v in self.variables}
+
+    def _derive(self, b: dict[str, int]) -> dict[str, int]:
+        """``b`` with each name read as an expression bound to that expression's value (unless
+        pinned), so that the run lies inside the assumption the reading is."""
+        for name, reading in self.derived.items():
+            if name not in self.pinned and type(x := D.evaluate(reading, b)) is int:
+                b[name] = x
+        return b
 
     def respect(self, b: dict[str, int]) -> dict[str, int] | None:
         """``b`` adjusted until every assumption over the inputs holds and it lies inside the
@@ -1000,21 +1016,22 @@ class _Planner:
             self.undrawable += 1
             return None
         self.drawn += 1
-        b.update({alias.get(v, v): x for v, x in inside.items()})
+        b = self._derive({**b, **{alias.get(v, v): x for v, x in inside.items()}})
         return b if all(a.holds(b) is not False for a in self.assumptions) else None
 
     def _assumed(self, b: dict[str, int]) -> dict[str, int] | None:
         """``b`` adjusted until every assumption over the inputs holds, or ``None``."""
-        b = dict(b)
+        b = self._derive(dict(b))
         for _ in range(12):
             failing = [a for a in self.assumptions if a.holds(b) is False]
             if not failing:
                 return b
-            grow = [n for n in D.free_names(failing[0].expr) if n not in self.pinned]
+            grow = [n for n in D.free_names(failing[0].expr) if n not in self.pinned and n not in self.derived]
             if not grow or failing[0].lower is None:
                 return None
             for n in grow:
                 b[n] = min(b[n] * 2, MAX_EXTENT)
+            b = self._derive(b)
         return None
 
     def retries(self, b: Mapping[str, int]) -> Iterator[dict[str, int]]:

@@ -43,6 +43,7 @@ class Assumption:
     upper: int | None = None
     why: str = ""
     site: Site | None = field(default=None, compare=False)
+    shown: str = field(default="", compare=False)  # an equivalent form easier to read, where one is
 
     def holds(self, bindings: Mapping[str, int]) -> bool | None:
         """Whether the condition holds at ``bindings``; ``None`` while a variable is unbound."""
@@ -53,7 +54,9 @@ class Assumption:
 
     def __str__(self) -> str:
         e = D.to_str(self.expr)
-        if self.lower is not None and self.lower == self.upper:
+        if self.shown:
+            text = self.shown
+        elif self.lower is not None and self.lower == self.upper:
             text = f"{e} == {self.lower}"
         elif self.lower is not None and self.upper is not None:
             text = f"{self.lower} <= {e} <= {self.upper}"
@@ -86,6 +89,8 @@ class DimScope:
         # What a model that runs requires, as ``infer.check.domain`` reads it: a requirement (its kind
         # and extents) to the nodes that make it, with why (the first few of them).
         self.requirements: dict[tuple, list[tuple[str, Site | None]]] = {}
+        # Graph inputs' names read as expressions (``assume_reading``): name -> (reading, why, site).
+        self.readings: dict[str, tuple[Dim, str, Site | None]] = {}
         # Bumped whenever a fact that sharpens bounds or quotients is learned: rule results
         # computed before must not be reused after (the memo keys on it), and the caches go.
         self.epoch = 0
@@ -102,7 +107,8 @@ class DimScope:
     def carried(self) -> DimScope:
         """A scope for walking the same model again, knowing what this walk required."""
         t = self.table
-        return DimScope(DimTable(reserved=t.reserved, bindings=t.bindings), self.minimums, self.var_minimums)
+        table = DimTable(reserved=t.reserved, bindings=t.bindings, inputs=t.inputs)
+        return DimScope(table, self.minimums, self.var_minimums)
 
     def _learned(self) -> None:
         self.epoch += 1
@@ -302,6 +308,13 @@ class DimScope:
         if len(seen) < MAX_DEMANDERS and (why, site) not in seen:
             seen.append((why, site))
 
+    def assume_reading(self, name: str, reading: Dim, site: Site | None = None, why: str = "") -> None:
+        """Record that claims read the graph input's ``dim_param`` ``name`` as the expression
+        ``reading`` (``past_sequence + sequence``). A runtime binds the name as an extent of its
+        own, so those claims hold where it equals the reading: listed with the assumptions and in
+        the domain, as ``name == reading``; it sharpens no bound."""
+        self.readings.setdefault(name, (reading, why, site))
+
     def assume(self, text: str, dims: Iterable[Dim] = (), site: Site | None = None) -> None:
         """Record an assumption a conclusion rests on (e.g. ``N`` and ``M`` broadcast)."""
         self.table.note("assumption", text, dims, site)
@@ -321,6 +334,9 @@ class DimScope:
                 lo = least if lo is None else max(lo, least)
             why, site = self._reasons.get((d, "min" if least is not None else "range"), ("", None))
             out.append(Assumption(d, lo, hi, why, site))
+        for name, (reading, why, site) in self.readings.items():
+            shown = f"{D.quote_name(name)} == {D.to_str(reading)}"
+            out.append(Assumption(D.sub(D.symbol(name), reading), 0, 0, why, site, shown))
         return out
 
     def _learn_variable_minimum(self, d: Dim, value: int) -> None:

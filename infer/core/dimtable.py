@@ -13,7 +13,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from infer.core import dims as D
-from infer.core.dimparse import is_identifier, names_in, parse_dim
+from infer.core.dimparse import read_name
 from infer.core.dims import Dim
 
 
@@ -114,8 +114,13 @@ class DimTable:
 
     reserved: frozenset[str] = frozenset()
     bindings: Mapping[str, int] = field(default_factory=dict)
+    # The ``dim_param`` names the main graph's inputs declare: the sizes a caller chooses, the
+    # only names a declared name is read as an expression over.
+    inputs: frozenset[str] = frozenset()
     variables: dict[str, Variable] = field(default_factory=dict)
     facts: list[Fact] = field(default_factory=list)
+    # Declared names read as the expressions they spell (``read_name``), each to its expression.
+    readings: dict[str, Dim] = field(default_factory=dict)
     _by_key: dict[Hashable, D.Expr] = field(default_factory=dict)
     _by_definition: dict[Dim, str] = field(default_factory=dict)
     _counter: int = 0
@@ -128,40 +133,48 @@ class DimTable:
     def declared(self, name: str, where: str = "", value: str | None = None, positive: bool = True) -> Dim:
         """The dim a ``dim_param`` names; a bound name gives its integer.
 
-        A name that is no identifier but spells an expression over the model's other declared
+        A name that is no identifier but spells a positive expression over the graph inputs'
         names (``past_sequence + sequence``, as exporters write on attention masks) stands for
-        that expression; any other name is one variable: positive when the model's inputs declare
-        it (``positive``; docs/architecture.md), else from 0, like a fresh one (a name on an
-        intermediate value or an output, such as a tool's ``unk__3``, may stand for an empty
-        extent). The first declaration of a name decides.
+        that expression (``dimparse.read_name`` says which; a graph input's is an assumption the
+        walk lists, ``DimScope.assume_reading``); any other name is one variable, named by its
+        exact text: positive when the model's inputs declare it (``positive``;
+        docs/architecture.md), else from 0, like a fresh one (a name on an intermediate value or
+        an output, such as a tool's ``unk__3``, may stand for an empty extent). The first
+        declaration of a name decides.
         """
         if name in self.bindings:
             return self.bindings[name]
         var = self.variables.get(name)
         if var is not None:
             return var.symbol
-        spelled = self._spelled(name)
-        if spelled is not None:
-            self.note("equality", f"'{name}' {where} stands for {D.to_str(spelled)}".replace("  ", " "), (spelled,))
-            return spelled
+        reading = self.reading_of(name, declare=True)
+        if reading is not None:
+            self.readings[name] = reading
+            self.note("equality", f"'{name}' {where} stands for {D.to_str(reading)}".replace("  ", " "), (reading,))
+            return reading
         origin = Origin("declared", f"declared as '{name}' {where}".rstrip(), value=value)
         var = Variable(name, D.symbol(name) if positive else D.fresh_symbol(name), origin)
         self.variables[name] = var
         return var.symbol
 
-    def _spelled(self, name: str) -> Dim:
-        """The expression a non-identifier ``name`` spells over the model's other declared names
-        (identifiers, or names in backquotes as ``to_str`` writes them)."""
-        if is_identifier(name) or not self.reserved:
+    def reading_of(self, name: str, declare: bool = False) -> Dim:
+        """The expression the declared name ``name`` is read as, or ``None`` (it is one variable).
+        Its parts are the graph inputs' names: declared on the way with ``declare``, else only
+        those the table has."""
+        if name in self.readings:
+            return self.readings[name]
+        if not self.inputs or name in self.variables:
             return None
-        parts = names_in(name)
-        if not parts or name in parts or not all(p in self.reserved for p in parts):
-            return None
-        try:
-            d = parse_dim(name, lambda part: self.declared(part))
-        except (ValueError, TypeError, ZeroDivisionError):
-            return None
-        return None if d is None or (isinstance(d, int) and d < 0) else d
+
+        def part(p: str) -> Dim:
+            if p not in self.inputs or not (declare or p in self.variables or p in self.readings or p in self.bindings):
+                raise KeyError(p)
+            return self.declared(p)
+
+        reading = read_name(name, part)
+        if reading is not None and name in self.inputs and D.sub(D.symbol(name), reading) is None:
+            return None  # past the expression limit, no assumption could state it
+        return reading
 
     def seed(self, earlier: DimTable) -> None:
         """Take up ``earlier``'s fresh variables (an earlier run of this model, or of a version of

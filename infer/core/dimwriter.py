@@ -29,7 +29,7 @@ from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 
 from infer.core import dims as D
 from infer.core import types as T
-from infer.core.dimparse import is_identifier, parse_dim
+from infer.core.dimparse import is_identifier
 from infer.core.dims import Dim
 from infer.core.dims.bounds import lower as syntactic_lower
 from infer.core.dimtable import DimTable
@@ -158,23 +158,9 @@ class DimWriter:
 
 def _read_declared(table: DimTable, name: str) -> Dim:
     """What a declared ``dim_param`` stands for, from variables the table already has (``None``
-    if it names none of them or spells nothing they make up)."""
+    if it names none of them or spells nothing they make up: ``DimTable.reading_of``)."""
     var = table.get(name)
-    if var is not None:
-        return var.symbol
-    if is_identifier(name):
-        return None
-
-    def lookup(part: str) -> Dim:
-        v = table.get(part)
-        if v is None:
-            raise KeyError(part)
-        return v.symbol
-
-    try:
-        return parse_dim(name, lookup)
-    except (KeyError, ValueError, TypeError, ZeroDivisionError):
-        return None
+    return var.symbol if var is not None else table.reading_of(name)
 
 
 class TypeWriter:

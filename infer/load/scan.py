@@ -39,6 +39,7 @@ class Scan:
     external: list[tuple[str, TensorProto]] = field(default_factory=list)  # (graph path, tensor)
     # Found on the way, so that no other pass walks every node again:
     dim_params: set[str] = field(default_factory=set)  # every dim_param name declared anywhere
+    input_dim_params: set[str] = field(default_factory=set)  # those the main graph's inputs declare
     graphs: list[tuple[str, GraphProto]] = field(default_factory=list)  # subgraphs the engine can walk
     views: dict[str, list[NodeView]] = field(default_factory=dict)  # graph path -> its nodes, read once
     renamed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # graph path -> nodes named as an earlier one
@@ -46,13 +47,15 @@ class Scan:
     odd_types: bool = False
 
 
-def _type_problem(tp: TypeProto, max_rank: int, out: Scan) -> str | None:
+def _type_problem(tp: TypeProto, max_rank: int, out: Scan, of_input: bool = False) -> str | None:
     """Why a declared type exceeds a limit (rank, nesting), or ``None``; iterative.
 
-    On the way, the ``dim_param`` names of the type are added to ``out.dim_params``, and
-    ``out.odd_types`` set where it holds a negative extent or an opaque type without a name.
+    On the way, the ``dim_param`` names of the type are added to ``out.dim_params`` (and to
+    ``out.input_dim_params`` for a main graph's input, ``of_input``), and ``out.odd_types`` set
+    where it holds a negative extent or an opaque type without a name.
     """
     dim_params = out.dim_params
+    input_names = out.input_dim_params if of_input else None
     stack = [(tp, 0)]
     while stack:
         t, depth = stack.pop()
@@ -67,6 +70,8 @@ def _type_problem(tp: TypeProto, max_rank: int, out: Scan) -> str | None:
                 for d in inner.shape.dim:
                     if d.dim_param:
                         dim_params.add(d.dim_param)
+                        if input_names is not None:
+                            input_names.add(d.dim_param)
                     elif d.dim_value < 0:
                         out.odd_types = True
         elif kind == "opaque_type" and not t.opaque_type.name:
@@ -164,8 +169,9 @@ def _check_tensor(out: Scan, path: str, t: TensorProto, what: str, max_rank: int
 
 def _scan_declarations(out: Scan, g: GraphProto, path: str, max_rank: int) -> None:
     """Check what graph ``g`` declares besides its nodes: its values' types and its initializers."""
-    for vi in (*g.input, *g.output, *g.value_info):
-        problem = _type_problem(vi.type, max_rank, out) if vi.HasField("type") else None
+    inputs = len(g.input) if path == MAIN else 0
+    for k, vi in enumerate((*g.input, *g.output, *g.value_info)):
+        problem = _type_problem(vi.type, max_rank, out, k < inputs) if vi.HasField("type") else None
         if problem:
             _refuse(out, path, f"`{vi.name}`: {problem}", vi.name)
     for t in g.initializer:

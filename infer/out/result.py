@@ -137,6 +137,8 @@ class InferenceResult:
             for d in T.dims_of(main.values[name].type):
                 if D.is_symbolic(d):
                     names.update(dict.fromkeys(sorted(D.free_names(d))))
+        # A name read as an expression is still a size the caller chooses (an assumption ties it).
+        names.update(dict.fromkeys(self._engine.state.scope.readings))
         return list(names)
 
     @property

@@ -194,7 +194,8 @@ class Engine:
         # a model past a limit is refused by ``run`` and nothing else reads it.
         measured = scan(model, o.limits.max_depth, o.limits.max_rank, o.limits.max_nodes, light_nodes)
         reserved = frozenset() if measured.refusals else frozenset(measured.dim_params)
-        scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings)))
+        inputs = frozenset() if measured.refusals else frozenset(measured.input_dim_params)
+        scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings), inputs=inputs))
         if previous is not None:
             scope.table.seed(previous.state.table)
         functions = {(canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}

@@ -66,6 +66,8 @@ class Graphs:
     def _bind_input(self, frame: Frame, inp: Any, inits: dict[str, Value]) -> None:
         e, name = self.state, inp.name
         declared = self.placement.declared_type(inp.type, name) if inp.HasField("type") else T.UNKNOWN
+        if name not in inits:
+            self._assume_readings(inp)
         if isinstance(declared, T.TensorType) and declared.shape is None:
             e.report("missing-io-shape", f"graph input `{name}` has no shape", Location(MAIN, value=name))
         if name in inits:
@@ -92,6 +94,16 @@ class Graphs:
 
         frame.record.values[name] = with_empty_contents(Value(self.placement.fill_unknown(declared, origin)))
         frame.record.inputs.append(name)
+
+    def _assume_readings(self, inp: Any) -> None:
+        """Each name on graph input ``inp`` that the table reads as an expression is an assumption
+        (``DimScope.assume_reading``): the caller gives that axis an extent of its own."""
+        scope = self.state.scope
+        for axis, param in _dim_params(inp.type):
+            reading = scope.table.readings.get(param)
+            if reading is not None:
+                why = f"graph input `{inp.name}` axis {axis} is declared '{param}', read as the expression it spells"
+                scope.assume_reading(param, reading, Site(MAIN), why)
 
     # -- frames ---------------------------------------------------------------------------------
 
@@ -337,3 +349,14 @@ def _without_dim_names(tp: TypeProto) -> TypeProto:
         elif kind == "map_type":
             stack.append(t.map_type.value_type)
     return out
+
+
+def _dim_params(tp: TypeProto) -> list[tuple[int, str]]:
+    """(axis, name) of each ``dim_param`` of a tensor type, or of a sequence's or optional's element."""
+    kind = tp.WhichOneof("value")
+    if kind in ("sequence_type", "optional_type"):
+        inner = getattr(tp, kind)
+        return _dim_params(inner.elem_type) if inner.HasField("elem_type") else []
+    if kind not in ("tensor_type", "sparse_tensor_type"):
+        return []
+    return [(axis, d.dim_param) for axis, d in enumerate(getattr(tp, kind).shape.dim) if d.dim_param]

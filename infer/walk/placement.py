@@ -13,7 +13,6 @@ result carries it and repeated layers skip it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cached_property
 from typing import Any, NamedTuple, Protocol
 
 from onnx import ModelProto, TensorProto, TypeProto
@@ -235,21 +234,10 @@ class Placement:
     def _input_variables(self, d: Dim) -> set[str]:
         return {n for n in D.free_names(d) if n in self._input_dim_names}
 
-    @cached_property
+    @property
     def _input_dim_names(self) -> frozenset[str]:
         """The ``dim_param`` names the main graph's inputs declare (in element types too)."""
-        names: set[str] = set()
-        stack = [i.type for i in self.run.model.graph.input]
-        while stack:
-            tp = stack.pop()
-            kind = tp.WhichOneof("value")
-            if kind in ("tensor_type", "sparse_tensor_type"):
-                names.update(d.dim_param for d in getattr(tp, kind).shape.dim if d.dim_param)
-            elif kind in ("sequence_type", "optional_type"):
-                stack.append(getattr(tp, kind).elem_type)
-            elif kind == "map_type":
-                stack.append(tp.map_type.value_type)
-        return frozenset(names)
+        return self.run.table.inputs
 
 
 class _Refinement:

@@ -69,7 +69,7 @@ def test_expressions_style_writes_the_extents_text() -> None:
     assert out["twice"] == ["2*N", 3]
     assert out["joined"] == ["N + `past sequence`", 3]
     assert GENERATED.match(out["nz"][1])  # a fresh variable, by the engine's name for it
-    table = DimTable(reserved=frozenset({"N", "past sequence"}))
+    table = DimTable(reserved=frozenset({"N", "past sequence"}), inputs=frozenset({"N", "past sequence"}))
     table.declared("N")
     table.declared("past sequence")
     assert table.declared(out["joined"][0]) == D.add(D.symbol("N"), D.symbol("past sequence"))
