@@ -28,6 +28,7 @@ from infer.check.domain import Domain
 from infer.check.verify import Session, domain_aliases, make_feeds
 from infer.core import dims as D
 from infer.core.dimparse import parse_dim
+from tests.support.hardware import hardware_refusal
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "models"
@@ -53,6 +54,9 @@ class ModelCheck:
     # Outside bindings of an assumption (a graph input's name read as an expression) that ran: the
     # model does not require it, only inference's claims rest on it.
     assumed_ran: list[str] = field(default_factory=list)
+    # Bindings onnxruntime refused because this machine's CPU lacks a kernel: counted neither
+    # inside nor outside, since the refusal says nothing of the domain (tests/support/hardware.py).
+    hardware: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return self.__dict__
@@ -91,8 +95,11 @@ def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> Mode
     inside = [b for w in wanted if (b := dom.near(w)) is not None]
     unexpressed = {d.site.node_name for n in dom.not_expressed for d in n.demands if d.site and d.site.node_name}
     for b in dict.fromkeys(tuple(sorted(b.items())) for b in inside):
-        out.inside += 1
         refusal = _runs(session, model, dict(b), names)
+        if refusal is not None and hardware_refusal(refusal):
+            out.hardware.append(f"inside {dict(b)}: {refusal}")
+            continue
+        out.inside += 1
         if refusal is None:
             out.inside_ran += 1
         elif any(f"Name:'{n}'" in refusal for n in unexpressed):
@@ -106,8 +113,12 @@ def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> Mode
         if b is None:
             out.undrawable.append(str(c))
             continue
+        refusal = _runs(session, model, b, names)
+        if refusal is not None and hardware_refusal(refusal):
+            out.hardware.append(f"outside {b}: {refusal}")
+            continue
         out.outside += 1
-        if _runs(session, model, b, names) is not None:
+        if refusal is not None:
             out.outside_refused += 1
         elif c.every_value:  # needed at some values of the inputs, not at the random ones drawn
             out.value_dependent.append(f"outside {b} ran with the values drawn: {c}")
@@ -124,11 +135,14 @@ def _refused_everywhere(out: ModelCheck, model: onnx.ModelProto, dom: Domain,
                         names: Mapping[str, str]) -> ModelCheck:  # fmt: skip
     """A domain with a node onnxruntime refuses (a ``runtime`` constraint): the model must not
     load, or not run at a binding of every variable 1 (counted as one outside binding)."""
-    out.outside += 1
     try:
         refusal = _runs(Session(model), model, {v: 1 for v in dom.variables}, names)
     except Exception as e:  # refused when the session is made
         refusal = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+    if refusal is not None and hardware_refusal(refusal):
+        out.hardware.append(f"at every variable 1: {refusal}")
+        return out
+    out.outside += 1
     if refusal is not None:
         out.outside_refused += 1
     else:
@@ -161,11 +175,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.json:
             head = f"{c.model}: inside {c.inside_ran}/{c.inside} ran, outside {c.outside_refused}/{c.outside} refused"
             tail = f" ({len(c.explained)} refused at a requirement not expressed); {len(c.domain)} lines"
-            print(head + tail + "".join(f"\n    {f}" for f in c.findings), flush=True)
+            lacking = [f"not run here, the CPU lacks the kernel: {h}" for h in c.hardware]
+            print(head + tail + "".join(f"\n    {f}" for f in c.findings + lacking), flush=True)
     totals = {k: sum(getattr(c, k) for c in checks) for k in ("inside_ran", "inside", "outside_refused", "outside")}
     totals["explained"] = sum(len(c.explained) for c in checks)
     totals["value_dependent"] = sum(len(c.value_dependent) for c in checks)
     totals["assumed_ran"] = sum(len(c.assumed_ran) for c in checks)
+    totals["hardware"] = sum(len(c.hardware) for c in checks)
     if args.json:
         print(json.dumps({"models": [c.to_json() for c in checks], "totals": totals}, indent=1))
     else:
@@ -174,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{totals['outside_refused']}/{totals['outside']} refused ({totals['value_dependent']} more ran with "
               f"the values drawn, of requirements for every input value, {totals['assumed_ran']} outside an "
               "assumption of inference); "
+              f"{totals['hardware']} not run for a kernel this CPU lacks; "
               f"{sum(len(c.findings) for c in checks)} findings")  # fmt: skip
     return 1 if any(c.findings for c in checks) else 0
 

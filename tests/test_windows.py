@@ -26,7 +26,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
-from tests.support.contrib_node import MS, Case, Refused, claims_hold, cpu_kernels, errors, ort_run
+from tests.support.contrib_node import MS, Case, HardwareRefused, Refused, claims_hold, cpu_kernels, errors, ort_run
+from tests.support.hardware import skip_lacking
 from tests.support.onenode import In, const
 from tests.support.runtime import check
 
@@ -219,6 +220,9 @@ def _agrees_with_onnxruntime(case: Case, refused: bool, dilated_same: bool, shor
         return []
     try:
         observed = ort_run(case)
+    except HardwareRefused as e:
+        skip_lacking([f"{case}: {e}"], 1)
+        raise
     except Refused as e:
         if "NOT_IMPLEMENTED" in str(e):
             return []

@@ -26,6 +26,7 @@ from onnx import TensorProto, helper
 
 import infer
 from infer.core import types as T
+from tests.support.hardware import hardware_refusal, skip_lacking
 from tests.support.onenode import In, graph_inputs
 from tests.support.runtime import check
 
@@ -34,6 +35,10 @@ MS = "com.microsoft"
 
 class Refused(Exception):
     """onnxruntime refused the node (at load or at run)."""
+
+
+class HardwareRefused(Refused):
+    """onnxruntime refused the node for want of a CPU feature (tests/support/hardware.py)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,8 @@ def cpu_kernels() -> frozenset[tuple[str, str]]:
 
 
 def ort_run(case: Case, seed: int = 0) -> dict[str, Any]:
-    """The node's outputs by name; ``Refused`` where onnxruntime refuses it."""
+    """The node's outputs by name; ``Refused`` where onnxruntime refuses it (``HardwareRefused``
+    where this machine's CPU lacks the kernel)."""
     ort = _ort()
     model, _ = case.model()
     so = ort.SessionOptions()
@@ -133,7 +139,21 @@ def ort_run(case: Case, seed: int = 0) -> dict[str, Any]:
         outs = binding.get_outputs()
         return {name: outs[j].numpy() for j, name in enumerate(o for o in case.outputs if o)}
     except Exception as e:  # onnxruntime's errors have several types
-        raise Refused(str(e).splitlines()[0][:300]) from None
+        message = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
+        raise (HardwareRefused if hardware_refusal(str(e)) else Refused)(message) from None
+
+
+def refusal(case: Case) -> Refused:
+    """onnxruntime's refusal of ``case``: the test fails where onnxruntime runs it, and skips where
+    the refusal is only this machine's CPU lacking the kernel (it would say nothing of the node)."""
+    try:
+        ort_run(case)
+    except HardwareRefused as e:
+        skip_lacking([f"{case}: {e}"], 1)
+        raise
+    except Refused as e:
+        return e
+    raise AssertionError(f"onnxruntime runs {case}, which is meant to be refused")
 
 
 def errors(result: infer.InferenceResult) -> list[str]:
