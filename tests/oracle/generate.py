@@ -169,6 +169,37 @@ def make_bindings(c: Chooser, variables: Sequence[str]) -> list[dict[str, int]]:
 
 _STRIDED = ("Conv", "MaxPool", "AveragePool", "LpPool", "Resize")
 
+# Names a model may give an input axis that look like an expression over another variable, or
+# like that variable itself (issue 38): (the name, the value it spells, or None for none).
+ALIASES: tuple[tuple[str, Callable[[int], int] | None], ...] = (
+    ("{v}+1", lambda n: n + 1),
+    ("2*{v}", lambda n: 2 * n),
+    ("{v} + {v}", lambda n: 2 * n),
+    ("{v}*0", None),
+    ("{v}-{v}", None),
+    ("{v}+0", None),
+    ("`{v}`", None),
+    ("({v})", None),
+    ("-{v}", None),
+    ("{v} - 1", None),
+    ("{wide}", None),  # the variable's letter in fullwidth, which Python's parser reads as it
+    ("\ufb01", None),  # the ligature fi
+)
+
+
+def add_alias(c: Chooser, variables: list[str], bindings: list[dict[str, int]]) -> None:
+    """A fourth variable named like an expression over (or a spelling of) the first: at each
+    binding it takes the value the name spells, or one of its own, so that a reading of the name
+    is an assumption some runs keep and some break."""
+    template, spelled = choice(c, ALIASES)
+    v = variables[0]
+    name = template.format(v=v, wide="".join(chr(ord(ch) - ord("a") + 0xFF41) for ch in v))
+    variables.append(name)
+    own = make_bindings(c, [name])
+    for b, o in zip(bindings, own):
+        value = spelled(b[v]) if spelled is not None and chance(c, 60) else o[name]
+        b[name] = max(1, value)
+
 
 class Generator:
     """Grows one program; every emitter either adds valid nodes or raises ``Reject``."""
@@ -179,6 +210,8 @@ class Generator:
         self.opset = choice(c, OPSETS)
         self.variables = list(VARIABLES[: c.integer(1, 3)])
         self.bindings = make_bindings(c, self.variables)
+        if chance(c, 15):
+            add_alias(c, self.variables, self.bindings)
         self.k = len(self.bindings)
         self.np_rng = np.random.default_rng(c.integer(0, 2**31))
         self.max_nodes = max_nodes
@@ -286,11 +319,27 @@ class Generator:
             vals.append(Val(name, arrays))
         if node.op_type in _STRIDED and any(a.size == 0 for v in vals for a in v.arrays):
             raise Reject("empty output of a strided operator")  # onnx.reference and onnxruntime differ
+        if node.op_type == "Resize" and len(node.input) > 3 and node.input[3] not in self.consts:
+            self._onnx_propagates(node)
         self.nodes.append(node)
         for v in vals:
             self.pool.append(v)
             self.by_name[v.name] = v
         return vals
+
+    def _onnx_propagates(self, node: onnx.NodeProto) -> None:
+        """``Reject`` a node whose computed input onnx's data propagation (which onnxruntime runs
+        when it loads a model) gets wrong: Resize sizes made through Shape of a Shape and Max
+        propagate as an empty shape, and onnxruntime refuses the valid program."""
+        used = {i for n in [*self.nodes, node] for i in n.input if i}
+        inits = [nh.from_array(a, k) for k, a in self.consts.items() if k in used]
+        graph = h.make_graph([*self.nodes, node], "g", self.inputs, [], inits)
+        model = h.make_model(graph, opset_imports=[h.make_opsetid("", self.opset)])
+        model.ir_version = IR_VERSION[self.opset]
+        try:
+            onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        except onnx.shape_inference.InferenceError as e:
+            raise Reject(f"onnx's data propagation refuses it: {e}") from None
 
     def op(self, op: str, inputs: Sequence[str], **attrs: Any) -> Val:
         return self.emit(self.node(op, inputs, **attrs))[0]
