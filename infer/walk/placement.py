@@ -26,7 +26,7 @@ from infer.core.dims import Dim
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Origin, Site
 from infer.core.scopes import MAIN, ContentNote, Frame
-from infer.core.values import Known, Value, in_domain, without_overflow
+from infer.core.values import INT_RANGE, Known, Value, in_domain, without_overflow
 
 
 class Prepared(NamedTuple):
@@ -37,6 +37,9 @@ class Prepared(NamedTuple):
     plain: Value  # the value placed where nothing is fresh or declared
     note: bool  # ``plain`` needs a content note (unknown shape contents or rank)
     overflow: int | None = None  # an element computed past its element type's range (made unknown)
+    # Symbolic elements of a 32-bit integer tensor its range may not hold: (element, type), each
+    # assumed within the type where the node is placed (a runtime wraps past it).
+    assumed: tuple[tuple[Dim, int], ...] = ()
 
 
 class Run(Protocol):
@@ -92,12 +95,13 @@ class Placement:
         if v.known is None and type(t) is T.TensorType:
             return self._prepare_tensor(v, t)  # the usual case: a tensor of unknown contents
         v, overflow = without_overflow(in_domain(v))
+        v, assumed = _narrow_symbolic(v)
         t = v.type
         needs_fill = not isinstance(t, (T.TensorType, T.SparseTensorType)) or (
             t.shape is not None and any(d is None for d in t.shape)
         )
         plain = self.settle(v, t, op_type)
-        return Prepared(v, needs_fill, plain, _needs_note(plain), overflow)
+        return Prepared(v, needs_fill, plain, _needs_note(plain), overflow, assumed)
 
     @staticmethod
     def _prepare_tensor(v: Value, t: T.TensorType) -> Prepared:
@@ -151,6 +155,9 @@ class Placement:
             if p.note if v is p.plain else _needs_note(v):
                 site = site if type(site) is Site else site()
                 frame.record.notes[name] = ContentNote(site, reason or default_reason(op_type), causes)
+            if p.assumed:
+                site = site if type(site) is Site else site()
+                self._assume_within(p.assumed, site)
             if p.overflow is not None:
                 site = site if type(site) is Site else site()
                 self.run.report(
@@ -161,6 +168,17 @@ class Placement:
                 )
             outs.append(v)
         return outs
+
+    def _assume_within(self, assumed: tuple[tuple[Dim, int], ...], site: Site) -> None:
+        """Claims on these elements rest on each staying within its 32-bit type (listed in
+        ``result.assumptions``), where what the run knows does not prove it."""
+        scope = self.run.scope
+        for d, elem in assumed:
+            lo, hi = INT_RANGE[elem]
+            blo, bhi = scope.bounds(d)
+            need_lo = None if blo is not None and blo >= lo else lo
+            need_hi = None if bhi is not None and bhi <= hi else hi
+            scope.assume_range(d, need_lo, need_hi, site, f"within {T.elem_name(elem)}")
 
     def _placed(self, frame: Frame, site: Site, name: str, op_type: str, k: int, p: Prepared, reason: str | None,
                 causes: tuple[str, ...]) -> Value:  # fmt: skip
@@ -456,6 +474,33 @@ def default_reason(op_type: str) -> str:
 
 
 _SMALL_INTS = frozenset({TensorProto.INT64, TensorProto.INT32})
+
+
+_WIDE = (TensorProto.INT64, TensorProto.UINT64)  # a symbolic element is an int64 value already
+_ASSUMABLE = (TensorProto.INT32, TensorProto.UINT32)  # an extent past 2^31 is rare: assumed, listed
+
+
+def _narrow_symbolic(v: Value) -> tuple[Value, tuple[tuple[Dim, int], ...]]:
+    """``v`` with the symbolic elements of a narrow integer tensor its type may not hold: in a
+    32-bit type, kept and returned to be assumed within it; in an 8- or 16-bit type, made
+    unknown (no assumption to make silently), unless the extent's syntax keeps it within."""
+    t, known = v.type, v.known
+    if known is None or type(t) is not T.TensorType or t.elem not in INT_RANGE or t.elem in _WIDE:
+        return v, ()
+    lo, hi = INT_RANGE[t.elem]
+    doubtful = [e for e in known.elems if e is not None and D.is_symbolic(e) and not _within(e, lo, hi)]
+    if not doubtful:
+        return v, ()
+    if t.elem in _ASSUMABLE:
+        return v, tuple((e, t.elem) for e in dict.fromkeys(doubtful))
+    gone = set(doubtful)
+    return Value(t, Known(known.shape, tuple(None if e in gone else e for e in known.elems))), ()
+
+
+def _within(e: Dim, lo: int, hi: int) -> bool:
+    """Whether the syntax of ``e`` alone keeps it in ``[lo, hi]`` (every variable an extent)."""
+    size = D.magnitude(e)
+    return size is not None and size <= hi and (lo < 0 or D.less(e, 0) is False)
 
 
 def _needs_note(v: Value) -> bool:
