@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from onnx import ModelProto
 
 from infer.core import types as T
+from infer.core.dims.budget import tick
 from infer.core.dimwriter import DimWriter, TypeWriter
 from infer.core.scopes import MAIN, resolve_graph
 from infer.load.wire import varint
@@ -53,6 +54,7 @@ def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> byt
     type_fields: dict[T.Type, bytes] = {}  # a type's whole field, tag and length included
     parts = []
     for name, t in typed:
+        tick()  # the writer obeys the run's clock (``InferenceResult.model``)
         field = type_fields.get(t)
         if field is None:
             ty = write_type.serialized(t)
