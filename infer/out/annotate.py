@@ -86,6 +86,7 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
                 if v is not None and not isinstance(v.type, T.UnknownType):
                     write_type.write(v.type, inp.type)
         for name, o in outputs.items():
+            tick()
             v = record.values.get(name)
             if v is not None and not isinstance(v.type, T.UnknownType):
                 write_type.write(v.type, o.type)
