@@ -19,6 +19,7 @@ from onnx import ModelProto
 from infer.check import domain, verify
 from infer.core import diagnostics, dims, limits, types, values
 from infer.core.diagnostics import Diagnostic, Location
+from infer.core.dims.budget import run_limit
 from infer.core.dimtable import DimTable
 from infer.core.limits import Limits
 from infer.core.types import (
@@ -99,6 +100,9 @@ def infer_model(
     max_expression_size: int | None = None,
     max_model_bytes: int | None = None,
     max_node_seconds: float | None = None,
+    max_seconds: float | None = None,
+    max_node_values: int | None = None,
+    max_graph_values: int | None = None,
     read_external_data: bool = False,
     external_data_dir: str | os.PathLike | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -119,7 +123,9 @@ def infer_model(
     by default 4 per node plus 10,000), ``max_expression_size`` (terms of one symbolic extent; a
     larger one becomes a fresh variable), ``max_model_bytes`` (a model file),
     ``max_node_seconds`` (wall-clock seconds of one node's rule, 10 by default; 0 disables it
-    here, as ``Limits(max_node_seconds=None)`` does). A model past one gets a ``limit``
+    here, as ``Limits(max_node_seconds=None)`` does), ``max_seconds`` (wall-clock seconds of the
+    whole run, none by default), ``max_node_values`` (inputs and outputs of one node),
+    ``max_graph_values`` (graph inputs, outputs and initializers). A model past one gets a ``limit``
     diagnostic, never an exception; a limit that is not a non-negative number is a
     ``ValueError``.
 
@@ -137,9 +143,11 @@ def infer_model(
     """
     given = {"max_depth": max_depth, "max_rank": max_rank, "max_nodes": max_nodes, "max_node_visits": max_node_visits,
              "max_expression_size": max_expression_size, "max_model_bytes": max_model_bytes,
-             "max_node_seconds": max_node_seconds}  # fmt: skip
+             "max_node_seconds": max_node_seconds, "max_seconds": max_seconds, "max_node_values": max_node_values,
+             "max_graph_values": max_graph_values}  # fmt: skip
     run_limits = _checked_options(dims_style, limits, given)
-    with collector_paused():  # reading, scanning and walking (see engine.collector_paused)
+    # (reading, scanning and walking: see engine.collector_paused; the run's clock, infer.dims.budget)
+    with collector_paused(), run_limit(run_limits.max_seconds):
         return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
 
 

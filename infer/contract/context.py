@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from onnx import AttributeProto, NodeProto, TypeProto
 
 from infer.core.dims import Dim
+from infer.core.dims.budget import tick
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import Origin, Site, Variable
 from infer.core.scopes import GraphPath
@@ -208,6 +209,7 @@ class RuleContext:
         return self.inputs[i] if i < len(self.inputs) else None
 
     def type(self, i: int) -> Type:
+        tick()  # a rule over variadic inputs reads each: it obeys the node's clock however many
         v = self.value(i)
         return UNKNOWN if v is None else v.type
 
@@ -384,6 +386,7 @@ class RuleContext:
         self._replayed("assume_range", (d, lower, upper), why=why)
 
     def input_types_str(self) -> str:
+        tick(len(self.inputs))
         return ", ".join("-" if v is None else str(v.type) for v in self.inputs)
 
     def declared_type(self, tp: TypeProto, value: str) -> Type:

@@ -36,6 +36,17 @@ MAX_MODEL_BYTES = (1 << 31) - 1  # a model file (protobuf cannot parse more in o
 # construction built to be slow comes near it (docs/limits.md).
 MAX_NODE_SECONDS = 10.0
 MAX_TYPE_DEPTH = 64  # nesting of sequence/optional/map types in one TypeProto
+# Inputs and outputs of one node. Every step of a node's inference (its inputs looked up, its memo
+# key, its checks, a variadic rule, its outputs placed) costs some microseconds an input in
+# Python, where onnx's C++ spends a fraction of one: a Sum of 5,000,000 inputs took onnx 2 s and
+# onnx-infer 26 s. Real models stay far below (a Concat of some thousands of inputs).
+MAX_NODE_VALUES = 100_000
+# Graph inputs, outputs and initializers (sparse ones too) of all graphs together. Each costs
+# onnx-infer 25 to 45 microseconds (a declared type read, its extents named, a value placed),
+# ten to twenty times what onnx's C++ spends: 1,000,000 graph inputs took 200 s and 2.8 GB where
+# onnx takes 13 s and 0.9 GB. At this limit a model costs some 5 s and 400 MB; real models declare
+# some hundreds (the largest of the test corpus: 228).
+MAX_GRAPH_VALUES = 100_000
 
 OPSET_CEILING = (1 << 31) - 1  # opset versions above are read as this (onnx.defs takes a C int)
 
@@ -99,6 +110,23 @@ class Limits:
         "that node's outputs are unknown: `limit` warning; inference goes on",
         kind="seconds",
     )
+    max_seconds: float | None = _limit(
+        None,
+        "wall-clock seconds of one run: the scan and the walk of `infer_model`, and apart from "
+        "them the writing of the annotated copy (0 or None: no limit)",
+        "the scan: the model is refused; the walk: inference stops, values not reached stay "
+        "unknown; the writing: values not yet written are left without `value_info`. A `limit` error",
+        shown="none",
+        kind="seconds",
+    )
+    max_node_values: int = _limit(
+        MAX_NODE_VALUES, "inputs and outputs of one node", "the model is refused: `limit` error"
+    )
+    max_graph_values: int = _limit(
+        MAX_GRAPH_VALUES,
+        "graph inputs, outputs and initializers (sparse ones included) of all graphs together",
+        "the model is refused: `limit` error",
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -152,6 +180,9 @@ TABLE: list[tuple[str, Any, str, str]] = [
     _row("max_expression_size"),
     _row("max_model_bytes"),
     _row("max_node_seconds"),
+    _row("max_seconds"),
+    _row("max_node_values"),
+    _row("max_graph_values"),
     ("MAX_TYPE_DEPTH", MAX_TYPE_DEPTH, "nesting of sequence, optional and map types",
      "the model is refused: `limit` error"),
     ("MAX_KNOWN_ELEMENTS", MAX_KNOWN_ELEMENTS, "elements of a tensor whose contents are tracked",
@@ -165,6 +196,15 @@ TABLE: list[tuple[str, Any, str, str]] = [
      "bytes of external files hashed in one run to verify checksums, each file once",
      "references still to verify are not read: `external-data` warning"),
 ]  # fmt: skip
+
+
+def how_to_raise(message: str) -> str | None:
+    """The suggestion of a ``limit`` diagnostic whose ``message`` names a per-run limit
+    (``(max_nodes)``, ``(limit max_seconds)``): how to raise it; ``None`` if it names none."""
+    name = next((n for n in Limits.names() if f"{n})" in message), None)
+    if name is None:
+        return None
+    return f"if the model is trusted, raise the limit: --limit {name}=VALUE (infer_model(..., {name}=VALUE))"
 
 
 class LimitExceeded(BaseException):

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from onnx import AttributeProto, NodeProto
 
+from infer.core.dims.budget import tick
 from infer.load.wire import read_varint, read_varint_from
 
 SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
@@ -428,7 +429,9 @@ def light_nodes(weightless: bytes) -> list[bytes | None] | None:
 _INPUT, _OUTPUT, _NAME, _OP_TYPE, _ATTRIBUTE, _DOMAIN, _OVERLOAD = 0x0A, 0x12, 0x1A, 0x22, 0x2A, 0x3A, 0x42
 
 
-def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] | NodeBytes) -> Views | None:
+def read_light_nodes(
+    nodes: Sequence[NodeProto], serialized: list[bytes | None] | NodeBytes, max_values: int | None = None
+) -> Views | None:
     """Views of the main graph's ``nodes``, decoded from their serialized bytes (``light_nodes``
     or ``split_model``), which are dropped as they are read (so that the bytes and the views are
     not all held at once); ``None`` when those are not the same nodes or hold what this decoder
@@ -437,7 +440,12 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
     Decoding the bytes of a node here costs less than reading its fields through protobuf, which
     builds a Python object for every repeated field it hands out; a node decoded by an earlier
     read (the same model again, or an edit of it) is not decoded again (``DECODED``).
+
+    A node of more than ``max_values`` inputs and outputs (``max_node_values``, which the scan
+    refuses) is not decoded: ``None``, and protobuf's fields are read instead, without copying.
     """
+    # Each input or output takes two bytes at least: a smaller node is within the limit.
+    least = (2 * max_values) if max_values is not None else None
     if len(serialized) != len(nodes):
         return None
     in_place = isinstance(serialized, NodeBytes)
@@ -465,6 +473,14 @@ def read_light_nodes(nodes: Sequence[NodeProto], serialized: list[bytes | None] 
             # A small node's bytes are its key among the nodes read before; a large one (a long
             # attribute) is neither copied nor kept.
             small = n - i <= _REMEMBERED_NODE
+            if not small:
+                if least is not None and n - i > least:
+                    node = nodes[index]
+                    if len(node.input) + len(node.output) > max_values:  # type: ignore[operator]
+                        return None
+                tick(n - i >> 6)  # a long node: its decoding, about a microsecond for 64 bytes
+            elif not index & 255:
+                tick(256)  # (in steps: a node costs some microseconds)
             if small and in_place:
                 b, i, n = b[i:n], 0, n - i
             seen = decoded.get(b) if small else None

@@ -14,7 +14,8 @@ from typing import Any
 
 from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 
-from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH
+from infer.core.dims.budget import RUN, NodeTimeout, run_seconds, tick
+from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH, Limits
 from infer.core.scopes import MAIN, GraphPath
 from infer.load.nodeview import NodeView, read_light_nodes, read_nodes
 
@@ -33,6 +34,8 @@ class Scan:
     """What the pre-scan found: sizes, and every limit exceeded."""
 
     nodes: int = 0  # nodes of all graphs, once each
+    values: int = 0  # graph inputs, outputs and initializers of all graphs
+    timed_out: bool = False  # the run's clock (``max_seconds``) ran out during the scan
     expanded_nodes: int = 0  # with each model-local function call counting its body
     depth: int = 0  # deepest static subgraph nesting (0: the main graph only)
     refusals: list[Refusal] = field(default_factory=list)
@@ -110,15 +113,27 @@ def _tensors_of(node_attrs: Any) -> Iterator[TensorProto]:
             yield st.values
 
 
-def scan(
-    model: ModelProto, max_depth: int, max_rank: int, max_nodes: int, light: list[bytes | None] | None = None
-) -> Scan:
-    """Sizes of ``model`` and every limit it exceeds, without recursion.
+def scan(model: ModelProto, limits: Limits, light: list[bytes | None] | None = None) -> Scan:
+    """Sizes of ``model`` and every limit of ``limits`` it exceeds, without recursion.
 
     ``light``: the main graph's nodes serialized (``nodeview.light_nodes``), from which they are
-    read faster; consumed.
+    read faster; consumed. The scan ticks the run's clock (``max_seconds``): a scan past it
+    refuses the model.
     """
     out = Scan()
+    try:
+        _scan_model(out, model, limits, light)
+    except NodeTimeout as e:
+        if e.level != RUN:
+            raise
+        out.timed_out = True
+        _refuse(out, MAIN, f"its scan took longer than {run_seconds():g} s (limit max_seconds)")
+    return out
+
+
+def _scan_model(out: Scan, model: ModelProto, limits: Limits, light: list[bytes | None] | None) -> None:
+    max_depth, max_rank, max_nodes = limits.max_depth, limits.max_rank, limits.max_nodes
+    max_values, max_node_values = limits.max_graph_values, limits.max_node_values
     calls: dict[tuple[str, str], int] = {}  # (domain, name) of a local function -> call sites
     counted = calls if len(model.functions) else None  # None: no local function, no call to count
     # Graphs are visited with an explicit stack: (graph, path, depth, walkable). A graph is
@@ -133,24 +148,29 @@ def scan(
             continue
         if walkable and depth:
             out.graphs.append((path, g))
-        _scan_declarations(out, g, path, max_rank)
+        # Counted before anything of the graph is read: past the limit, its declarations and
+        # nodes are not worth reading (refused below).
+        out.values += len(g.input) + len(g.output) + len(g.initializer) + len(g.sparse_initializer)
         out.nodes += len(g.node)
-        if out.nodes > max_nodes:
-            continue  # refused below; not worth reading
+        if out.values > max_values or out.nodes > max_nodes:
+            continue
+        _scan_declarations(out, g, path, max_rank)
         views = None
         if light is not None and path == MAIN:
-            views = read_light_nodes(g.node, light)
+            views = read_light_nodes(g.node, light, max_node_values)
         if views is None:
             views = read_nodes(g.node)
         if views.renamed:
             out.renamed[path] = views.renamed
         if walkable:
             out.views[path] = views
-        _scan_nodes(out, views, path, depth, walkable, max_rank, counted, plain_tensors, stack)
+        _scan_nodes(out, views, path, depth, walkable, max_rank, max_node_values, counted, plain_tensors, stack)
+    if out.values > max_values:
+        _refuse(out, MAIN, f"it declares {out.values} graph inputs, outputs and initializers, above the limit "
+                f"{max_values} (max_graph_values)")  # fmt: skip
     out.expanded_nodes = out.nodes + _function_nodes(model, calls, max(max_nodes, MAX_EXPANSION_BASE))
     _scan_functions(out, model, max_rank)
     _refuse_node_count(out, model, max_nodes)
-    return out
 
 
 def _refuse(out: Scan, path: str, message: str, value: str | None = None) -> None:
@@ -171,10 +191,14 @@ def _scan_declarations(out: Scan, g: GraphProto, path: str, max_rank: int) -> No
     """Check what graph ``g`` declares besides its nodes: its values' types and its initializers."""
     inputs = len(g.input) if path == MAIN else 0
     for k, vi in enumerate((*g.input, *g.output, *g.value_info)):
+        if not k & 255:
+            tick(256)  # (in steps: a declaration costs about a microsecond)
         problem = _type_problem(vi.type, max_rank, out, k < inputs) if vi.HasField("type") else None
         if problem:
             _refuse(out, path, f"`{vi.name}`: {problem}", vi.name)
-    for t in g.initializer:
+    for k, t in enumerate(g.initializer):
+        if not k & 255:
+            tick(256)
         _check_tensor(out, path, t, "initializer", max_rank)
     for st in g.sparse_initializer:
         _check_tensor(out, path, st.values, "sparse initializer", max_rank)
@@ -189,15 +213,22 @@ def _scan_nodes(
     depth: int,
     walkable: bool,
     max_rank: int,
+    max_node_values: int,
     calls: dict[tuple[str, str], int] | None,
     plain_tensors: set[bytes],
     stack: list[tuple[GraphProto, str, int, bool]],
 ) -> None:
     """Check the attributes of the nodes ``views`` of the graph at ``path`` (``depth`` deep), and
-    push their subgraphs onto ``stack``; each node's (domain, op_type) is counted in ``calls``
-    (unless ``None``), and a tensor attribute within every limit is added to ``plain_tensors``.
+    their inputs and outputs against ``max_node_values``, and push their subgraphs onto ``stack``;
+    each node's (domain, op_type) is counted in ``calls`` (unless ``None``), and a tensor
+    attribute within every limit is added to ``plain_tensors``.
     """
     for idx, n in enumerate(views):
+        if not idx & 255:
+            tick(256)
+        if len(n.inputs) + len(n.outputs) > max_node_values:
+            _refuse(out, f"{path}/{idx}", f"{n.op_type} has {len(n.inputs) + len(n.outputs)} inputs and outputs, "
+                    f"above the limit {max_node_values} (max_node_values)")  # fmt: skip
         serialized = n.memo_base[-1] if n.memo_base is not None else None  # its attributes' bytes
         if calls is not None:
             key = (n.node.domain, n.op_type)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from onnx import ModelProto
 
 from infer.core import types as T
+from infer.core.dims.budget import tick
 from infer.core.dimwriter import DimWriter, TypeWriter
 from infer.core.scopes import MAIN, resolve_graph
 from infer.load.wire import varint
@@ -53,6 +54,7 @@ def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> byt
     type_fields: dict[T.Type, bytes] = {}  # a type's whole field, tag and length included
     parts = []
     for name, t in typed:
+        tick()  # the writer obeys the run's clock (``InferenceResult.model``)
         field = type_fields.get(t)
         if field is None:
             ty = write_type.serialized(t)
@@ -84,6 +86,7 @@ def write_annotations(model: ModelProto, engine: Engine, style: str = "expressio
                 if v is not None and not isinstance(v.type, T.UnknownType):
                     write_type.write(v.type, inp.type)
         for name, o in outputs.items():
+            tick()
             v = record.values.get(name)
             if v is not None and not isinstance(v.type, T.UnknownType):
                 write_type.write(v.type, o.type)

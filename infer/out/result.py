@@ -13,9 +13,11 @@ from onnx import ModelProto
 from infer.check.domain import Domain, domain_of
 from infer.core import dims as D
 from infer.core import types as T
-from infer.core.diagnostics import ERROR, Diagnostic
+from infer.core.diagnostics import ERROR, Diagnostic, Location, make
+from infer.core.dims.budget import RUN, NodeTimeout, run_limit, run_seconds
 from infer.core.dimscope import Assumption
 from infer.core.dimtable import DimTable
+from infer.core.limits import how_to_raise
 from infer.core.scopes import MAIN, GraphRecord
 from infer.core.values import Value
 from infer.out.annotate import write_annotations
@@ -85,6 +87,20 @@ class InferenceResult:
 
     # -- the annotated model ------------------------------------------------------------------
 
+    def _write(self, m: ModelProto) -> None:
+        """Annotate ``m`` within the run's clock (``max_seconds``, afresh for the writing): past
+        it, what is not yet written is left out, and a ``limit`` error says so. (Each type is
+        computed whole before it is copied in: an interrupted writing claims nothing wrong.)"""
+        with run_limit(self._engine.state.options.limits.max_seconds):
+            try:
+                write_annotations(m, self._engine, self._dims_style)
+            except NodeTimeout as e:
+                if e.level != RUN:
+                    raise
+                message = (f"writing the annotated model stopped after {run_seconds():g} s (limit max_seconds); "
+                           "values not written by then have no value_info")  # fmt: skip
+                self._engine.state.diagnostics.append(make("limit", message, Location(MAIN), how_to_raise(message)))
+
     @property
     def model(self) -> ModelProto:
         """The model with inferred ``value_info`` written in (built on first access)."""
@@ -94,7 +110,7 @@ class InferenceResult:
             else:
                 m = ModelProto()
                 m.CopyFrom(self._source)
-            write_annotations(m, self._engine, self._dims_style)
+            self._write(m)
             self._model = m
         return self._model
 

@@ -34,6 +34,7 @@ from infer.core import dims as D
 from infer.core import limits
 from infer.core import types as T
 from infer.core.diagnostics import Location
+from infer.core.dims.budget import RUN, NodeTimeout, run_seconds
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Site
 from infer.core.scopes import MAIN, ContentNote, Frame, GraphRecord, Scope
@@ -190,9 +191,11 @@ class Engine:
         if o.custom_schemas:
             signature.cache_clear()  # schemas registered or deregistered since the last run
         self.reuse_key: bytes | None = None  # what this run's result stands for (``infer.walk.reuse``)
+        self.timed_out = False  # the run's clock (``max_seconds``) stopped the scan or the walk
         # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
         # a model past a limit is refused by ``run`` and nothing else reads it.
-        measured = scan(model, o.limits.max_depth, o.limits.max_rank, o.limits.max_nodes, light_nodes)
+        measured = scan(model, o.limits, light_nodes)
+        self.timed_out = measured.timed_out
         reserved = frozenset() if measured.refusals else frozenset(measured.dim_params)
         inputs = frozenset() if measured.refusals else frozenset(measured.input_dim_params)
         scope = DimScope(DimTable(reserved=reserved, bindings=dict(o.bindings), inputs=inputs))
@@ -269,7 +272,8 @@ class Engine:
         (``infer.walk.reuse``)? Not when it read what can change without the model changing:
         external data, operator schemas registered at run time."""
         return (
-            not self.state.external_reads
+            not self.timed_out
+            and not self.state.external_reads
             and not self.state.options.read_external_data
             and (not self.dispatcher.depends_on_registrations)
         )
@@ -314,7 +318,7 @@ class Engine:
         with collector_paused():
             try:
                 self._walk()
-                if not self.scope.minimums or not any(v.is_fresh for v in self.state.table):
+                if self.timed_out or not self.scope.minimums or not any(v.is_fresh for v in self.state.table):
                     return
                 st = self.state
                 st.scope = st.scope.carried()
@@ -328,7 +332,8 @@ class Engine:
         if self.state.scan.refusals:
             self.state.records[MAIN] = GraphRecord(MAIN, "graph")
             for r in self.state.scan.refusals:
-                self.state.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value))
+                self.state.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value),
+                                  limits.how_to_raise(r.message))  # fmt: skip
             return
         check_model(self.state, self.state.model)
         for path, t in self.state.scan.external:
@@ -481,15 +486,24 @@ class Engine:
 
 @contextmanager
 def _stopping(engine: Engine) -> Iterator[None]:
-    """Where the node budget runs out, stop the walk: keep what is sound, report the limit."""
+    """Where the node budget or the run's time (``max_seconds``) runs out, stop the walk: keep
+    what is sound, report the limit."""
     try:
         yield
-    except limits.LimitExceeded as e:
+    except (limits.LimitExceeded, NodeTimeout) as e:
+        if isinstance(e, NodeTimeout):
+            if e.level != RUN:
+                raise  # (a rule's own time is its runner's to catch; none should reach here)
+            engine.timed_out = True
+            message = (f"inference stopped after {run_seconds():g} s (limit max_seconds); values not "
+                       "reached by then are not inferred")  # fmt: skip
+        else:
+            message = str(e)
         # A Loop body interrupted mid fixed point holds one round's types, not every round's:
         # only the values the main graph's finished nodes produced are kept.
         for path in [p for p in engine.state.records if p != MAIN]:
             del engine.state.records[path]
-        engine.state.report("limit", str(e), Location(MAIN))
+        engine.state.report("limit", message, Location(MAIN), limits.how_to_raise(message))
 
 
 def _site_of(ctx: RuleContext) -> Callable[[], Site]:

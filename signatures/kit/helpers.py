@@ -129,6 +129,7 @@ def broadcast(ctx: RuleContext, *shapes: Sequence[Dim] | None) -> Shape | None:
     out = []
     for pos in range(rank):
         ds = [s[len(s) - rank + pos] for s in shapes if len(s) - rank + pos >= 0]  # type: ignore[arg-type]
+        D.tick(len(ds))  # (a variadic node's inputs, each compared: the node's clock)
         out.append(broadcast_dim(ctx, ds))
     return tuple(out)
 

@@ -109,6 +109,7 @@ __all__ = [
     "expression_limit",
     "overflow_count",
     "time_limit",
+    "tick",
     "to_sympy",
 ]
 

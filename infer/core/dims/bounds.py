@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from infer.core.dims.budget import tick
 from infer.core.dims.terms import _UNSET, FLOAT_KINDS, Expr, Mono, Op, Var, as_var, round_to_bits
 
 Bound = int | None  # None: unbounded on that side
@@ -142,6 +143,7 @@ def _expr_bounds(e: Expr) -> Interval:
     lo: float | int = e.const
     hi: float | int = e.const
     for m, c in e.terms:
+        tick()
         m0, m1 = _mono_bounds(m)
         if c > 0:
             lo += _times(c, _x(m0, True))
@@ -173,6 +175,7 @@ def _relax(d: int | Expr, low: bool) -> Linear | None:
     acc: dict[Mono, Fraction] = {}
     const = Fraction(d.const)
     for m, c in d.terms:
+        tick()
         part = _relax_mono(m, low if c > 0 else not low)
         if part is None:
             return None

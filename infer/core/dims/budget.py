@@ -6,9 +6,12 @@ result is ``None``: unknown, which the engine turns into a fresh variable. Unkno
 the operands of every operation stay small, and the work of an operation is bounded before it
 starts (a product is refused from its operands' term counts), so no single operation takes long.
 
-The clock of the node whose rule is running is read here too, once every ``_TICKS`` operations on
-extents: past its deadline an operation raises ``NodeTimeout``, which the rule runner turns into a
-diagnosis of that node.
+The clocks are read here too: the run's (``max_seconds``: the scan, the walk, the writing of an
+annotated copy) and that of the node whose rule is running (``max_node_seconds``). ``tick`` is the
+one way every loop that grows with the input reads them: it counts work, and reads the time once
+every ``_TICKS`` units counted; past a deadline it raises ``NodeTimeout``, which the rule runner
+turns into a diagnosis of that node, or the run's caller (the scan, the walk, the writer) into a
+``limit`` diagnostic of the run.
 
 This module sits at the bottom of the package: it imports nothing of ``infer``.
 """
@@ -21,18 +24,24 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_TICKS = 32  # units of work counted between two readings of the clock (a reading costs ~50 ns)
 MAX_EXPRESSION_SIZE = 256  # terms of one symbolic extent; a larger one becomes a fresh variable
 MAX_INT_MAGNITUDE = 1 << 128  # integers in extent arithmetic; beyond, the result is unknown
 TOO_BIG = 1 << 62  # the size of anything past every bound
 
 
+RUN = -1  # ``NodeTimeout.level`` when the run's own clock (``max_seconds``) is up
+
+
 class NodeTimeout(BaseException):
-    """A rule ran past its node's time (``max_node_seconds``): raised by the dims core, which
-    reads the clock, and turned by the rule runner into a ``limit`` diagnosis of that node.
+    """A clock ran out: a rule ran past its node's time (``max_node_seconds``), or the run past
+    its own (``max_seconds``, ``level`` ``RUN``). Raised by ``tick``, and turned by the rule
+    runner into a ``limit`` diagnosis of that node, or by the run's caller into one of the run.
 
     A ``BaseException`` for the reason ``LimitExceeded`` is: a rule's ``except Exception`` must
     not swallow it. ``level``: the nesting of the rule whose time is up (rules run inside rules: a
-    Loop's body's), which the runner at that level checks before it catches it.
+    Loop's body's), which the runner at that level checks before it catches it; ``RUN`` passes
+    every runner.
     """
 
     def __init__(self, level: int):
@@ -52,8 +61,11 @@ class _State(threading.local):
         self.refused = 0
         self.saved: list[tuple[int, int]] = []
         self.deadlines: list[float] = []
+        self.run_deadline = math.inf  # the run's own clock (``max_seconds``), never paused
+        self.run_seconds: float | None = None  # what it was set to, for the diagnostics
         self.ops = 0
-        self.earliest = math.inf
+        self.next_read = _TICKS  # ``ops`` at which the clock is read next
+        self.earliest = math.inf  # the sooner of the run's deadline and the innermost rule's
 
 
 state = _State()
@@ -91,7 +103,6 @@ def refuse() -> None:
 
 
 _clock = state  # (the deadlines live in the same thread-local object)
-_TICKS = 32
 
 
 def start_limit(seconds: float | None) -> int:
@@ -107,7 +118,7 @@ def start_limit(seconds: float | None) -> int:
         deadlines.append(now + seconds if seconds else math.inf)
     else:
         deadlines.append(time.monotonic() + seconds if seconds else math.inf)
-    c.earliest = deadlines[-1]
+    c.earliest = min(deadlines[-1], c.run_deadline)
     return level
 
 
@@ -118,9 +129,9 @@ def end_limit() -> None:
     deadlines.pop()
     if deadlines:
         deadlines[-1] += time.monotonic()
-        c.earliest = deadlines[-1]
+        c.earliest = min(deadlines[-1], c.run_deadline)
     else:
-        c.earliest = math.inf
+        c.earliest = c.run_deadline
 
 
 class time_limit:
@@ -138,17 +149,50 @@ class time_limit:
         end_limit()
 
 
+@contextmanager
+def run_limit(seconds: float | None) -> Iterator[None]:
+    """Bound the wall-clock time of the block (one run: the scan and the walk, or the writing of
+    an annotated copy) to ``seconds`` (``None`` or 0: unbounded). Unlike a rule's limit it is
+    never paused; a run inside a run (a drop-in called by a program's rule) keeps the sooner
+    deadline."""
+    c = _clock
+    saved = c.run_deadline, c.run_seconds
+    if seconds:
+        deadline = time.monotonic() + seconds
+        if deadline < c.run_deadline:
+            c.run_deadline, c.run_seconds = deadline, seconds
+    c.earliest = min(c.deadlines[-1], c.run_deadline) if c.deadlines else c.run_deadline
+    try:
+        yield
+    finally:
+        c.run_deadline, c.run_seconds = saved
+        c.earliest = min(c.deadlines[-1], c.run_deadline) if c.deadlines else c.run_deadline
+
+
+def run_seconds() -> float | None:
+    """The ``max_seconds`` of the run in progress (``None``: none), for a diagnostic's text."""
+    return _clock.run_seconds
+
+
 def operations() -> int:
-    """Operations on extents counted so far in this thread (while a time limit runs): a measure
-    of work that, unlike a clock, a loaded machine does not move."""
+    """Units of work counted so far in this thread (while a clock runs): a measure of work that,
+    unlike a clock, a loaded machine does not move."""
     return _clock.ops
 
 
-def tick() -> None:
-    """Count one operation; past the deadline of the rule running, raise ``NodeTimeout``."""
+def tick(units: int = 1) -> None:
+    """Count ``units`` of work (one operation on extents, one term of a long loop, one input of a
+    node); past a deadline, raise ``NodeTimeout``. Without a clock running, nothing is counted.
+
+    The clock is read only once ``_TICKS`` units have passed since the last reading, so a tick in
+    a loop costs a call and an addition; a loop whose steps are very cheap ticks once with their
+    count instead."""
     c = _clock
     if c.earliest == math.inf:
         return
-    c.ops += 1
-    if c.ops % _TICKS == 0 and time.monotonic() > c.earliest:
-        raise NodeTimeout(len(c.deadlines) - 1)
+    c.ops += units
+    if c.ops >= c.next_read:
+        c.next_read = c.ops + _TICKS
+        now = time.monotonic()
+        if now > c.earliest:
+            raise NodeTimeout(RUN if now > c.run_deadline else len(c.deadlines) - 1)

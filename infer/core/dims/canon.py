@@ -14,6 +14,7 @@ from math import gcd
 
 from infer.core.dims import poly
 from infer.core.dims.bounds import bounds, lower
+from infer.core.dims.budget import tick
 from infer.core.dims.terms import (
     FLOAT_KINDS,
     Expr,
@@ -73,6 +74,7 @@ def _floor_by_int(a: Expr, k: int) -> Ext:
             return floordiv(poly.add(x, poly.scale(rest, m)), m * k)
     # Pull out every term that is an exact multiple of k (exact for integer terms).
     pulled, kept = [], []
+    tick(len(a.terms))
     for m, c in a.terms:
         q, r = divmod(c, k)
         if q:
@@ -115,6 +117,7 @@ def _multiple_of(a: Ext, b: Expr) -> int | None:
     if type(a) is int or (len(b.terms) == 1 and not b.const):
         return None
     mb, cb = b.terms[0]
+    tick(len(a.terms))
     for m, c in a.terms:
         if m is mb:
             if c % cb:
@@ -273,6 +276,7 @@ def ceilings(e: Ext) -> Ext:
 
 def _one_ceiling(e: Expr) -> Ext | None:
     """``e`` with one term rewritten as ``ceilings`` says, or ``None`` where none lightens it."""
+    tick(len(e.terms))  # (a simplification's scan of a sum: the clock of whatever builds it)
     for m, c in e.terms:
         if len(m.factors) != 1 or m.factors[0][1] != 1:
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from math import gcd
 
+from infer.core.dims.budget import tick
 from infer.core.dims.terms import Expr, Mono, make, mono, mono_product
 
 Ext = int | Expr
@@ -18,6 +19,7 @@ Ext = int | Expr
 def _merge(ta: tuple, tb: tuple, sign: int = 1) -> tuple:
     """Two sorted term lists added (``sign`` -1: the second subtracted): like terms combined,
     zero coefficients dropped."""
+    tick(len(ta) + len(tb))  # (a merge's steps are too cheap to tick one by one)
     if sign == -1:
         tb = tuple([(m, -c) for m, c in tb])
     out = []
@@ -92,6 +94,7 @@ def mul(a: Ext, b: Ext) -> Ext:
         return make(((mono_product(ma, mb), ca * cb),), 0)
     acc: dict[Mono, int] = {}
     for ma, ca in a.terms:
+        tick(len(b.terms))  # a row of products (with the run's bound raised, a long one)
         for mb, cb in b.terms:
             m = mono_product(ma, mb)
             acc[m] = acc.get(m, 0) + ca * cb

@@ -24,7 +24,7 @@ import threading
 from typing import Any
 from weakref import KeyedRef
 
-from infer.core.dims.budget import MAX_INT_MAGNITUDE, TOO_BIG
+from infer.core.dims.budget import MAX_INT_MAGNITUDE, TOO_BIG, tick
 
 # -- sort keys: sympy's ``sort_key`` for the shapes of expression we build ----------------------
 
@@ -283,6 +283,7 @@ def make(terms: tuple[tuple[Mono, int], ...], const: int) -> int | Expr:
     key = (terms, const)
     e = _EXPRS.get(key)
     if e is None:
+        tick(len(terms))
         e = Expr.__new__(Expr)
         e.terms, e.const = terms, const
         size = 0
@@ -439,6 +440,7 @@ def text(d: int | Expr) -> str:
     if out is _UNSET:
         parts: list[str] = []
         for m, c in print_terms(d):
+            tick()  # printing obeys the clock of what prints (a rule's message, the writer)
             if m is None:
                 t = str(abs(c))
             else:
