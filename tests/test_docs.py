@@ -275,7 +275,9 @@ def test_adding_an_operator_blocks_run(monkeypatch):
     from tests.test_rule_examples import check_example
 
     page = (DOCS / "adding-an-operator.md").read_text(encoding="utf-8")
-    table, examples = registry.Registry(), []
+    from infer.contract.registry import Registry
+
+    table, examples = Registry(), []
     with monkeypatch.context() as patch:
         patch.setattr(registry, "REGISTRY", table)
         patch.setattr(registry, "EXAMPLES", examples)

@@ -14,10 +14,11 @@ import pytest
 
 import infer
 import signatures
+from infer.contract.registry import REGISTRY, Registry
 from infer.core import types as T
 from signatures.kit import registry
 from signatures.kit.dsl import compile_pattern
-from signatures.kit.registry import REGISTRY, Registry, shape_rule
+from signatures.kit.registry import shape_rule
 
 signatures.load_all()
 
