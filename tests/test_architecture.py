@@ -376,6 +376,29 @@ def test_rules_ask_the_run_through_their_context():
     assert users <= allowed, users
 
 
+def test_rules_compare_extents_through_their_context_only():
+    """One prover (issue 37): a rule compares extents with ``ctx.equal``/``ctx.less`` (the run's
+    scope answers, with what it learned), never with the core's syntax-only ``equal``/``less``."""
+    syntax_only = {"equal", "less"}
+    bad = []
+    for mod, path in _modules().items():
+        if not mod.startswith("signatures"):
+            continue
+        tree = _parsed(path)
+        aliases = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module == "infer.core":
+                aliases |= {a.asname or a.name for a in n.names if a.name == "dims"}
+            elif isinstance(n, ast.Import):
+                aliases |= {a.asname or a.name for a in n.names if a.name == "infer.core.dims"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "infer.core.dims":
+                bad += [f"{mod}: imports {a.name}" for a in node.names if a.name in syntax_only]
+            elif isinstance(node, ast.Attribute) and node.attr in syntax_only and ast.unparse(node.value) in aliases:
+                bad.append(f"{mod}:{node.lineno}: {ast.unparse(node)}")
+    assert not bad, bad
+
+
 def test_the_index_of_rule_modules_is_what_the_modules_declare():
     """``signatures/index.py`` (what ``signatures.ensure`` imports for an operator) is current:
     regenerated in a fresh process, it is the same."""

@@ -45,12 +45,17 @@ class Schema(Protocol):
 
 
 class Facts(Protocol):
-    """What decides the signs and sizes of extents in a run (``RuleContext``, ``DimScope``):
-    bounds read from an extent's syntax, sharpened by what the run has required."""
+    """What decides the signs, sizes and order of extents in a run (``RuleContext``, ``DimScope``):
+    bounds read from an extent's syntax, sharpened by what the run has required; comparisons
+    proved from them (the one prover rules use)."""
 
     def lower_bound(self, d: Dim) -> int | None: ...
 
     def bounds(self, d: Dim) -> tuple[int | None, int | None]: ...
+
+    def equal(self, a: Dim, b: Dim) -> bool | None: ...
+
+    def less(self, a: Dim, b: Dim) -> bool | None: ...
 
 
 class Walker(Protocol):
@@ -287,6 +292,15 @@ class RuleContext:
     def bounds(self, d: Dim) -> tuple[int | None, int | None]:
         """(lower, upper) bounds of ``d``, sharpened like ``lower_bound``; ``None`` where unknown."""
         return self._walker.scope.bounds(d)
+
+    def equal(self, a: Dim, b: Dim) -> bool | None:
+        """``True`` when ``a == b`` in every run of a valid model, ``False`` when in none, else
+        ``None`` (what the run has required included: the one comparison rules use)."""
+        return self._walker.scope.equal(a, b)
+
+    def less(self, a: Dim, b: Dim) -> bool | None:
+        """``a < b`` in every run of a valid model (``True``), in none (``False``), else ``None``."""
+        return self._walker.scope.less(a, b)
 
     def exact(self, d: Dim) -> Dim:
         """``d`` with the quotients the model's validity makes exact (``require_multiple``)."""

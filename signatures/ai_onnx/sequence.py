@@ -223,14 +223,14 @@ def _split_sizes(ctx: RuleContext, extent: Dim) -> list[Dim] | None:
         if isinstance(s, int) and isinstance(extent, int):
             n, last = divmod(extent, s)
             return [s] * n + ([last] if last else [])
-        if D.equal(s, extent) is True:
+        if ctx.equal(s, extent) is True:
             return [s]
         ctx.because(f"how many chunks of {D.to_str(s)} fit in extent {D.to_str(extent)} is not known", 0, 1)
         return None
     if any(isinstance(s, int) and s < 0 for s in sizes):
         raise RuleError("shape-mismatch", f"split sizes {sizes} have a negative entry")
     total = D.total(sizes)
-    if D.equal(total, extent) is False:
+    if ctx.equal(total, extent) is False:
         raise RuleError(
             "shape-mismatch",
             f"split sizes {[D.to_str(s) for s in sizes]} add up to {D.to_str(total)}, not {D.to_str(extent)}",

@@ -122,7 +122,7 @@ def _packed_attention(ctx: RuleContext, x_index: int, w_index: int, bias_index: 
             ctx.error("shape-mismatch", f"{ctx.op_type}: weights width {total} is not divisible by 3")
         k_hidden = v_hidden = None if total is None else D.floordiv(total, 3)
     head = None if k_hidden is None else _per_head(ctx, k_hidden, n, "hidden size")
-    if head is not None and D.equal(k_hidden, v_hidden) is not True:
+    if head is not None and ctx.equal(k_hidden, v_hidden) is not True:
         # present stacks K and V: its head size is V's on onnxruntime's CPU kernel and K's on CUDA.
         head = None
         ctx.because("present's head size when K and V have different hidden sizes differs between kernels")

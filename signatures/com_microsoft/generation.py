@@ -69,7 +69,7 @@ def _prompt(ctx: RuleContext) -> tuple[Dim, Dim]:
 
 
 def _longer(ctx: RuleContext, length: Dim, prompt: Dim) -> None:
-    if D.less(prompt, length) is False:
+    if ctx.less(prompt, length) is False:
         raise RuleError("shape-mismatch", f"max_length {D.to_str(length)} must exceed the prompt's {D.to_str(prompt)}")
 
 
@@ -102,7 +102,7 @@ def beam_search(ctx: RuleContext) -> list:
     b, s = _prompt(ctx)
     length = count(ctx, 1, "max_length")
     beams, ret = count(ctx, 3, "num_beams"), count(ctx, 4, "num_return_sequences")
-    if D.less(beams, ret) is True:
+    if ctx.less(beams, ret) is True:
         raise RuleError("shape-mismatch", f"num_return_sequences {D.to_str(ret)} exceeds num_beams {D.to_str(beams)}")
     _longer(ctx, length, s)
     steps = None if length is None or s is None else D.sub(length, s)

@@ -62,7 +62,7 @@ def pad(ctx: RuleContext) -> list:
     if mode not in _PAD_MODES:
         raise RuleError("bad-attribute", f"mode {mode!r} is none of {', '.join(_PAD_MODES)}")
     x, p = ctx.shape(0), ctx.shape(1)
-    if p is not None and not (len(p) == 1 or (len(p) == 2 and D.equal(p[0], 1) is not False)):
+    if p is not None and not (len(p) == 1 or (len(p) == 2 and ctx.equal(p[0], 1) is not False)):
         raise RuleError("shape-mismatch", f"pads must be [2 * rank] or [1, 2 * rank], has shape {list(p)}")
     if x is None:
         return [None]

@@ -173,7 +173,7 @@ def _v_head_size(ctx: RuleContext, layout: str, head: Dim) -> Dim:
         return head
     if layout != "LATENT":
         raise RuleError("bad-attribute", "v_head_size is valid only with kv_cache_layout LATENT")
-    if head is not None and D.less(head, v_head) is True:
+    if head is not None and ctx.less(head, v_head) is True:
         raise RuleError("bad-attribute", f"v_head_size {v_head} exceeds the head size {D.to_str(head)}")
     return v_head
 
@@ -278,7 +278,7 @@ def rms_norm_rotary(ctx: RuleContext) -> list:
     b, s, heads, stride = x
     w: Dim = width or stride
     for need, what in ((D.add(w, start), "input_start + the width"), (rot, "rotary_embedding_dim")):
-        if D.less(stride if what != "rotary_embedding_dim" else w, need) is True:
+        if ctx.less(stride if what != "rotary_embedding_dim" else w, need) is True:
             raise RuleError("shape-mismatch", f"{what} exceeds the input's width")
     lead = (1, D.mul(b, s)) if flag(ctx, "flatten_batch", 0, NONZERO) else (b, s)
     return [TensorType(elem, lead + (D.mul(heads, w),)), (b, s, heads, w)][: ctx.n_outputs]

@@ -14,7 +14,6 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from infer.contract.context import RuleContext, RuleError
-from infer.core import dims as D
 from infer.core.types import TensorType
 from infer.core.values import Known, Value
 from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, op
@@ -87,7 +86,7 @@ def qordered_attention(ctx: RuleContext) -> list:
         raise RuleError("shape-mismatch", f"input must be 3-D, has rank {len(x)}")
     if x is None:
         return [None]
-    hidden = x[2] if w is not None and len(w) == 2 and D.equal(x[2], w[1]) is True else None
+    hidden = x[2] if w is not None and len(w) == 2 and ctx.equal(x[2], w[1]) is True else None
     if hidden is None:
         ctx.because("the hidden size is the weights' width by the documentation, the input's by the schema")
     return [(x[0], x[1], hidden)]

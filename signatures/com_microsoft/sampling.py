@@ -61,7 +61,7 @@ def sampling(ctx: RuleContext) -> list:
         raise RuleError("shape-mismatch", f"input_ids must be 2-D, has rank {len(ids)}")
     b, s = ids if ids is not None else (None, None)
     length = count(ctx, 1, "max_length")
-    if D.less(s, length) is False:
+    if ctx.less(s, length) is False:
         raise RuleError("shape-mismatch", f"max_length {D.to_str(length)} must exceed the prompt length {D.to_str(s)}")
     vocab = vocabulary(ctx, ((4, 0), (5, 1), (7, 1)))
     return [(b, length), (b, vocab)][: ctx.n_outputs]

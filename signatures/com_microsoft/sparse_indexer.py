@@ -81,16 +81,16 @@ def _outputs_for(ctx: RuleContext, mode: str, csa_only: tuple[int, ...]) -> None
             raise RuleError("arity", f"output {k} must be omitted when policy_mode is 'qsa'")
 
 
-def _new_entries(b: Dim, s: Dim, ratio: int) -> tuple[Dim, Dim]:
+def _new_entries(ctx: RuleContext, b: Dim, s: Dim, ratio: int) -> tuple[Dim, Dim]:
     """(compressed entries a 'csa' call emits, its buffer's new length), from the buffer's length
     ``b`` and the new tokens ``s``. A buffer of at least ``ratio`` holds the previous complete
     window before its pending tokens; every ``ratio`` pending tokens close a window, and the last
     closed window stays in the buffer with the remainder."""
-    over = D.less(b, ratio)
+    over = ctx.less(b, ratio)
     if over is None:
         return None, None
     pending = D.add(D.sub(b, ratio) if over is False else b, s)
-    closes = D.less(pending, ratio)
+    closes = ctx.less(pending, ratio)
     if closes is None:
         return D.floordiv(pending, ratio), None
     return D.floordiv(pending, ratio), D.add(b, s) if closes else D.add(ratio, D.mod(pending, ratio))
@@ -120,11 +120,11 @@ def sparse_attention_indexer(ctx: RuleContext) -> list:
     elif mode == "qsa":
         present = (past[0], D.add(past[1], s), past[2])
     else:
-        added, _ = _new_entries(0 if buffer is None else buffer[2], s, ratio)
+        added, _ = _new_entries(ctx, 0 if buffer is None else buffer[2], s, ratio)
         present = (past[0], D.add(past[1], added), past[2])
     if mode == "qsa":
         return [selected, present]
-    _, length = _new_entries(0 if buffer is None else buffer[2], s, ratio)
+    _, length = _new_entries(ctx, 0 if buffer is None else buffer[2], s, ratio)
     width = None if buffer is None else buffer[3]
     return [selected, present, (2, b, length, width)][: ctx.n_outputs]
 
@@ -151,7 +151,7 @@ def _index_share(ctx: RuleContext, batch: Dim, selected: int) -> int:
         if len(merged) != 2:
             raise RuleError("shape-mismatch", f"merged_indices must be 2-D, has rank {len(merged)}")
         same_dim(ctx, merged[1], width, "merged_indices' width and max_output_entries")
-        if D.equal(merged[0], 0) is not True and batch is not None:
+        if ctx.equal(merged[0], 0) is not True and batch is not None:
             same_dim(ctx, merged[0], batch, "merged_indices' rows and the batch")
     return width
 

@@ -9,7 +9,6 @@ with a convolution over its characters. Both have CPU kernels (tests/test_contri
 from __future__ import annotations
 
 from infer.contract.context import RuleContext, RuleError
-from infer.core import dims as D
 from signatures.com_microsoft import F32, INT, INT32, MS, REQUIRED, STRING, STRINGS, op
 from signatures.kit.helpers import NONZERO, flag, same_dim
 from signatures.kit.registry import example, rule
@@ -62,7 +61,7 @@ def word_conv_embedding(ctx: RuleContext) -> list:
                 same_dim(ctx, w[axis], v, f"W's extent {axis} and {attr}")
         if c is not None and len(c) == 2:
             same_dim(ctx, c[1], w[3], "C's char embedding and W's")
-        if seq is not None and D.less(seq[1], w[2]) is True:
+        if seq is not None and ctx.less(seq[1], w[2]) is True:
             raise RuleError("shape-mismatch", f"the window {w[2]} is wider than a word ({seq[1]} characters)")
     if b is not None:
         if len(b) != 1:
