@@ -275,11 +275,12 @@ def test_adding_an_operator_blocks_run(monkeypatch):
     from tests.test_rule_examples import check_example
 
     page = (DOCS / "adding-an-operator.md").read_text(encoding="utf-8")
+    from infer.contract import registry as contract_registry
     from infer.contract.registry import Registry
 
     table, examples = Registry(), []
     with monkeypatch.context() as patch:
-        patch.setattr(registry, "REGISTRY", table)
+        patch.setattr(contract_registry, "REGISTRY", table)
         patch.setattr(registry, "EXAMPLES", examples)
         exec(compile(_python_block(page, "## Dims rearranged"), "adding-an-operator.md", "exec"), {})
         assert table.entries() and examples

@@ -14,6 +14,7 @@ import pytest
 
 import infer
 import signatures
+from infer.contract import registry as contract_registry
 from infer.contract.registry import REGISTRY, Registry
 from infer.core import types as T
 from signatures.kit import registry
@@ -27,7 +28,7 @@ signatures.load_all()
 def private_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
     """An empty rule table in place of the library's, for the length of one test."""
     table = Registry()
-    monkeypatch.setattr(registry, "REGISTRY", table)
+    monkeypatch.setattr(contract_registry, "REGISTRY", table)
     monkeypatch.setattr(registry, "EXAMPLES", [])
     return table
 

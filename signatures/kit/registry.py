@@ -1,5 +1,6 @@
-"""Registering inference rules in the contract layer's table (``infer.contract.registry``), and the
-examples kept beside them.
+"""Registering inference rules in the contract layer's table (``infer.contract.registry.REGISTRY``,
+read at each registration, so a test may put a table of its own there), and the examples kept
+beside them.
 
 Registering, in a family module::
 
@@ -20,11 +21,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infer.contract.registry import REGISTRY, Entry, RuleFn, lookup
+from infer.contract import registry as table
+from infer.contract.registry import Entry, RuleFn, lookup
 from infer.contract.signature import canonical_domain
 
 __all__ = [
-    "REGISTRY",
     "Entry",
     "RuleFn",
     "lookup",
@@ -47,7 +48,7 @@ def rule(ops: str | Iterable[str], since: int = 1, domain: str = "", pure: bool 
 
     def wrap(fn: RuleFn) -> RuleFn:
         for op in _names(ops):
-            REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
+            table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
         return fn
 
     return wrap
@@ -70,14 +71,14 @@ def shape_rule(
     fn.__module__ = module
     source = pattern if isinstance(pattern, str) else " | ".join(pattern)
     for op in _names(ops):
-        REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module=module))
+        table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module=module))
 
 
 def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "") -> None:
     """Declare that outputs stay unknown (beyond their schema types), and why."""
     module = caller_module()
     for op in _names(ops):
-        REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
+        table.REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
 
 
 @dataclass(frozen=True)
