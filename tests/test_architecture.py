@@ -428,7 +428,8 @@ def test_the_context_hands_out_no_node_site_or_table():
     from infer.contract.context import RuleContext
 
     public = {n for n in RuleContext.__slots__ if not n.startswith("_")}
-    assert public == {"attrs", "causes", "inputs", "n_outputs", "opset", "reason", "sig", "version"}, public
+    assert public == {"attrs", "inputs", "n_outputs", "opset", "sig", "version"}, public
+    assert not {"variable", "recorded_value"} & set(dir(RuleContext))  # no table record, no recorded value
     assert not {"node", "site", "dims", "table", "scope", "engine"} & set(dir(RuleContext))
 
 

@@ -44,5 +44,5 @@ def delegate(ctx: RuleContext, rule_fn: Callable[[RuleContext], Sequence[Any]], 
     sub = ctx.view(indices)
     out = list(rule_fn(sub))
     if sub.reason is not None:
-        ctx.reason, ctx.causes = sub.reason, sub.causes
+        ctx.because_of(sub)
     return out
