@@ -73,9 +73,10 @@ def shape_rule(
         REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module=module))
 
 
-def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "") -> None:
-    """Declare that outputs stay unknown (beyond their schema types), and why."""
-    module = caller_module()
+def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "", module: str = "") -> None:
+    """Declare that outputs stay unknown (beyond their schema types), and why; ``module`` (the
+    calling one unless given) declares them."""
+    module = module or caller_module()
     for op in _names(ops):
         REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
 
