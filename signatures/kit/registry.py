@@ -1,13 +1,16 @@
 """Registering inference rules in the contract layer's table (``infer.contract.registry``), and the
 examples kept beside them.
 
-Registering, in a family module::
+Registering, in a family module of a standard domain (whose signatures ``onnx.defs`` has)::
 
     @rule("Reshape", since=5)
     def reshape(ctx): ...
 
     shape_rule(["Sin", "Cos"], "X[*s] -> Y[*s]")
-    unsupported("Snpe", domain="com.microsoft", reason="its outputs are those of an opaque payload")
+    example("Reshape", ["float[2,3]", "int64[1]={6}"], ["float[6]"])
+
+An operator of any other domain is one record of ``signatures.kit.operator.operator``, which
+registers through these.
 
 Every entry records the module that declared it (``Entry.module``), which the conformance
 statement shows.
