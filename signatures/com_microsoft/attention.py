@@ -29,7 +29,6 @@ from signatures.kit.operator import case, operator
 
 _MASK = {"mask_filter_value": (FLOAT, -10000.0), "scale": (FLOAT, None)}
 
-
 # RoPE rotates pairs in place: the output has the input's shape (3-D or 4-D).
 operator(
     "RotaryEmbedding",

@@ -46,7 +46,6 @@ def _shared(ctx: RuleContext) -> bool:
 
 # -- decoder-masked attention ---------------------------------------------------------------------
 
-
 _DM = {"num_heads": 2, "past_present_share_buffer": 1}
 
 
@@ -279,7 +278,6 @@ def gated_relative_position_bias(ctx: RuleContext) -> list:
 
 
 # -- selector-driven sparse attention -------------------------------------------------------------
-
 
 _DSA = {"num_heads": 2, "kv_num_heads": 1}
 

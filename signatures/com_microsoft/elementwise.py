@@ -15,7 +15,6 @@ from signatures.kit.operator import case, operator
 
 _FLOAT_DOUBLE_BOTH = ("tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)")
 
-
 # The bias (a mask) broadcasts into the data; dropout's mask has the data's shape.
 operator(
     "BiasSoftmax",

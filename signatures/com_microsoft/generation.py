@@ -26,7 +26,6 @@ _LOOP = {"vocab_size": (INT, -1), "decoder": (GRAPH, REQUIRED), "init_decoder": 
          "model_type": (INT, 0), "no_repeat_ngram_size": (INT, 0), "decoder_start_token_id": (INT, -1),
          "pad_token_id": (INT, REQUIRED), "eos_token_id": (INT, REQUIRED)}  # fmt: skip
 
-
 _GPT = 0  # model_type of decoder-only models, whose prompt is input_ids
 
 

@@ -33,7 +33,6 @@ _TRANS_BATCH = {"transBatchA": (INT, 0), "transBatchB": (INT, 0)}
 _ACTIVATION = {"activation_alpha": (FLOAT, None), "activation_beta": (FLOAT, None),
                "activation_gamma": (FLOAT, None)}  # fmt: skip
 
-
 operator(
     "MatMulIntegerToFloat",
     "A:T1 B:T2 a_scale:T3 b_scale:T3 a_zero_point?:T1 b_zero_point?:T2 bias?:T3",

@@ -29,7 +29,6 @@ from signatures.kit.operator import case, operator
 
 _SKIP_ATTRS = {"epsilon": (FLOAT, 1e-12)}
 
-
 _GROUP_NORM = {"epsilon": (FLOAT, 1e-5), "groups": (INT, REQUIRED), "activation": (INT, REQUIRED),
                "channels_last": (INT, 1)}  # fmt: skip
 _T_HALF = ("tensor(float16)", "tensor(float)")

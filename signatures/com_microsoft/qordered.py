@@ -26,7 +26,6 @@ _ORDERS = {f"order_{m}": (INT, REQUIRED) for m in ("input", "output", "weight")}
 _GEMMS = "scale_Q_gemm:S scale_K_gemm:S scale_V_gemm:S"
 _WEIGHTS = "Q_weight:Q K_weight:Q V_weight:Q scale_Q_weight:S scale_K_weight:S scale_V_weight:S"
 
-
 _SC = "float[]"
 
 

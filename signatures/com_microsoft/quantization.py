@@ -23,7 +23,6 @@ _Q_BINARY = f"A:T A_scale:{_F} A_zero_point?:T B:T B_scale:{_F} B_zero_point?:T 
 
 _QUANT = ("tensor(int8)", "tensor(uint8)", "tensor(int16)", "tensor(uint16)")
 
-
 _QA = ["float[]", "uint8[]"]
 # Elementwise maps keep the shape; Softmax normalizes along an axis.
 operator(

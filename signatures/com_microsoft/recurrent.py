@@ -187,7 +187,6 @@ def _with_past(ctx: RuleContext, out: list) -> list:
 
 # -- LinearAttention ------------------------------------------------------------------------------
 
-
 _LA = {"q_num_heads": 4, "kv_num_heads": 4}
 
 

@@ -28,7 +28,6 @@ _SEARCH = {"decoder": (GRAPH, REQUIRED), "decoder_start_token_id": (INT, -1), "e
 _TOKENS = {f"{name}_token_id": (INT, None) for name in (
     "beginning_timestamp", "no_speech", "no_timestamps", "start_of_lm", "transcribe", "translate")}  # fmt: skip
 
-
 # A stand-in decoder: the rules read only its declared logits (the runtime tests run real ones).
 _DECODER = helper.make_graph(
     [helper.make_node("Constant", [], ["logits"], value=numpy_helper.from_array(np.zeros((1, 1, 100), np.float32)))],

@@ -24,7 +24,6 @@ ALL_TYPES = ("tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64
              "tensor(int32)", "tensor(int64)", "tensor(float16)", "tensor(float)", "tensor(double)", "tensor(string)",
              "tensor(bool)", "tensor(complex64)", "tensor(complex128)")  # fmt: skip
 
-
 # Indices address the leading axes of data (no batch_dims in this older form).
 operator(
     "GatherND",
