@@ -2,13 +2,16 @@
 read at each registration, so a test may put a table of its own there), and the examples kept
 beside them.
 
-Registering, in a family module::
+Registering, in a family module of a standard domain (whose signatures ``onnx.defs`` has)::
 
     @rule("Reshape", since=5)
     def reshape(ctx): ...
 
     shape_rule(["Sin", "Cos"], "X[*s] -> Y[*s]")
-    unsupported("Snpe", domain="com.microsoft", reason="its outputs are those of an opaque payload")
+    example("Reshape", ["float[2,3]", "int64[1]={6}"], ["float[6]"])
+
+An operator of any other domain is one record of ``signatures.kit.operator.operator``, which
+registers through these.
 
 Every entry records the module that declared it (``Entry.module``), which the conformance
 statement shows.
@@ -74,9 +77,10 @@ def shape_rule(
         table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module=module))
 
 
-def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "") -> None:
-    """Declare that outputs stay unknown (beyond their schema types), and why."""
-    module = caller_module()
+def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "", module: str = "") -> None:
+    """Declare that outputs stay unknown (beyond their schema types), and why; ``module`` (the
+    calling one unless given) declares them."""
+    module = module or caller_module()
     for op in _names(ops):
         table.REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
 
