@@ -280,8 +280,7 @@ def _run_record_block(monkeypatch, page: str) -> None:
     table, examples = Registry(), []
     try:
         with monkeypatch.context() as patch:
-            for home in (registry, table_home):  # (the walk looks rules up in the contract layer's)
-                patch.setattr(home, "REGISTRY", table)
+            patch.setattr(table_home, "REGISTRY", table)  # (the kit registers into it, the walk reads it)
             patch.setattr(registry, "EXAMPLES", examples)
             patch.setattr(schema, "_custom", dict(schema._custom))
             exec(compile(_python_block(page, "## Any other domain: one record"), "adding-an-operator.md", "exec"), {})
