@@ -5,75 +5,76 @@ result = infer.infer_model("model.onnx")
 result.shape_of("logits")      # (batch, seq, 50257)
 result.dims                    # the model-wide table of dimension variables
 result.explain("y")            # why a dim is unknown, down to the root cause
+
+``import infer`` imports nothing else: each name below, and each short module name
+(``infer.dims`` for ``infer.core.dims``, ``infer.core.imports.PUBLIC``), is imported when first
+used, so that every module of the package imports alone and the layers hold at run time.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from onnx import ModelProto
-
-from infer.check import domain, verify
-from infer.core import diagnostics, dims, limits, types, values
-from infer.core.diagnostics import Diagnostic, Location
-from infer.core.dims.budget import run_limit
-from infer.core.dimtable import DimTable
-from infer.core.limits import Limits
-from infer.core.types import (
-    UNKNOWN,
-    MapType,
-    OpaqueType,
-    OptionalType,
-    SequenceType,
-    SparseTensorType,
-    TensorType,
-    Type,
-)
-from infer.core.values import Known, Value
+from infer.core import imports
 from infer.core.version import __version__ as __version__
-from infer.load import external
-from infer.load.loader import ModelLoadError, ModelSource
-from infer.out import explain, report, result
-from infer.out.explain import Explanation
-from infer.out.result import InferenceResult, Summary
-from infer.walk import reuse
-from infer.walk.engine import Engine, Options, collector_paused
-from infer.walk.node import NodeInference, infer_node
 
-# The modules a user imports by their short names (``infer.dims``, ``from infer.verify import
-# Bounds``, docs/library.md): each is the one module of its layer, also under ``infer.<name>``.
-PUBLIC_MODULES = {
-    "diagnostics": diagnostics,
-    "dims": dims,
-    "domain": domain,
-    "explain": explain,
-    "external": external,
-    "limits": limits,
-    "report": report,
-    "result": result,
-    "reuse": reuse,
-    "types": types,
-    "values": values,
-    "verify": verify,
+if TYPE_CHECKING:  # what the names below are, for type checkers (nothing is imported at run time)
+    from infer.core.diagnostics import Diagnostic, Location
+    from infer.core.dimtable import DimTable
+    from infer.core.limits import Limits
+    from infer.core.types import (
+        UNKNOWN,
+        MapType,
+        OpaqueType,
+        OptionalType,
+        SequenceType,
+        SparseTensorType,
+        TensorType,
+        Type,
+    )
+    from infer.core.values import Known, Value
+    from infer.load.loader import ModelLoadError
+    from infer.out.explain import Explanation
+    from infer.out.result import InferenceResult, Summary
+    from infer.run import infer_model
+    from infer.walk.node import NodeInference, infer_node
+
+# Each public name and the module that defines it.
+NAMES = {
+    "infer_model": "infer.run",
+    "infer_node": "infer.walk.node",
+    "NodeInference": "infer.walk.node",
+    "InferenceResult": "infer.out.result",
+    "Summary": "infer.out.result",
+    "ModelLoadError": "infer.load.loader",
+    "Limits": "infer.core.limits",
+    "Diagnostic": "infer.core.diagnostics",
+    "Location": "infer.core.diagnostics",
+    "DimTable": "infer.core.dimtable",
+    "Explanation": "infer.out.explain",
+    "Type": "infer.core.types",
+    "TensorType": "infer.core.types",
+    "SparseTensorType": "infer.core.types",
+    "SequenceType": "infer.core.types",
+    "MapType": "infer.core.types",
+    "OptionalType": "infer.core.types",
+    "OpaqueType": "infer.core.types",
+    "UNKNOWN": "infer.core.types",
+    "Value": "infer.core.values",
+    "Known": "infer.core.values",
 }
-for _short, _module in PUBLIC_MODULES.items():
-    sys.modules[f"{__name__}.{_short}"] = _module
-
 __all__ = [
     "infer_model",
     "infer_node",
     "NodeInference",
     "InferenceResult",
+    "Summary",
     "ModelLoadError",
     "Limits",
     "Diagnostic",
     "Location",
     "DimTable",
     "Explanation",
-    "Summary",
     "Type",
     "TensorType",
     "SparseTensorType",
@@ -84,173 +85,22 @@ __all__ = [
     "UNKNOWN",
     "Value",
     "Known",
-]
+]  # the keys of NAMES (tests/test_architecture.py checks)
+
+imports.install_short_names()
 
 
-def infer_model(
-    model: ModelSource,
-    *,
-    dims_style: str = "expressions",
-    dims: Mapping[str, int] | None = None,
-    limits: Limits | None = None,
-    max_depth: int | None = None,
-    max_rank: int | None = None,
-    max_nodes: int | None = None,
-    max_node_visits: int | None = None,
-    max_expression_size: int | None = None,
-    max_model_bytes: int | None = None,
-    max_node_seconds: float | None = None,
-    max_seconds: float | None = None,
-    max_node_values: int | None = None,
-    max_graph_values: int | None = None,
-    read_external_data: bool = False,
-    external_data_dir: str | os.PathLike | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    previous: InferenceResult | None = None,
-) -> InferenceResult:
-    """Infer the type and shape of every value of ``model``.
-
-    ``model`` is a ``ModelProto`` (never modified), serialized bytes, or a path. ``dims_style``
-    chooses how symbolic dims are written into ``result.model`` (``"expressions"`` or
-    ``"strict"``); ``dims`` binds dimension variables to integers. Raises ``ModelLoadError``
-    when the input is not a readable model; everything wrong *inside* a model is reported in
-    ``result.diagnostics`` instead.
-
-    Resource limits (Clause 15.4, docs/limits.md) are ``limits``, an ``infer.Limits`` (its
-    defaults when not given), each of which a keyword argument of the same name overrides when
-    given (not ``None``): ``max_depth`` (subgraph and function nesting), ``max_rank``,
-    ``max_nodes`` (function calls expanded), ``max_node_visits`` (node inferences in the run;
-    by default 4 per node plus 10,000), ``max_expression_size`` (terms of one symbolic extent; a
-    larger one becomes a fresh variable), ``max_model_bytes`` (a model file),
-    ``max_node_seconds`` (wall-clock seconds of one node's rule, 10 by default; 0 disables it
-    here, as ``Limits(max_node_seconds=None)`` does), ``max_seconds`` (wall-clock seconds of the
-    whole run, none by default), ``max_node_values`` (inputs and outputs of one node),
-    ``max_graph_values`` (graph inputs, outputs and initializers). A model past one gets a ``limit``
-    diagnostic, never an exception; a limit that is not a non-negative number is a
-    ``ValueError``.
-
-    External data (Clauses 13, 15.3): with ``read_external_data=True`` the small integer
-    initializers a model keeps in external files (possible shapes) are read, after every check
-    of ``infer.external``, relative to the model file's directory, or to ``external_data_dir``
-    when given (needed for bytes and ``ModelProto`` inputs). Off by default: a model is
-    untrusted (Clause 15.5). A reference that fails a check is an ``external-data`` error.
-
-    ``progress(done, total)`` is called after each node of the main graph (a progress bar).
-
-    Calling again (``infer.reuse``): a ``ModelProto`` whose content and options are those of a
-    recent call gets that call's result again (of models up to ``infer.reuse.MAX_KEPT_BYTES``),
-    as does one equal to ``previous``, an earlier result the caller passes (of any size).
-    """
-    given = {"max_depth": max_depth, "max_rank": max_rank, "max_nodes": max_nodes, "max_node_visits": max_node_visits,
-             "max_expression_size": max_expression_size, "max_model_bytes": max_model_bytes,
-             "max_node_seconds": max_node_seconds, "max_seconds": max_seconds, "max_node_values": max_node_values,
-             "max_graph_values": max_graph_values}  # fmt: skip
-    run_limits = _checked_options(dims_style, limits, given)
-    # (reading, scanning and walking: see engine.collector_paused; the run's clock, infer.dims.budget)
-    with collector_paused(), run_limit(run_limits.max_seconds):
-        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
+def __getattr__(name: str) -> Any:
+    """A public name or short module name, imported on first use (then kept as an attribute)."""
+    if name in NAMES:
+        value = getattr(imports.module(NAMES[name]), name)
+    elif name in imports.PUBLIC:
+        value = imports.module(imports.PUBLIC[name])
+    else:
+        raise AttributeError(f"module 'infer' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
-def _checked_options(dims_style: str, limits: Limits | None, given: dict[str, Any]) -> Limits:
-    """The run's limits, after the options are checked (a bad one is a ``ValueError``)."""
-    from infer.out.annotate import STYLES
-
-    if dims_style not in STYLES:
-        raise ValueError(f"dims_style must be one of {STYLES}, not {dims_style!r}")
-    if limits is not None and not isinstance(limits, Limits):
-        raise ValueError(f"limits must be an infer.Limits, not {type(limits).__name__}")
-    return Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
-
-
-def _infer(
-    model: ModelSource,
-    dims_style: str,
-    dims: Mapping[str, int] | None,
-    limits: Limits,
-    read_external_data: bool,
-    external_data_dir: str | os.PathLike | None,
-    progress: Callable[[int, int], None] | None,
-    previous: InferenceResult | None = None,
-) -> InferenceResult:
-    from dataclasses import replace
-    from pathlib import Path
-
-    from infer.load.loader import load
-
-    loaded = load(model, max_bytes=limits.max_model_bytes)
-    options = Options(
-        dims_style=dims_style,
-        bindings=dict(dims or {}),
-        limits=limits,
-        read_external_data=read_external_data,
-        progress=progress,
-    )
-    directory = Path(external_data_dir) if external_data_dir is not None else loaded.directory
-    key, size = None, 0
-    if loaded.weightless is not None and not read_external_data:
-        run_options = (sorted(options.bindings.items()), limits, None if directory is None else str(directory))
-        key, size = reuse.model_key(loaded.model, loaded.weightless, run_options)
-        engine = _reused(previous, key, loaded.model)
-        if engine is not None:
-            if progress is not None:
-                progress(len(loaded.model.graph.node), len(loaded.model.graph.node))
-            return InferenceResult(engine, loaded.model, loaded.owned, dims_style)
-    # The weightless copy made the key; the scan reads the nodes' bytes split from it, each
-    # dropped as it is read, so the copy itself is not held through the scan beside them.
-    loaded = replace(loaded, weightless=None)
-    source = loaded.model
-    keep = key is not None and size <= reuse.MAX_KEPT_BYTES and reuse.RECENT.enabled
-    if keep and not loaded.owned and len(source.functions):
-        # Kept for later calls, the run must not hold the caller's object, which the caller may
-        # change: a function call's nodes are not found again in the next caller's model
-        # (``reuse.rebound``), so a model with functions is walked in a copy (one this small
-        # costs little to copy).
-        source = ModelProto()
-        source.CopyFrom(loaded.model)
-    engine = Engine(source, options, directory=directory, light_nodes=loaded.light_nodes,
-                    previous=None if previous is None else previous._engine)  # fmt: skip
-    loaded = replace(loaded, light_nodes=None)  # read by the engine's scan; not kept through the walk
-    engine.run()
-    if options.bindings and any(d.severity == "error" for d in engine.state.diagnostics):
-        _blame_bindings(engine, source, options, directory)
-    if key is not None and engine.reusable:
-        engine.reuse_key = key
-        if keep:
-            reuse.RECENT.put(key, engine.snapshot())  # (the caller may change what its result holds)
-    return InferenceResult(engine, loaded.model, loaded.owned, dims_style)
-
-
-def _reused(previous: InferenceResult | None, key: bytes, source: ModelProto) -> Engine | None:
-    """The run of an earlier call on a model of this content and these options, if one is kept
-    (``previous``'s, else a recent one's), as a run of ``source``."""
-    if previous is not None and getattr(previous._engine, "reuse_key", None) == key:
-        return reuse.rebound(previous._engine, source)
-    kept = reuse.RECENT.get(key)
-    return None if kept is None else reuse.rebound(kept, source)
-
-
-def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> None:
-    """Say which errors the bindings cause: those a run without them does not have (Clause 9.3).
-
-    The model with its variables free is the reference; an error that appears only once
-    ``batch`` is 1 is the binding contradicting the model, and is reported as such.
-    """
-    from dataclasses import replace
-
-    from infer.core import diagnostics as diag
-
-    free = Engine(model, replace(options, bindings={}), directory=directory)
-    free.run()
-
-    def key(d: Diagnostic) -> tuple:
-        loc = d.location
-        return (d.code, loc.graph, loc.node_index, loc.value, loc.attribute)
-
-    before = {key(d) for d in free.state.diagnostics if d.severity == "error"}
-    bound = ", ".join(f"{n}={v}" for n, v in sorted(options.bindings.items()))
-    for d in list(engine.state.diagnostics):
-        if d.severity == "error" and key(d) not in before:
-            engine.state.diagnostics.append(diag.make(
-                "binding-clash", f"the binding {bound} contradicts the model: {d.message}", d.location,
-                "check the value bound to the dimension variable",
-            ))  # fmt: skip
+def __dir__() -> list[str]:
+    return sorted({*globals(), *NAMES, *imports.PUBLIC})

@@ -27,10 +27,7 @@ operator definition reads them). Models of opset below 7 are inferred, not refus
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import logging
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
@@ -41,6 +38,7 @@ from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
 from infer import onnx_compat
 from infer.core import dims as D
+from infer.core import imports
 
 __all__ = [
     "IncompleteInference",
@@ -410,17 +408,15 @@ def installed(*, onnx_shape_inference: bool = False) -> Iterator[list[str]]:
 
 def _module(name: str) -> ModuleType | None:
     """The module ``name``, imported if it is installed; ``None`` if it is not."""
-    if name in sys.modules:
-        return sys.modules[name]
-    root = name.split(".")[0]
-    try:
-        if root in ("symbolic_shape_infer", "shape_infer_helper"):
-            # Importable only once onnxruntime.transformers has put its folders on sys.path.
-            if importlib.util.find_spec("onnxruntime") is None:
-                return None
-            importlib.import_module("onnxruntime.transformers.shape_infer_helper")
-        elif importlib.util.find_spec(root) is None:
+    found = imports.loaded(name)
+    if found is not None:
+        return found
+    if name.split(".")[0] in ("symbolic_shape_infer", "shape_infer_helper"):
+        # Importable only once onnxruntime.transformers has put its folders on sys.path.
+        if imports.optional("onnxruntime.transformers.shape_infer_helper") is None:
             return None
-        return importlib.import_module(name)
-    except ImportError:  # not installed, or installed without what it needs (sympy for onnxruntime's)
-        return None
+        try:
+            return imports.module(name)
+        except ImportError:  # installed without what it needs (sympy for onnxruntime's)
+            return None
+    return imports.optional(name)

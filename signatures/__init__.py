@@ -14,10 +14,11 @@ module of the node's domain, if there is one, for an operator the index does not
 
 from __future__ import annotations
 
-import importlib
 import pkgutil
 import re
 from pathlib import Path
+
+from infer.core import imports
 
 _loaded = False
 
@@ -63,9 +64,9 @@ def ensure(domain: str, op_type: str) -> None:
     names = MODULES.get(key)
     if names is not None:
         for name in names:
-            importlib.import_module(name)
+            imports.module(name)
     elif re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", domain) and (_CUSTOM_DIR / f"{domain.replace('.', '_')}.py").is_file():
-        importlib.import_module(custom_module(domain))  # a custom domain's one module
+        imports.module(custom_module(domain))  # a custom domain's one module
 
 
 def load_all() -> None:
@@ -75,4 +76,4 @@ def load_all() -> None:
         return
     _loaded = True
     for name in family_modules():
-        importlib.import_module(name)
+        imports.module(name)

@@ -267,17 +267,49 @@ def _python_block(page: str, heading: str) -> str:
     return page.split(heading, 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
 
 
+def _run_record_block(monkeypatch, page: str) -> None:
+    """The page's block of ``operator`` records, run into a rule table, an example list and a
+    table of declared signatures of its own: each record registers its operator with its reason
+    or rule, and each of its examples holds against what the walk then finds."""
+    from infer.contract import registry as table_home
+    from infer.contract import signature as schema
+    from infer.contract.registry import Registry
+    from signatures.kit import registry
+    from tests.test_rule_examples import check_example
+
+    table, examples = Registry(), []
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(table_home, "REGISTRY", table)  # (the kit registers into it, the walk reads it)
+            patch.setattr(registry, "EXAMPLES", examples)
+            patch.setattr(schema, "_custom", dict(schema._custom))
+            exec(compile(_python_block(page, "## Any other domain: one record"), "adding-an-operator.md", "exec"), {})
+            entries = {e.op_type: e for e in table.entries()}
+            assert sorted(entries) == ["RunBlob", "ScaledTanh", "SplitHeads"], entries
+            assert entries["ScaledTanh"].pattern and not entries["RunBlob"].supported
+            assert {ex.op_type for ex in examples} == set(entries)
+            for ex in examples:
+                assert schema.signature(ex.domain, ex.op_type, 1) is not None
+                check_example(ex)
+    finally:
+        schema.signature.cache_clear()  # (it answered from the block's declarations)
+
+
 def test_adding_an_operator_blocks_run(monkeypatch):
     """The page's DSL block, run into a rule table of its own, registers what the library
-    registers, and the examples on the page hold against it; the examples of its last block hold
-    against the library's rules (each checked as tests/test_rule_examples.py checks them)."""
+    registers, and the examples on the page hold against it; its block of records runs (see
+    ``_run_record_block``); the examples of its last block hold against the library's rules (each
+    checked as tests/test_rule_examples.py checks them)."""
     from signatures.kit import registry
     from tests.test_rule_examples import check_example
 
     page = (DOCS / "adding-an-operator.md").read_text(encoding="utf-8")
-    table, examples = registry.Registry(), []
+    from infer.contract import registry as contract_registry
+    from infer.contract.registry import Registry
+
+    table, examples = Registry(), []
     with monkeypatch.context() as patch:
-        patch.setattr(registry, "REGISTRY", table)
+        patch.setattr(contract_registry, "REGISTRY", table)
         patch.setattr(registry, "EXAMPLES", examples)
         exec(compile(_python_block(page, "## Dims rearranged"), "adding-an-operator.md", "exec"), {})
         assert table.entries() and examples
@@ -286,6 +318,7 @@ def test_adding_an_operator_blocks_run(monkeypatch):
     for entry in table.entries():
         ours = registry.lookup(entry.domain, entry.op_type, entry.since)
         assert ours is not None and ours.pattern == entry.pattern, f"the page's {entry.op_type} is not the library's"
+    _run_record_block(monkeypatch, page)
     tests: list = []
     with monkeypatch.context() as patch:
         patch.setattr(registry, "EXAMPLES", tests)

@@ -20,12 +20,12 @@ from onnx import TensorProto, helper
 import infer
 from benchmarks import hostile
 from infer import cli
+from infer.contract import registry
 from infer.core import dims as D
 from infer.core import limits
 from infer.core.dims.bounds import lower
 from infer.core.dims.budget import NodeTimeout
 from infer.core.limits import Limits
-from infer.walk import dispatch
 
 # -- 1. constructions that were quadratic ---------------------------------------------------------
 
@@ -117,14 +117,14 @@ def _slow_rule(ctx):
 @pytest.fixture
 def slow_relu(monkeypatch):
     """Relu's rule replaced by ``_slow_rule``."""
-    real = dispatch.lookup
+    real = registry.lookup
 
     class Entry:
         rule = staticmethod(_slow_rule)
         reason = None
         pure = True
 
-    monkeypatch.setattr(dispatch, "lookup", lambda d, op, v: Entry() if op == "Relu" else real(d, op, v))
+    monkeypatch.setattr(registry, "lookup", lambda d, op, v: Entry() if op == "Relu" else real(d, op, v))
 
 
 def _model(nodes, inputs, outputs, **kw) -> onnx.ModelProto:

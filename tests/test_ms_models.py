@@ -23,9 +23,10 @@ from onnx import AttributeProto, helper
 
 import infer
 import signatures
+from infer.contract.registry import REGISTRY
 from infer.contract.signature import all_signatures
 from signatures.com_microsoft import MS
-from signatures.kit.registry import EXAMPLES, REGISTRY
+from signatures.kit.registry import EXAMPLES
 from tests.support import golden
 from tests.support import runtime as R
 

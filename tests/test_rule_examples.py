@@ -6,11 +6,12 @@ import pytest
 
 import infer
 import signatures
+from infer.contract.registry import REGISTRY
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.values import SymFloat
 from infer.walk.node import parse_value
-from signatures.kit.registry import EXAMPLES, REGISTRY
+from signatures.kit.registry import EXAMPLES
 
 signatures.load_all()
 

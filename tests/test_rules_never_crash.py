@@ -22,7 +22,7 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 import infer
 import signatures
-from signatures.kit.registry import REGISTRY
+from infer.contract.registry import REGISTRY
 from tests.fuzz import sweep
 
 LONG = bool(os.environ.get("FUZZ_LONG"))

@@ -846,16 +846,17 @@ def _tensor(elem: int, shape: list[int], rng: np.random.Generator, int_range: tu
     if _NOT_FETCHABLE.search(T.elem_name(elem) or "") or dtype.kind not in _NUMPY_FILL:
         raise VerifyError(f"cannot make an input of element type {T.elem_name(elem)} for `{where}`")
     kind = _NUMPY_FILL[dtype.kind]
+    # (np.asarray: numpy draws a scalar, not an array, for a rank-0 shape, which onnxruntime refuses)
     if kind == "float":
-        return rng.standard_normal(shape).astype(dtype)
+        return np.asarray(rng.standard_normal(shape), dtype=dtype)
     if kind == "bool":
-        return rng.random(shape) < 0.5
+        return np.asarray(rng.random(shape) < 0.5)
     lo, hi = int_range
     info = np.iinfo(dtype)
     lo, hi = max(lo, int(info.min)), min(hi, int(info.max))
     if lo > hi:
         raise VerifyError(f"the integer range {int_range} holds no value of {dtype} (input `{where}`)")
-    return rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
+    return np.asarray(rng.integers(lo, hi, size=shape, endpoint=True), dtype=dtype)
 
 
 def _feed(

@@ -9,8 +9,9 @@ variables (``DimTable``: declared, fresh and defined ones with their origins), a
 of the answers they sharpen: a lower bound asked twice under the same facts is computed once,
 and a new fact clears what it may change. Nothing here is shared between runs.
 
-Rules reach it only through their ``RuleContext`` (``ctx.lower_bound``, ``ctx.require_multiple``,
-``ctx.fresh``); the walker holds it for the run.
+Rules reach it only through their ``RuleContext`` (``ctx.lower_bound``, ``ctx.equal``,
+``ctx.less``, ``ctx.require_multiple``, ``ctx.fresh``): it is the one prover of extents they
+use. The walker holds it for the run.
 """
 
 from __future__ import annotations
@@ -178,6 +179,30 @@ class DimScope:
         negated = D.neg(d)  # None when past the expression limit
         least_negated = self.lower_bound(negated) if negated is not None else None
         return self.lower_bound(d), None if least_negated is None else -least_negated
+
+    # -- comparisons: the one prover rules use -------------------------------------------------
+
+    def equal(self, a: Dim, b: Dim) -> bool | None:
+        """``True`` when ``a == b`` in every run of a valid model, ``False`` when in none, else
+        ``None``: the syntax's answer, else the difference's bounds under what the run learned."""
+        syntax = D.equal(a, b)
+        if syntax is not None or not self._informed(a, b):
+            return syntax
+        lo, hi = self.bounds(D.sub(a, b))
+        return False if (lo is not None and lo > 0) or (hi is not None and hi < 0) else None
+
+    def less(self, a: Dim, b: Dim) -> bool | None:
+        """``a < b`` in every run of a valid model (``True``), in none (``False``), else ``None``."""
+        syntax = D.less(a, b)
+        if syntax is not None or not self._informed(a, b):
+            return syntax
+        lo, hi = self.bounds(D.sub(a, b))
+        return True if hi is not None and hi < 0 else False if lo is not None and lo >= 0 else None
+
+    def _informed(self, a: Dim, b: Dim) -> bool:
+        """Whether what the run learned may decide a comparison the syntax leaves open (it is
+        read, and the answer rests on it, only then: a memoized rule result stays as reusable)."""
+        return a is not None and b is not None and bool(self.minimums)
 
     def least_where_empty(self, d: Dim) -> Bound:
         """The least value of ``d`` where any variable may be 0 (Clause 6.5.1: a declared

@@ -22,14 +22,12 @@ from typing import Any
 
 import onnx
 
-import signatures
+from infer.contract import registry
 from infer.contract.signature import STANDARD_DOMAINS, all_signatures, canonical_domain, has_function_body
 from infer.core.diagnostics import CODES
 from infer.core.limits import TABLE
 from infer.core.version import __version__
 from infer.load import external
-from signatures.com_microsoft.no_shape_semantics import NO_SHAPE_SEMANTICS
-from signatures.kit.registry import lookup
 
 SUPPORTED = "rule"
 FUNCTION = "function"  # inferred through the schema's function body
@@ -51,7 +49,7 @@ INTERNAL = {
 
 def status(domain: str, op_type: str, since: int) -> tuple[str, str]:
     """(status, detail) of one operator version."""
-    entry = lookup(domain, op_type, since)
+    entry = registry.lookup(domain, op_type, since)
     if entry is not None and entry.supported:
         return SUPPORTED, f"{entry.module}: {entry.pattern}" if entry.pattern else entry.module
     if entry is not None:
@@ -79,7 +77,7 @@ def onnxruntime_schemas() -> tuple[str | None, list[tuple[str, str, int]], set[t
 
 def statement(domain: str | None = None) -> dict[str, Any]:
     """Every operator version of the installed schemas with its status; ``domain`` keeps one."""
-    signatures.load_all()
+    registry.load_all()
     want = None if domain is None else canonical_domain(domain)
     ort_version, ort_schemas, cpu = onnxruntime_schemas()
     known = [(sig.domain, sig.name, sig.since_version, "onnx" if sig.domain in STANDARD_DOMAINS else "onnx-infer")
@@ -115,8 +113,11 @@ def statement(domain: str | None = None) -> dict[str, Any]:
 
 
 def no_shape_semantics() -> dict[str, str]:
-    """The contrib operators no rule can infer, and why (``signatures.com_microsoft.no_shape_semantics``)."""
-    return dict(NO_SHAPE_SEMANTICS)
+    """The contrib operators no rule can infer, and why (``signatures.com_microsoft.no_shape_semantics``
+    declares them unsupported, each with its reason)."""
+    registry.load_all()
+    declared = "signatures.com_microsoft.no_shape_semantics"
+    return {e.op_type: e.reason or "" for e in registry.REGISTRY.entries() if e.module == declared and not e.supported}
 
 
 # -- resource limits (Clause 15.4) ---------------------------------------------------------------

@@ -3,7 +3,7 @@
 In order of precedence:
 
 1. a function the model defines (Clause 8.4) for a name no standard operator has at that opset;
-2. the registry's rule for the operator version (``signatures.kit.registry``), or the registry's word
+2. the registry's rule for the operator version (``infer.contract.registry``), or the registry's word
    that it is not supported and why;
 3. the body of a function-defined operator's schema, built for the node (``function``);
 4. the inference function of a schema registered at run time (the drop-in only);
@@ -19,13 +19,12 @@ from typing import Any, NamedTuple
 
 from onnx import FunctionProto, NodeProto, defs
 
-import signatures
+from infer.contract import registry
 from infer.contract.signature import STANDARD_DOMAINS, Signature, function_body
 from infer.core import types as T
 from infer.core.dimwriter import write_text
 from infer.core.values import Value
 from infer.walk import custom_schemas
-from signatures.kit.registry import lookup
 
 FUNCTION, RULE, SCHEMA_BODY, CUSTOM_SCHEMA, NONE = "function", "rule", "schema-body", "custom-schema", "none"
 
@@ -59,7 +58,7 @@ class Dispatcher:
         key = (domain, op_type, overload, opset)
         hit = self._resolved.get(key)
         if hit is None:
-            signatures.ensure(domain, op_type)  # its rules and declared signatures
+            registry.ensure(domain, op_type)  # its rules and declared signatures
             sig = self.signature(domain, op_type, opset) if opset is not None else None
             hit = self._resolved[key] = (sig, self._how(domain, op_type, overload, opset, sig))
         return hit
@@ -84,7 +83,7 @@ class Dispatcher:
             reason = (f"{op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}" if op_type
                       else "the node names no operator (its op_type is empty)")  # fmt: skip
             return How(NONE, None, "unknown-operator", reason, "check the operator name and the imported opset version")
-        entry = lookup(domain, op_type, sig.since_version if sig else opset)
+        entry = registry.lookup(domain, op_type, sig.since_version if sig else opset)
         if entry is not None and entry.rule is not None:
             return How(RULE, entry.rule, pure=entry.pure)
         if entry is not None:

@@ -26,6 +26,7 @@ from typing import Any
 from onnx import ModelProto, NodeProto, TypeProto
 
 from infer.check.validate import check_model, check_node
+from infer.contract import registry
 from infer.contract.attributes import rule_attributes
 from infer.contract.context import RuleContext, replay_effects, site_of
 from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
@@ -50,7 +51,6 @@ from infer.walk.order import SubgraphUses, order
 from infer.walk.placement import Placement
 from infer.walk.rulerun import RuleRunner
 from infer.walk.state import RunState
-from signatures.kit.registry import REGISTRY
 
 __all__ = ["ContentNote", "Engine", "Frame", "GraphRecord", "Options", "Scope", "collector_paused"]
 
@@ -211,7 +211,7 @@ class Engine:
         # What of the options a rule's result depends on (infer/walk/memo.py); a run made while reuse
         # across calls is disabled keeps its results to itself.
         memo_options = (o.propagate_values, o.limits.max_expression_size, o.limits.max_rank, model.ir_version,
-                        o.custom_schemas, REGISTRY.generation)  # fmt: skip
+                        o.custom_schemas, registry.REGISTRY.generation)  # fmt: skip
         self.memo = Memo(memo_options, None if reuse.RECENT.enabled else Store())
         self.uses = SubgraphUses()
         self.placement = Placement(st)

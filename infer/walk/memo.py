@@ -25,8 +25,6 @@ What is never kept, and why:
   node that reuses it (``RuleContext.replay``), so each node's requirements stay its own;
 - a rule registered ``pure=False``, whose result rests on more than its node and inputs (what
   the walk recorded where a variable was made);
-- a node whose inputs include sequences, optionals or maps: their rules consult where the
-  variables in them were made, which the key does not hold;
 - a node without a key: one with subgraphs or attribute references (whose values live in the
   calling function), and the first node of an implicit default domain (warned about once).
 
@@ -113,10 +111,12 @@ class Memo:
             if v is None:
                 continue
             t = v.type
-            if type(t) is not T.TensorType:
-                if not isinstance(t, T.UnknownType):
-                    return None  # sequences, optionals, maps: see the module docstring
-            elif (known := v.known) is not None and t.elem in _FLOAT_ELEMS and (zeros := known.negative_zeros()):
+            if (
+                type(t) is T.TensorType
+                and (known := v.known) is not None
+                and t.elem in _FLOAT_ELEMS
+                and (zeros := known.negative_zeros())
+            ):
                 signs += ((i, zeros),)
         return (base, opset, tuple(inputs), signs, self.options)
 

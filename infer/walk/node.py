@@ -188,7 +188,7 @@ def infer_node(
     Problems with the node are diagnostics, never exceptions; only an input type string that
     cannot be read raises ``ValueError``.
     """
-    import signatures
+    from infer.contract import registry
     from infer.contract.signature import ONNX_OPSET, signature
 
     model = ModelProto()
@@ -204,7 +204,7 @@ def infer_node(
     engine.state.diagnostics.clear()
     values = [_input_value(x, engine.state.table) for x in inputs]
     names = [f"in{i}" if v is not None else "" for i, v in enumerate(values)]
-    signatures.ensure(domain, op_type)  # a custom domain's signature is declared with its rules
+    registry.ensure(domain, op_type)  # a custom domain's signature is declared with its rules
     sig = signature(domain, op_type, imports[domain])
     if n_outputs is None:
         n_outputs = max(len(sig.outputs), 1) if sig is not None else 1

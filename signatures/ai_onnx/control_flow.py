@@ -454,7 +454,7 @@ def _trip(ctx: RuleContext, extents: list[Dim]) -> Dim:
     if best is None:
         best = next((d for d in known if not ctx.is_fresh(d)), known[0])
     for d in known:
-        eq = D.equal(best, d)
+        eq = ctx.equal(best, d)
         if eq is False:
             raise RuleError("shape-mismatch", f"scan inputs have sequence lengths {D.to_str(best)} and {D.to_str(d)}")
         if eq is None:

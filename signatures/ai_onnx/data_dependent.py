@@ -123,7 +123,9 @@ def _vector(xs: list[int]) -> Value:
     return Value(TensorType(None, (len(xs),)), Known((len(xs),), tuple(xs)))
 
 
-def _reference_y(s: tuple[Dim, ...] | None, y: tuple[Dim, ...] | None, u: Dim) -> tuple[Dim, ...] | None:
+def _reference_y(
+    ctx: RuleContext, s: tuple[Dim, ...] | None, y: tuple[Dim, ...] | None, u: Dim
+) -> tuple[Dim, ...] | None:
     """What ``Y`` holds for both readings of ``sorted=0``: the definition's and the reference's.
 
     The reference evaluator (onnx 1.23) reorders an unsorted result by taking from ``X`` along
@@ -135,7 +137,7 @@ def _reference_y(s: tuple[Dim, ...] | None, y: tuple[Dim, ...] | None, u: Dim) -
     ref = (u, *s[1:])
     if len(ref) != len(y):
         return None
-    return tuple(a if D.equal(a, b) is True else None for a, b in zip(y, ref))
+    return tuple(a if ctx.equal(a, b) is True else None for a, b in zip(y, ref))
 
 
 @rule("Unique", since=11)
@@ -166,7 +168,7 @@ def unique(ctx: RuleContext) -> list:
             u = shared_unknown(ctx, "unique", f"the number of distinct slices of `{name}` along axis {axis}", 0)
         y = None if s is None else s[:axis] + (u,) + s[axis + 1 :]
     if not agreed:
-        y = _reference_y(s, y, u)
+        y = _reference_y(ctx, s, y, u)
     return [y, (u,), (along,), (u,)][: ctx.n_outputs]
 
 
@@ -226,7 +228,7 @@ def compress(ctx: RuleContext) -> list:
 @rule("NonMaxSuppression", since=10)
 def non_max_suppression(ctx: RuleContext) -> list:
     boxes, scores = ctx.shape(0), ctx.shape(1)
-    if boxes is not None and (len(boxes) != 3 or D.equal(boxes[2], 4) is False):
+    if boxes is not None and (len(boxes) != 3 or ctx.equal(boxes[2], 4) is False):
         raise RuleError("shape-mismatch", f"boxes must be [batches, boxes, 4], is {list(boxes)}")
     if scores is not None and len(scores) != 3:
         raise RuleError("shape-mismatch", f"scores must be [batches, classes, boxes], has rank {len(scores)}")

@@ -154,7 +154,7 @@ shape_rule("PRelu", "X[*s], _ -> Y[*s]")
 @rule("Where", since=9)
 def where(ctx: RuleContext) -> list:
     shape = broadcast(ctx, ctx.shape(0), ctx.shape(1), ctx.shape(2))
-    return [Value(TensorType(None, shape), V.where(ctx.known(0), ctx.known(1), ctx.known(2)))]
+    return [Value(TensorType(None, shape), V.where(ctx.known(0), ctx.known(1), ctx.known(2), ctx, shape))]
 
 
 @rule("Clip")

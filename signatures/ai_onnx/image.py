@@ -128,10 +128,10 @@ def _check_block_count(ctx: RuleContext, count: Dim, image: list[Dim], block: li
     n = len(image)
     strides, dilations, pads = window_attrs(ctx, n, mismatch="strides, dilations or pads do not match the image rank")
     blocks = D.product(
-        window_extent(image[i], block[i], strides[i], dilations[i], pads[i], pads[i + n], "NOTSET", False)
+        window_extent(ctx, image[i], block[i], strides[i], dilations[i], pads[i], pads[i + n], "NOTSET", False)
         for i in range(n)
     )
-    if D.equal(blocks, count) is False:
+    if ctx.equal(blocks, count) is False:
         ctx.error("shape-mismatch", f"Col2Im: the input holds {D.to_str(count)} blocks, the image {D.to_str(blocks)}")
 
 

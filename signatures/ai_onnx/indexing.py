@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from infer.contract.context import RuleContext, RuleError
-from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
 from infer.core.values import Known, SymFloat, Value
@@ -195,7 +194,7 @@ def scatter_nd(ctx: RuleContext) -> list:
 def _depth(ctx: RuleContext) -> Dim:
     """The depth input's one element as an extent, or ``None`` (with the reason) if unknown."""
     ds = ctx.shape(1)
-    if ds is not None and (len(ds) > 1 or (len(ds) == 1 and D.equal(ds[0], 1) is False)):
+    if ds is not None and (len(ds) > 1 or (len(ds) == 1 and ctx.equal(ds[0], 1) is False)):
         raise RuleError("shape-mismatch", f"depth must be a scalar or hold one element, has shape {list(ds)}")
     k = ctx.known(1)
     e = k.scalar() if k is not None else None
@@ -225,7 +224,7 @@ def _depth(ctx: RuleContext) -> Dim:
 def one_hot(ctx: RuleContext) -> list:
     s = ctx.shape(0)
     vs = ctx.shape(2)
-    if vs is not None and (len(vs) != 1 or D.equal(vs[0], 2) is False):
+    if vs is not None and (len(vs) != 1 or ctx.equal(vs[0], 2) is False):
         raise RuleError("shape-mismatch", f"values must hold two elements [off, on], has shape {list(vs)}")
     depth = _depth(ctx)
     if s is None:

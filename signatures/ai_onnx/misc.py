@@ -200,7 +200,7 @@ def string_normalizer(ctx: RuleContext) -> list:
         raise RuleError("bad-attribute", f"case_change_action {action!r} is not NONE, LOWER or UPPER")
     if s is None:
         return [None]
-    if len(s) not in (1, 2) or (len(s) == 2 and D.equal(s[0], 1) is False):
+    if len(s) not in (1, 2) or (len(s) == 2 and ctx.equal(s[0], 1) is False):
         raise RuleError("shape-mismatch", f"input must be [C] or [1, C], is {[D.to_str(d) for d in s]}")
     count, known = _normalized(ctx, ctx.known(0))
     if count is None:

@@ -60,24 +60,6 @@ def seq_of(elems: Sequence[Value], empty_elem: Type = UNKNOWN) -> Value:
     return Value(t, Known((len(elems),), tuple(elems)))
 
 
-def _per_element(ctx: RuleContext, d: Dim) -> bool:
-    """Does ``d`` name a fresh variable made for a sequence's element (not one extent for all)?
-
-    A variable made at a sequence value (the engine fills unknown element dims) does not stand
-    for one extent shared by every element; a variable that came with a tensor does.
-    """
-    for name in D.free_names(d):
-        var = ctx.variable(name)
-        if var is None or not var.is_fresh:
-            continue
-        origin = var.origin
-        site = origin.site
-        v = ctx.recorded_value(site.graph if site is not None else "main", origin.value) if origin.value else None
-        if v is None or not isinstance(v.type, (TensorType, SparseTensorType)):
-            return True
-    return False
-
-
 def element_type(ctx: RuleContext, i: int) -> Type:
     """The element type of sequence input ``i``, with only the extents every element shares."""
     t = ctx.type(i)
@@ -87,7 +69,7 @@ def element_type(ctx: RuleContext, i: int) -> Type:
         return UNKNOWN
     e = t.elem
     if isinstance(e, (TensorType, SparseTensorType)) and e.shape is not None:
-        return type(e)(e.elem, tuple(None if _per_element(ctx, d) else d for d in e.shape))
+        return type(e)(e.elem, tuple(None if ctx.made_for_elements(d) else d for d in e.shape))
     return e
 
 
@@ -150,7 +132,7 @@ def sequence_construct(ctx: RuleContext) -> list:
     return [seq_of(elems)]
 
 
-@rule("SequenceInsert", since=11, pure=False)  # element_type reads where variables were made
+@rule("SequenceInsert", since=11)
 def sequence_insert(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     x = ctx.value(1) or Value()
@@ -168,7 +150,7 @@ def sequence_insert(ctx: RuleContext) -> list:
     return [Value(SequenceType(elem))]
 
 
-@rule("SequenceErase", since=11, pure=False)  # element_type reads where variables were made
+@rule("SequenceErase", since=11)
 def sequence_erase(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     have = items(ctx.value(0))
@@ -183,7 +165,7 @@ def sequence_erase(ctx: RuleContext) -> list:
     return [Value(ctx.type(0))]  # fewer elements of the same type
 
 
-@rule("SequenceAt", since=11, pure=False)  # element_type reads where variables were made
+@rule("SequenceAt", since=11)
 def sequence_at(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     have = items(ctx.value(0))
@@ -223,14 +205,14 @@ def _split_sizes(ctx: RuleContext, extent: Dim) -> list[Dim] | None:
         if isinstance(s, int) and isinstance(extent, int):
             n, last = divmod(extent, s)
             return [s] * n + ([last] if last else [])
-        if D.equal(s, extent) is True:
+        if ctx.equal(s, extent) is True:
             return [s]
         ctx.because(f"how many chunks of {D.to_str(s)} fit in extent {D.to_str(extent)} is not known", 0, 1)
         return None
     if any(isinstance(s, int) and s < 0 for s in sizes):
         raise RuleError("shape-mismatch", f"split sizes {sizes} have a negative entry")
     total = D.total(sizes)
-    if D.equal(total, extent) is False:
+    if ctx.equal(total, extent) is False:
         raise RuleError(
             "shape-mismatch",
             f"split sizes {[D.to_str(s) for s in sizes]} add up to {D.to_str(total)}, not {D.to_str(extent)}",
@@ -278,7 +260,7 @@ def _concat(ctx: RuleContext, shapes: list[tuple[Dim, ...]], axis: int, new_axis
     return tuple(out)
 
 
-@rule("ConcatFromSequence", since=11, pure=False)  # element_type reads where variables were made
+@rule("ConcatFromSequence", since=11)
 def concat_from_sequence(ctx: RuleContext) -> list:
     _require_seq(ctx, 0)
     new_axis = bool(ctx.attr("new_axis", 0))

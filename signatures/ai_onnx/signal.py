@@ -87,7 +87,7 @@ def dft(ctx: RuleContext) -> list:
             return [tuple(x[:-1]) + (last,)]  # every signal axis keeps its extent
         if length is not _UNSET and not onesided:
             # Whichever axis it is becomes ``length``; one that already has it keeps it.
-            return [tuple(d if D.equal(d, length) is True else None for d in x[:-1]) + (last,)]
+            return [tuple(d if ctx.equal(d, length) is True else None for d in x[:-1]) + (last,)]
         return [(None,) * (len(x) - 1) + (last,)]
     n = x[axis]
     if length is _UNSET:

@@ -276,7 +276,7 @@ def reshape_dims(ctx: RuleContext, data: tuple[Dim, ...] | None, target: list[Di
             raise RuleError("shape-mismatch", f"target shape entry {t} is negative")
         elif isinstance(t, int) or (ctx.lower_bound(t) or 0) >= (0 if allowzero else 1):
             out.append(t)
-        elif data is not None and i < len(data) and D.equal(t, data[i]) is True:
+        elif data is not None and i < len(data) and ctx.equal(t, data[i]) is True:
             out.append(t)  # copied or not, the extent is the same
         else:
             # A symbolic entry that may be 0 (copy the input's extent) or -1 (inferred) at run
@@ -341,7 +341,7 @@ def _check_element_count(ctx: RuleContext, total: Dim, out: list[Dim]) -> None:
     """A fully given target must hold the input's ``total`` elements: refused where it provably
     does not, required where that is not decided."""
     got = D.product(out)
-    same = D.equal(total, got)
+    same = ctx.equal(total, got)
     if same is False:
         raise RuleError(
             "shape-mismatch",
@@ -596,7 +596,7 @@ def split(ctx: RuleContext) -> list:
             raise RuleError("shape-mismatch", f"{len(sizes)} split sizes for {n} outputs")
         if any(isinstance(p, int) and p < 0 for p in sizes):
             raise RuleError("shape-mismatch", f"split sizes {sizes} have a negative entry")
-        if None not in sizes and D.equal(D.total(sizes), d) is False:
+        if None not in sizes and ctx.equal(D.total(sizes), d) is False:
             raise RuleError("shape-mismatch", f"split sizes {[D.to_str(p) for p in sizes]} do not add up "
                             f"to extent {D.to_str(d)}")  # fmt: skip
         parts = list(sizes)

@@ -2,20 +2,22 @@
 
 onnxruntime's transformer optimizer fuses attention, normalization and activation patterns into
 these operators, and its quantizers emit the QLinear*, MatMulNBits and GatherBlockQuantized
-families. ``onnx.defs`` knows none of them, so each module declares the signatures of the
-operators it has rules for (``op`` below) next to the rules. The facts come from onnxruntime's
-ContribOperators documentation and its registered schemas (tests/test_ms_models.py compares
-every declaration here with the schemas of the installed onnxruntime).
+families. ``onnx.defs`` knows none of them, so each operator version is one record
+(``signatures.kit.operator.operator``, ``domain=MS``) beside its rule: its signature, its rule (a
+function the record decorates, a pattern, or a reason it is unsupported) and its examples. The
+facts come from onnxruntime's ContribOperators documentation and its registered schemas
+(tests/test_ms_models.py compares every declaration here with the schemas of the installed
+onnxruntime). This module holds what the family modules share: the domain's name, recurring type
+constraint lists and ``delegate``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
 from infer.contract.context import RuleContext
-from signatures.kit.operator import FLOAT, FLOATS, INT, INTS, REQUIRED, STRING, STRINGS, declare_signature
+from signatures.kit.operator import FLOAT, FLOATS, INT, INTS, REQUIRED, STRING, STRINGS
 
 __all__ = ["FLOAT", "FLOATS", "INT", "INTS", "REQUIRED", "STRING", "STRINGS"]  # (re-exported for the family modules)
 
@@ -30,11 +32,6 @@ INT32 = ("tensor(int32)",)
 F32 = ("tensor(float)",)
 
 
-# ``signatures.kit.operator.declare_signature`` in this domain (``"X:T bias?:T"`` formals, ``attrs``
-# name -> (AttributeProto type, default or ``REQUIRED``)).
-op = partial(declare_signature, domain=MS)
-
-
 def delegate(ctx: RuleContext, rule_fn: Callable[[RuleContext], Sequence[Any]], indices: Sequence[int]) -> list:
     """Run a default-domain rule on a view of ``ctx`` whose inputs are ``indices`` of the node.
 
@@ -44,5 +41,5 @@ def delegate(ctx: RuleContext, rule_fn: Callable[[RuleContext], Sequence[Any]], 
     sub = ctx.view(indices)
     out = list(rule_fn(sub))
     if sub.reason is not None:
-        ctx.reason, ctx.causes = sub.reason, sub.causes
+        ctx.because_of(sub)
     return out

@@ -23,56 +23,32 @@ from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
-from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INT32, INTS, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INT32, INTS, MS, REQUIRED, STRING
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule, shape_rule
+from signatures.kit.operator import case, operator
 
 _MASK = {"mask_filter_value": (FLOAT, -10000.0), "scale": (FLOAT, None)}
 
-op("Attention",
-   "input:T weights:T bias?:T mask_index?:M past?:T attention_bias?:T past_sequence_length?:M",
-   "output:T present?:T",
-   {"T": FLOAT_TYPES, "M": INT32},
-   {"num_heads": (INT, REQUIRED), "unidirectional": (INT, 0), "qkv_hidden_sizes": (INTS, None),
-    "past_present_share_buffer": (INT, 0), "do_rotary": (INT, 0), "rotary_embedding_dim": (INT, None),
-    **_MASK})  # fmt: skip
-op("QAttention",
-   "input:T1 weight:T2 bias:T3 input_scale:T3 weight_scale:T3 mask_index?:T4 input_zero_point?:T1 "
-   "weight_zero_point?:T2 past?:T3",
-   "output:T3 present?:T3",
-   {"T1": ("tensor(int8)", "tensor(uint8)"), "T2": ("tensor(int8)", "tensor(uint8)"),
-    "T3": ("tensor(float)", "tensor(float16)"), "T4": INT32},
-   {"num_heads": (INT, REQUIRED), "unidirectional": (INT, 0), "past_present_share_buffer": (INT, 0),
-    "do_rotary": (INT, 0), **_MASK})  # fmt: skip
-op("MultiHeadAttention",
-   "query:T key?:T value?:T bias?:T key_padding_mask?:M attention_bias?:T past_key?:T past_value?:T "
-   "past_sequence_length?:M cache_indirection?:M",
-   "output:T present_key?:T present_value?:T qk?:QK",
-   {"T": FLOAT_TYPES, "QK": FLOAT_TYPES, "M": INT32},
-   {"num_heads": (INT, REQUIRED), "unidirectional": (INT, 0), **_MASK})  # fmt: skip
-op("GroupQueryAttention",
-   "query:T key?:T value?:T past_key?:T_CACHE past_value?:T_CACHE seqlens_k:M total_sequence_length:M "
-   "cos_cache?:T sin_cache?:T position_ids?:tensor(int64) attention_bias?:T head_sink?:T k_scale?:T_KV_SCALE "
-   "v_scale?:T_KV_SCALE q_norm_weight?:T k_norm_weight?:T query_seqlens?:M",
-   "output:T present_key?:T_CACHE present_value?:T_CACHE output_qk?:T",
-   {"T": ("tensor(float16)", "tensor(bfloat16)", "tensor(float)"),
-    "T_CACHE": FLOAT_TYPES + INT8_TYPES[::-1] + ("tensor(float8e4m3fn)",), "T_KV_SCALE": F32, "M": INT32},
-   {"num_heads": (INT, REQUIRED), "kv_num_heads": (INT, REQUIRED), "scale": (FLOAT, None), "softcap": (FLOAT, 0.0),
-    "local_window_size": (INT, -1), "do_rotary": (INT, 0), "rotary_interleaved": (INT, 0), "causal": (INT, 1),
-    "smooth_softmax": (INT, -1), "qk_output": (INT, 0), "sliding_window_cache": (INT, 0),
-    "k_quant_type": (STRING, "NONE"), "v_quant_type": (STRING, "NONE"), "kv_cache_bit_width": (INT, None),
-    "qk_norm_epsilon": (FLOAT, 1e-6), "q_norm_epsilon": (FLOAT, None), "k_norm_epsilon": (FLOAT, None)})  # fmt: skip
-op("RotaryEmbedding", "input:T position_ids:M cos_cache:T sin_cache:T", "output:T",
-   {"T": FLOAT_TYPES, "M": ("tensor(int64)",)},
-   {"interleaved": (INT, 0), "num_heads": (INT, 0), "rotary_embedding_dim": (INT, 0), "scale": (FLOAT, 1.0),
-    "is_packed_batching": (INT, 0)})  # fmt: skip
-
-op("RelativePositionBias", "bias_table:T query_length:U key_length:U", "output:T",
-   {"T": ("tensor(float)", "tensor(float16)"), "U": ("tensor(int64)",)},
-   {"max_distance": (INT, REQUIRED), "is_bidirectional": (INT, 0)})  # fmt: skip
-
 # RoPE rotates pairs in place: the output has the input's shape (3-D or 4-D).
-shape_rule("RotaryEmbedding", "X[*s] -> Y[*s]", domain=MS)
+operator(
+    "RotaryEmbedding",
+    "input:T position_ids:M cos_cache:T sin_cache:T",
+    "output:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": ("tensor(int64)",)},
+    attrs={
+        "interleaved": (INT, 0),
+        "num_heads": (INT, 0),
+        "rotary_embedding_dim": (INT, 0),
+        "scale": (FLOAT, 1.0),
+        "is_packed_batching": (INT, 0),
+    },
+    rule="X[*s] -> Y[*s]",
+    examples=[
+        case(["float[B,S,32]", "int64[B,S]", "float[64,8]", "float[64,8]"], ["float[B,S,32]"], num_heads=2),
+        case(["float16[B,N,S,16]", "int64[1]", "float16[64,8]", "float16[64,8]"], ["float16[B,N,S,16]"], interleaved=1),
+    ],
+)
 
 
 def _heads(ctx: RuleContext, name: str = "num_heads") -> int:
@@ -122,7 +98,7 @@ def _packed_attention(ctx: RuleContext, x_index: int, w_index: int, bias_index: 
             ctx.error("shape-mismatch", f"{ctx.op_type}: weights width {total} is not divisible by 3")
         k_hidden = v_hidden = None if total is None else D.floordiv(total, 3)
     head = None if k_hidden is None else _per_head(ctx, k_hidden, n, "hidden size")
-    if head is not None and D.equal(k_hidden, v_hidden) is not True:
+    if head is not None and ctx.equal(k_hidden, v_hidden) is not True:
         # present stacks K and V: its head size is V's on onnxruntime's CPU kernel and K's on CUDA.
         head = None
         ctx.because("present's head size when K and V have different hidden sizes differs between kernels")
@@ -138,12 +114,96 @@ def _packed_attention(ctx: RuleContext, x_index: int, w_index: int, bias_index: 
     return [(b, s, v_hidden), (2, b, n, length, head)][: ctx.n_outputs]
 
 
-@rule("Attention", domain=MS)
+_X = "float[B,S,32]"
+
+
+@operator(
+    "Attention",
+    "input:T weights:T bias?:T mask_index?:M past?:T attention_bias?:T past_sequence_length?:M",
+    "output:T present?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": INT32},
+    attrs={
+        "num_heads": (INT, REQUIRED),
+        "unidirectional": (INT, 0),
+        "qkv_hidden_sizes": (INTS, None),
+        "past_present_share_buffer": (INT, 0),
+        "do_rotary": (INT, 0),
+        "rotary_embedding_dim": (INT, None),
+        **_MASK,
+    },
+    examples=[
+        case([_X, "float[32,96]", "float[96]"], ["float[B,S,32]", "float[2,B,2,S,16]"], num_heads=2),
+        case(
+            [_X, "float[32,96]", "float[96]", "int32[B,P + S]", "float[2,B,2,P,16]"],
+            ["float[B,S,32]", "float[2,B,2,P + S,16]"],
+            num_heads=2,
+            unidirectional=1,
+        ),
+        case(
+            [_X, "float[32,80]", "float[80]"],
+            ["float[B,S,16]", "float[2,B,2,S,?]"],
+            num_heads=2,
+            qkv_hidden_sizes=[32, 32, 16],
+        ),
+        case(["float16[B,S,D]", "float16[D,W]"], ["float16[B,S,W // 3]"], num_heads=4),
+        case(
+            [_X, "float[32,96]", "float[96]", "", "float[2,B,2,M,16]"],
+            ["float[B,S,32]", "float[2,B,2,?,16]"],
+            num_heads=2,
+            past_present_share_buffer=1,
+        ),
+        case([_X, "float[32,96]", "float[90]"], ["float[B,S,32]"], num_heads=2, error="shape-mismatch"),
+        case([_X, "float[32,96]"], ["float[B,S,32]"], num_heads=5, error="shape-mismatch"),
+        case([_X, "float[32,96]"], ["float[*]"], error="bad-attribute"),
+    ],
+)
 def attention(ctx: RuleContext) -> list:
     return _packed_attention(ctx, 0, 1, 2, 4)
 
 
-@rule("QAttention", domain=MS)
+@operator(
+    "QAttention",
+    "input:T1 weight:T2 bias:T3 input_scale:T3 weight_scale:T3 mask_index?:T4 input_zero_point?:T1 "
+    "weight_zero_point?:T2 past?:T3",
+    "output:T3 present?:T3",
+    domain=MS,
+    types={
+        "T1": ("tensor(int8)", "tensor(uint8)"),
+        "T2": ("tensor(int8)", "tensor(uint8)"),
+        "T3": ("tensor(float)", "tensor(float16)"),
+        "T4": INT32,
+    },
+    attrs={
+        "num_heads": (INT, REQUIRED),
+        "unidirectional": (INT, 0),
+        "past_present_share_buffer": (INT, 0),
+        "do_rotary": (INT, 0),
+        **_MASK,
+    },
+    examples=[
+        case(
+            ["uint8[B,S,32]", "int8[32,96]", "float[96]", "float[]", "float[]", "int32[B]", "uint8[]", "int8[]"],
+            ["float[B,S,32]", "float[2,B,2,S,16]"],
+            num_heads=2,
+        ),
+        case(
+            [
+                "uint8[B,S,32]",
+                "uint8[32,96]",
+                "float16[96]",
+                "float16[]",
+                "float16[]",
+                "",
+                "",
+                "",
+                "float16[2,B,4,P,8]",
+            ],
+            ["float16[B,S,32]", "float16[2,B,4,P + S,8]"],
+            num_heads=4,
+        ),
+    ],
+)
 def q_attention(ctx: RuleContext) -> list:
     return _packed_attention(ctx, 0, 1, 2, 8)
 
@@ -173,7 +233,49 @@ def _key_side(ctx: RuleContext, q: tuple[Dim, ...] | None, n: int) -> tuple[Dim,
     return length, k_head, v[2], _per_head(ctx, v[2], n, "value hidden size")
 
 
-@rule("MultiHeadAttention", domain=MS)
+@operator(
+    "MultiHeadAttention",
+    "query:T key?:T value?:T bias?:T key_padding_mask?:M attention_bias?:T past_key?:T past_value?:T "
+    "past_sequence_length?:M cache_indirection?:M",
+    "output:T present_key?:T present_value?:T qk?:QK",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "QK": FLOAT_TYPES, "M": INT32},
+    attrs={"num_heads": (INT, REQUIRED), "unidirectional": (INT, 0), **_MASK},
+    examples=[
+        case(
+            [_X, "float[B,L,32]", "float[B,L,32]", "float[96]", "", "", "float[B,2,P,16]", "float[B,2,P,16]"],
+            ["float[B,S,32]", "float[B,2,P + L,16]", "float[B,2,P + L,16]"],
+            num_heads=2,
+        ),
+        case(
+            [_X, "float[B,L,32]", "float[B,L,24]"], ["float[B,S,24]", "float[B,2,L,16]", "float[B,2,L,12]"], num_heads=2
+        ),
+        case(
+            [_X, "float[B,2,L,16]", "float[B,2,L,16]", "", "", "", "float[B,2,P,16]", "float[B,2,P,16]"],
+            ["float[B,S,32]", "float[B,2,P + L,16]", "float[B,2,P + L,16]"],
+            num_heads=2,
+        ),
+        case(["float[B,S,2,3,16]"], ["float[B,S,32]", "float[B,2,S,16]"], num_heads=2),
+        case([_X, "float[B,L,2,2,8]"], ["float[B,S,16]", "float[B,2,L,8]"], num_heads=2),
+        case(
+            [
+                "float[B,1,32]",
+                "float[B,1,32]",
+                "float[B,1,32]",
+                "",
+                "",
+                "",
+                "float[B,2,M,16]",
+                "float[B,2,M,16]",
+                "int32[]",
+            ],
+            ["float[B,1,32]", "float[B,2,M,16]", "float[B,2,M,16]"],
+            num_heads=2,
+        ),
+        case([_X, "float[B,L,30]", "float[B,L,30]"], ["float[B,S,30]"], num_heads=4, error="shape-mismatch"),
+        case(["float[B,32]"], ["float[*]"], num_heads=2, error="shape-mismatch"),
+    ],
+)
 def multi_head_attention(ctx: RuleContext) -> list:
     n = _heads(ctx)
     q = _rank(ctx, 0, (3, 5), "query")
@@ -190,7 +292,98 @@ def multi_head_attention(ctx: RuleContext) -> list:
     return [(b, s, v_hidden), present_k, present_v, (b, n, s, total)][: ctx.n_outputs]
 
 
-@rule("GroupQueryAttention", domain=MS)
+_GQA = {"num_heads": 4, "kv_num_heads": 2}
+
+
+@operator(
+    "GroupQueryAttention",
+    "query:T key?:T value?:T past_key?:T_CACHE past_value?:T_CACHE seqlens_k:M total_sequence_length:M "
+    "cos_cache?:T sin_cache?:T position_ids?:tensor(int64) attention_bias?:T head_sink?:T k_scale?:T_KV_SCALE "
+    "v_scale?:T_KV_SCALE q_norm_weight?:T k_norm_weight?:T query_seqlens?:M",
+    "output:T present_key?:T_CACHE present_value?:T_CACHE output_qk?:T",
+    domain=MS,
+    types={
+        "T": ("tensor(float16)", "tensor(bfloat16)", "tensor(float)"),
+        "T_CACHE": FLOAT_TYPES + INT8_TYPES[::-1] + ("tensor(float8e4m3fn)",),
+        "T_KV_SCALE": F32,
+        "M": INT32,
+    },
+    attrs={
+        "num_heads": (INT, REQUIRED),
+        "kv_num_heads": (INT, REQUIRED),
+        "scale": (FLOAT, None),
+        "softcap": (FLOAT, 0.0),
+        "local_window_size": (INT, -1),
+        "do_rotary": (INT, 0),
+        "rotary_interleaved": (INT, 0),
+        "causal": (INT, 1),
+        "smooth_softmax": (INT, -1),
+        "qk_output": (INT, 0),
+        "sliding_window_cache": (INT, 0),
+        "k_quant_type": (STRING, "NONE"),
+        "v_quant_type": (STRING, "NONE"),
+        "kv_cache_bit_width": (INT, None),
+        "qk_norm_epsilon": (FLOAT, 1e-6),
+        "q_norm_epsilon": (FLOAT, None),
+        "k_norm_epsilon": (FLOAT, None),
+    },
+    examples=[
+        case(
+            ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
+            ["float[B,S,64]", "float[B,2,S,16]", "float[B,2,S,16]", "float[B,4,S,?]"],
+            **_GQA,
+        ),
+        case(
+            ["float16[B,S,128]", "", "", "", "", "int32[B]", "int32[]={S}"],
+            ["float16[B,S,64]", "float16[B,2,S,16]", "float16[B,2,S,16]", "float16[B,4,S,S]"],
+            **_GQA,
+        ),
+        case(
+            [
+                "float[B,1,64]",
+                "float[B,1,32]",
+                "float[B,1,32]",
+                "float[B,2,P,16]",
+                "float[B,2,P,16]",
+                "int32[B]",
+                "int32[]={P + 1}",
+            ],
+            ["float[B,1,64]", "float[B,2,P + 1,16]", "float[B,2,P + 1,16]"],
+            **_GQA,
+        ),
+        case(
+            [
+                "float[B,1,64]",
+                "float[B,1,32]",
+                "float[B,1,32]",
+                "float[B,2,M,16]",
+                "float[B,2,M,16]",
+                "int32[B]",
+                "int32[]",
+            ],
+            ["float[B,1,64]", "float[B,2,?,16]", "float[B,2,?,16]"],
+            **_GQA,
+        ),
+        case(
+            ["float[B,S,64]", "float[B,S,48]", "float[B,S,48]", "", "", "int32[B]", "int32[]"],
+            ["float[B,S,64]"],
+            **_GQA,
+            error="shape-mismatch",
+        ),
+        case(
+            ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
+            ["float[*]"],
+            num_heads=4,
+            error="bad-attribute",
+        ),
+        case(
+            ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
+            ["float[B,S,64]", "float[B,2,S,16]"],
+            **_GQA,
+            error="arity",
+        ),
+    ],
+)
 def group_query_attention(ctx: RuleContext) -> list:
     n, kv = _heads(ctx), _heads(ctx, "kv_num_heads")
     wanted = [ctx.wants_output(k) for k in (1, 2)]
@@ -244,7 +437,18 @@ def _present_length(ctx: RuleContext, past: tuple[Dim, ...] | None, total: Dim, 
     return D.dmax(total, past[2])
 
 
-@rule("RelativePositionBias", domain=MS)
+@operator(
+    "RelativePositionBias",
+    "bias_table:T query_length:U key_length:U",
+    "output:T",
+    domain=MS,
+    types={"T": ("tensor(float)", "tensor(float16)"), "U": ("tensor(int64)",)},
+    attrs={"max_distance": (INT, REQUIRED), "is_bidirectional": (INT, 0)},
+    examples=[
+        case(["float[32,8]", "int64[]={S}", "int64[]={S}"], ["float[1,8,S,S]"], max_distance=128, is_bidirectional=1),
+        case(["float16[32,8]", "int64[]", "int64[]"], ["float16[1,8,?,?]"], max_distance=128),
+    ],
+)
 def relative_position_bias(ctx: RuleContext) -> list:
     """T5's bias: (1, num_heads, query_length, key_length), the heads from bias_table (buckets, heads)."""
     table = _rank(ctx, 0, (2,), "bias_table")
@@ -253,73 +457,3 @@ def relative_position_bias(ctx: RuleContext) -> list:
     if q is None or k is None:
         ctx.because("the query and key lengths are read from inputs whose contents are not known", 1, 2)
     return [(1, heads, q, k)]
-
-
-_X = "float[B,S,32]"
-example("Attention", [_X, "float[32,96]", "float[96]"], ["float[B,S,32]", "float[2,B,2,S,16]"], domain=MS,
-        attrs={"num_heads": 2})  # fmt: skip
-example("Attention", [_X, "float[32,96]", "float[96]", "int32[B,P + S]", "float[2,B,2,P,16]"],
-        ["float[B,S,32]", "float[2,B,2,P + S,16]"], domain=MS, attrs={"num_heads": 2, "unidirectional": 1})  # fmt: skip
-example("Attention", [_X, "float[32,80]", "float[80]"], ["float[B,S,16]", "float[2,B,2,S,?]"], domain=MS,
-        attrs={"num_heads": 2, "qkv_hidden_sizes": [32, 32, 16]})  # fmt: skip
-example("Attention", ["float16[B,S,D]", "float16[D,W]"], ["float16[B,S,W // 3]"], domain=MS,
-        attrs={"num_heads": 4})  # fmt: skip
-example("Attention", [_X, "float[32,96]", "float[96]", "", "float[2,B,2,M,16]"], ["float[B,S,32]", "float[2,B,2,?,16]"],
-        domain=MS, attrs={"num_heads": 2, "past_present_share_buffer": 1})  # fmt: skip
-example("Attention", [_X, "float[32,96]", "float[90]"], ["float[B,S,32]"], domain=MS, attrs={"num_heads": 2},
-        error="shape-mismatch")  # fmt: skip
-example("Attention", [_X, "float[32,96]"], ["float[B,S,32]"], domain=MS, attrs={"num_heads": 5},
-        error="shape-mismatch")  # fmt: skip
-example("Attention", [_X, "float[32,96]"], ["float[*]"], domain=MS, error="bad-attribute")
-example("QAttention", ["uint8[B,S,32]", "int8[32,96]", "float[96]", "float[]", "float[]", "int32[B]", "uint8[]",
-                       "int8[]"],
-        ["float[B,S,32]", "float[2,B,2,S,16]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("QAttention", ["uint8[B,S,32]", "uint8[32,96]", "float16[96]", "float16[]", "float16[]", "", "", "",
-                       "float16[2,B,4,P,8]"],
-        ["float16[B,S,32]", "float16[2,B,4,P + S,8]"], domain=MS, attrs={"num_heads": 4})  # fmt: skip
-example("MultiHeadAttention", [_X, "float[B,L,32]", "float[B,L,32]", "float[96]", "", "", "float[B,2,P,16]",
-                               "float[B,2,P,16]"],
-        ["float[B,S,32]", "float[B,2,P + L,16]", "float[B,2,P + L,16]"], domain=MS,
-        attrs={"num_heads": 2})  # fmt: skip
-example("MultiHeadAttention", [_X, "float[B,L,32]", "float[B,L,24]"],
-        ["float[B,S,24]", "float[B,2,L,16]", "float[B,2,L,12]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("MultiHeadAttention", [_X, "float[B,2,L,16]", "float[B,2,L,16]", "", "", "", "float[B,2,P,16]",
-                               "float[B,2,P,16]"],
-        ["float[B,S,32]", "float[B,2,P + L,16]", "float[B,2,P + L,16]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("MultiHeadAttention", ["float[B,S,2,3,16]"], ["float[B,S,32]", "float[B,2,S,16]"], domain=MS,
-        attrs={"num_heads": 2})  # fmt: skip
-example("MultiHeadAttention", [_X, "float[B,L,2,2,8]"], ["float[B,S,16]", "float[B,2,L,8]"], domain=MS,
-        attrs={"num_heads": 2})  # fmt: skip
-example("MultiHeadAttention", ["float[B,1,32]", "float[B,1,32]", "float[B,1,32]", "", "", "", "float[B,2,M,16]",
-                               "float[B,2,M,16]", "int32[]"],
-        ["float[B,1,32]", "float[B,2,M,16]", "float[B,2,M,16]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("MultiHeadAttention", [_X, "float[B,L,30]", "float[B,L,30]"], ["float[B,S,30]"], domain=MS,
-        attrs={"num_heads": 4}, error="shape-mismatch")  # fmt: skip
-example("MultiHeadAttention", ["float[B,32]"], ["float[*]"], domain=MS, attrs={"num_heads": 2},
-        error="shape-mismatch")  # fmt: skip
-_GQA = {"num_heads": 4, "kv_num_heads": 2}
-example("GroupQueryAttention", ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
-        ["float[B,S,64]", "float[B,2,S,16]", "float[B,2,S,16]", "float[B,4,S,?]"], domain=MS, attrs=_GQA)  # fmt: skip
-example("GroupQueryAttention", ["float16[B,S,128]", "", "", "", "", "int32[B]", "int32[]={S}"],
-        ["float16[B,S,64]", "float16[B,2,S,16]", "float16[B,2,S,16]", "float16[B,4,S,S]"], domain=MS,
-        attrs=_GQA)  # fmt: skip
-example("GroupQueryAttention", ["float[B,1,64]", "float[B,1,32]", "float[B,1,32]", "float[B,2,P,16]",
-                                "float[B,2,P,16]", "int32[B]", "int32[]={P + 1}"],
-        ["float[B,1,64]", "float[B,2,P + 1,16]", "float[B,2,P + 1,16]"], domain=MS, attrs=_GQA)  # fmt: skip
-example("GroupQueryAttention", ["float[B,1,64]", "float[B,1,32]", "float[B,1,32]", "float[B,2,M,16]",
-                                "float[B,2,M,16]", "int32[B]", "int32[]"],
-        ["float[B,1,64]", "float[B,2,?,16]", "float[B,2,?,16]"], domain=MS, attrs=_GQA)  # fmt: skip
-example("GroupQueryAttention", ["float[B,S,64]", "float[B,S,48]", "float[B,S,48]", "", "", "int32[B]", "int32[]"],
-        ["float[B,S,64]"], domain=MS, attrs=_GQA, error="shape-mismatch")  # fmt: skip
-example("GroupQueryAttention", ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
-        ["float[*]"], domain=MS, attrs={"num_heads": 4}, error="bad-attribute")  # fmt: skip
-example("GroupQueryAttention", ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
-        ["float[B,S,64]", "float[B,2,S,16]"], domain=MS, attrs=_GQA, error="arity")  # fmt: skip
-example("RotaryEmbedding", ["float[B,S,32]", "int64[B,S]", "float[64,8]", "float[64,8]"], ["float[B,S,32]"],
-        domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("RotaryEmbedding", ["float16[B,N,S,16]", "int64[1]", "float16[64,8]", "float16[64,8]"],
-        ["float16[B,N,S,16]"], domain=MS, attrs={"interleaved": 1})  # fmt: skip
-example("RelativePositionBias", ["float[32,8]", "int64[]={S}", "int64[]={S}"], ["float[1,8,S,S]"], domain=MS,
-        attrs={"max_distance": 128, "is_bidirectional": 1})  # fmt: skip
-example("RelativePositionBias", ["float16[32,8]", "int64[]", "int64[]"], ["float16[1,8,?,?]"], domain=MS,
-        attrs={"max_distance": 128})  # fmt: skip

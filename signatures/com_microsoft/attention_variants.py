@@ -19,45 +19,12 @@ from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
 from signatures.ai_onnx.attention import agree, at, check_rank, split_heads
-from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING
 from signatures.com_microsoft.common import Shape, choice
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 _T = ("tensor(float)", "tensor(float16)")
 _MASK = {"mask_filter_value": (FLOAT, -10000.0), "scale": (FLOAT, None)}
-
-op("DecoderMaskedMultiHeadAttention",
-   "query:T key?:T value?:T mask_index?:M attention_bias?:T past_key?:T past_value?:T past_sequence_length?:M "
-   "beam_width?:M cache_indirection?:M bias?:T",
-   "output:T present_key?:T present_value?:T qk?:QK", {"T": _T, "QK": _T, "M": INT32},
-   {**_MASK, "output_qk": (INT, 0), "past_present_share_buffer": (INT, 0), "num_heads": (INT, REQUIRED)})  # fmt: skip
-op("DecoderMaskedSelfAttention",
-   "input:T weights:T bias:T mask_index?:M past:T attention_bias?:T past_sequence_length:M beam_width?:M "
-   "cache_indirection?:M",
-   "output:T present:T", {"T": _T, "M": INT32},
-   {**_MASK, "do_rotary": (INT, 0), "past_present_share_buffer": (INT, 0), "num_heads": (INT, REQUIRED)})  # fmt: skip
-op("DecoderAttention",
-   "query:T key:T q_weight:T kv_weight:T bias:T key_padding_mask?:B key_cache?:T value_cache?:T static_kv:B "
-   "use_past:B has_layer_state:B has_key_padding_mask:B",
-   "output:T new_key_cache?:T new_value_cache?:T", {"T": _T, "B": ("tensor(bool)",)},
-   {"mask_filter_value": (FLOAT, -10000.0), "num_heads": (INT, REQUIRED)})  # fmt: skip
-op("LongformerAttention", "input:T weight:T bias:T mask:T global_weight:T global_bias:T global:G", "output:T",
-   {"T": _T, "G": INT32}, {"window": (INT, REQUIRED), "num_heads": (INT, REQUIRED)})  # fmt: skip
-op("GatedRelativePositionBias", "query_layer:T query_bias:T rel_pos:T weight:T bias:T eco_a:T token_offset?:M",
-   "output:T", {"T": _T, "M": INT32}, {"num_heads": (INT, REQUIRED)})  # fmt: skip
-op("DynamicSparseAttention",
-   "query:TQuery key?:TQuery value?:TValue past_key?:TCache past_value?:TCache auxiliary_key?:T auxiliary_value?:T "
-   "selected_indices:M selected_counts:M seqlens_k:M total_sequence_length:M cos_cache?:T sin_cache?:T "
-   "position_ids?:tensor(int64) q_norm_weight?:T k_norm_weight?:T head_sink?:T committed_length?:M key_scale?:S "
-   "value_scale?:S",
-   "output:T present_key?:TCache present_value?:TCache validation_status?:M",
-   {"T": FLOAT_TYPES, "TQuery": FLOAT_TYPES, "TValue": FLOAT_TYPES,
-    "TCache": ("tensor(float)", "tensor(float16)", "tensor(bfloat16)", "tensor(int8)"), "S": F32, "M": INT32},
-   {"output_bf16": (INT, 0), "num_heads": (INT, REQUIRED), "qk_norm_epsilon": (FLOAT, 1e-6),
-    "kv_num_heads": (INT, REQUIRED), "do_rotary": (INT, 0), "auxiliary_kv_shared": (INT, 0), "scale": (FLOAT, None),
-    "rotary_offset": (INT, 0), "local_window_size": (INT, -1), "smooth_softmax": (INT, 0),
-    "attention_mode": (STRING, "selected_only"), "is_causal": (INT, 1), "selected_kv_source": (STRING, "main"),
-    "rotary_interleaved": (INT, 0)})  # fmt: skip
 
 
 def _heads(ctx: RuleContext, name: str = "num_heads") -> int:
@@ -79,8 +46,32 @@ def _shared(ctx: RuleContext) -> bool:
 
 # -- decoder-masked attention ---------------------------------------------------------------------
 
+_DM = {"num_heads": 2, "past_present_share_buffer": 1}
 
-@rule("DecoderMaskedMultiHeadAttention", domain=MS)
+
+@operator(
+    "DecoderMaskedMultiHeadAttention",
+    "query:T key?:T value?:T mask_index?:M attention_bias?:T past_key?:T past_value?:T past_sequence_length?:M "
+    "beam_width?:M cache_indirection?:M bias?:T",
+    "output:T present_key?:T present_value?:T qk?:QK",
+    domain=MS,
+    types={"T": _T, "QK": _T, "M": INT32},
+    attrs={**_MASK, "output_qk": (INT, 0), "past_present_share_buffer": (INT, 0), "num_heads": (INT, REQUIRED)},
+    examples=[
+        case(
+            ["float[B,1,8]", "float[B,1,8]", "float[B,1,8]", "", "", "float[B,2,M,4]", "float[B,2,M,4]", "int32[]"],
+            ["float[B,1,8]", "float[B,2,M,4]", "float[B,2,M,4]"],
+            **_DM,
+        ),
+        case(
+            ["float16[B,1,8]", "float16[B,1,8]", "float16[B,1,8]", "", "", "float16[B,2,P,4]", "float16[B,2,P,4]"],
+            ["float16[B,1,8]", "float16[B,2,P + 1,4]", "float16[B,2,P + 1,4]"],
+            num_heads=2,
+        ),
+        case(["float[B,1,8]", "float[B,2,L,4]", "float[B,2,L,4]"], ["float[B,1,8]"], num_heads=2),
+        case(["float[B,2,8]", "float[B,2,8]", "float[B,2,8]"], ["float[*]"], num_heads=2, error="shape-mismatch"),
+    ],
+)
 def decoder_masked_multi_head_attention(ctx: RuleContext) -> list:
     """output (B, 1, v_hidden); present_key/value past's shape with a shared buffer, else
     (B, N, P + 1, H) (the CPU kernel refuses self-attention without a shared buffer); qk
@@ -113,7 +104,33 @@ def decoder_masked_multi_head_attention(ctx: RuleContext) -> list:
     return [(b, at(q, 1), v_hidden), present_k, present_v, (b, n, 1, total)][: ctx.n_outputs]
 
 
-@rule("DecoderMaskedSelfAttention", domain=MS)
+@operator(
+    "DecoderMaskedSelfAttention",
+    "input:T weights:T bias:T mask_index?:M past:T attention_bias?:T past_sequence_length:M beam_width?:M "
+    "cache_indirection?:M",
+    "output:T present:T",
+    domain=MS,
+    types={"T": _T, "M": INT32},
+    attrs={**_MASK, "do_rotary": (INT, 0), "past_present_share_buffer": (INT, 0), "num_heads": (INT, REQUIRED)},
+    examples=[
+        case(
+            ["float[B,1,6]", "float[6,24]", "float[24]", "", "float[2,B,2,M,4]", "", "int32[]"],
+            ["float[B,1,8]", "float[2,B,2,M,4]"],
+            **_DM,
+        ),
+        case(
+            ["float[B,1,6]", "float[6,24]", "float[24]", "", "float[2,B,2,P,4]", "", "int32[]"],
+            ["float[B,1,8]", "float[2,B,2,P + 1,4]"],
+            num_heads=2,
+        ),
+        case(
+            ["float[B,1,6]", "float[6,25]", "float[25]", "", "float[2,B,2,M,4]", "", "int32[]"],
+            ["float[*]", "float[*]"],
+            **_DM,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def decoder_masked_self_attention(ctx: RuleContext) -> list:
     """From the schema only (CUDA kernel): output (B, 1, v_hidden) with the Q, K and V widths the
     merged weights' (D_in, 3 D) hold; present past's shape with a shared buffer, else (2, B, N, P + 1, H)."""
@@ -134,7 +151,54 @@ def decoder_masked_self_attention(ctx: RuleContext) -> list:
     return [(at(x, 0), at(x, 1), hidden), present]
 
 
-@rule("DecoderAttention", domain=MS)
+@operator(
+    "DecoderAttention",
+    "query:T key:T q_weight:T kv_weight:T bias:T key_padding_mask?:B key_cache?:T value_cache?:T static_kv:B "
+    "use_past:B has_layer_state:B has_key_padding_mask:B",
+    "output:T new_key_cache?:T new_value_cache?:T",
+    domain=MS,
+    types={"T": _T, "B": ("tensor(bool)",)},
+    attrs={"mask_filter_value": (FLOAT, -10000.0), "num_heads": (INT, REQUIRED)},
+    examples=[
+        case(
+            [
+                "float[S,B,8]",
+                "float[L,B,8]",
+                "float[8,8]",
+                "float[8,16]",
+                "float[24]",
+                "",
+                "",
+                "",
+                "bool[]",
+                "bool[]",
+                "bool[]",
+                "bool[]",
+            ],
+            ["float[S,B,8]", "float[B,2,?,4]", "float[B,2,?,4]"],
+            num_heads=2,
+        ),
+        case(
+            [
+                "float[S,B,8]",
+                "float[L,B,8]",
+                "float[8,8]",
+                "float[8,16]",
+                "float[24]",
+                "",
+                "",
+                "",
+                "bool[]",
+                "bool[]",
+                "bool[]",
+                "bool[]",
+            ],
+            ["float[*]"],
+            num_heads=3,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def decoder_attention(ctx: RuleContext) -> list:
     """From the schema only (CUDA kernel): output has the query's shape (S, B, D); the new caches
     are (B, N, L, D / N), L depending on the static_kv and use_past flags (contents)."""
@@ -147,7 +211,30 @@ def decoder_attention(ctx: RuleContext) -> list:
     return [q, cache, cache][: ctx.n_outputs]
 
 
-@rule("LongformerAttention", domain=MS)
+@operator(
+    "LongformerAttention",
+    "input:T weight:T bias:T mask:T global_weight:T global_bias:T global:G",
+    "output:T",
+    domain=MS,
+    types={"T": _T, "G": INT32},
+    attrs={"window": (INT, REQUIRED), "num_heads": (INT, REQUIRED)},
+    examples=[
+        case(
+            [
+                "float16[B,S,8]",
+                "float16[8,24]",
+                "float16[24]",
+                "float16[B,S]",
+                "float16[8,24]",
+                "float16[24]",
+                "int32[B,S]",
+            ],
+            ["float16[B,S,8]"],
+            num_heads=2,
+            window=2,
+        )
+    ],
+)
 def longformer_attention(ctx: RuleContext) -> list:
     """From the schema only (CUDA kernel): the output has the input's shape (B, S, D)."""
     _heads(ctx)
@@ -157,7 +244,26 @@ def longformer_attention(ctx: RuleContext) -> list:
     return [x]
 
 
-@rule("GatedRelativePositionBias", domain=MS)
+@operator(
+    "GatedRelativePositionBias",
+    "query_layer:T query_bias:T rel_pos:T weight:T bias:T eco_a:T token_offset?:M",
+    "output:T",
+    domain=MS,
+    types={"T": _T, "M": INT32},
+    attrs={"num_heads": (INT, REQUIRED)},
+    examples=[
+        case(
+            ["float[B,S,8]", "float[8]", "float[1,2,S,S]", "float[4,6]", "float[6]", "float[1,2,1,1]"],
+            ["float[B,2,S,S]"],
+            num_heads=2,
+        ),
+        case(
+            ["float[T,8]", "float[8]", "float[1,2,S,S]", "float[4,6]", "float[6]", "float[1,2,1,1]", "int32[B,S]"],
+            ["float[B,2,S,S]"],
+            num_heads=2,
+        ),
+    ],
+)
 def gated_relative_position_bias(ctx: RuleContext) -> list:
     """From the schema only (CUDA kernel): (B, num_heads, S, S). With token_offset (B, S) the
     query layer is packed (tokens, D) and B and S come from token_offset."""
@@ -173,8 +279,84 @@ def gated_relative_position_bias(ctx: RuleContext) -> list:
 
 # -- selector-driven sparse attention -------------------------------------------------------------
 
+_DSA = {"num_heads": 2, "kv_num_heads": 1}
 
-@rule("DynamicSparseAttention", domain=MS)
+
+@operator(
+    "DynamicSparseAttention",
+    "query:TQuery key?:TQuery value?:TValue past_key?:TCache past_value?:TCache auxiliary_key?:T auxiliary_value?:T "
+    "selected_indices:M selected_counts:M seqlens_k:M total_sequence_length:M cos_cache?:T sin_cache?:T "
+    "position_ids?:tensor(int64) q_norm_weight?:T k_norm_weight?:T head_sink?:T committed_length?:M key_scale?:S "
+    "value_scale?:S",
+    "output:T present_key?:TCache present_value?:TCache validation_status?:M",
+    domain=MS,
+    types={
+        "T": FLOAT_TYPES,
+        "TQuery": FLOAT_TYPES,
+        "TValue": FLOAT_TYPES,
+        "TCache": ("tensor(float)", "tensor(float16)", "tensor(bfloat16)", "tensor(int8)"),
+        "S": F32,
+        "M": INT32,
+    },
+    attrs={
+        "output_bf16": (INT, 0),
+        "num_heads": (INT, REQUIRED),
+        "qk_norm_epsilon": (FLOAT, 1e-6),
+        "kv_num_heads": (INT, REQUIRED),
+        "do_rotary": (INT, 0),
+        "auxiliary_kv_shared": (INT, 0),
+        "scale": (FLOAT, None),
+        "rotary_offset": (INT, 0),
+        "local_window_size": (INT, -1),
+        "smooth_softmax": (INT, 0),
+        "attention_mode": (STRING, "selected_only"),
+        "is_causal": (INT, 1),
+        "selected_kv_source": (STRING, "main"),
+        "rotary_interleaved": (INT, 0),
+    },
+    examples=[
+        case(
+            [
+                "float[B,S,8]",
+                "float[B,S,4]",
+                "float[B,S,4]",
+                "float[B,1,M,4]",
+                "float[B,1,M,4]",
+                "",
+                "",
+                "int32[R,K]",
+                "int32[R]",
+                "int32[B]",
+                "int32[]",
+            ],
+            ["float[B,S,8]", "float[B,1,M,4]", "float[B,1,M,4]", "int32[1]"],
+            **_DSA,
+        ),
+        case(
+            ["float16[B,S,16]", "", "", "", "", "", "", "int32[R,K]", "int32[R]", "int32[B]", "int32[]"],
+            ["bfloat16[B,S,8]", "float16[B,1,?,4]", "float16[B,1,?,4]"],
+            attrs={**_DSA, "output_bf16": 1},
+        ),
+        case(
+            [
+                "float[B,S,8]",
+                "float[B,S,4]",
+                "float[B,S,4]",
+                "",
+                "",
+                "",
+                "",
+                "int32[R,K]",
+                "int32[R]",
+                "int32[B]",
+                "int32[]",
+            ],
+            ["unknown"],
+            attrs={**_DSA, "attention_mode": "dense"},
+            error="bad-attribute",
+        ),
+    ],
+)
 def dynamic_sparse_attention(ctx: RuleContext) -> list:
     """From the schema only (CUDA and WebGPU kernels): output (B, S, N * H); present_key/value the
     past caches' shapes (a contiguous buffer), or (B, N_kv, ?, H) without them; validation_status (1).
@@ -200,52 +382,3 @@ def dynamic_sparse_attention(ctx: RuleContext) -> list:
         elem = TensorProto.BFLOAT16 if elem == TensorProto.FLOAT16 else None
     out = TensorType(elem, None if q is None else (q[0], q[1], D.mul(n, head) if head is not None else None))
     return [out, present_k, present_v, (1,)][: ctx.n_outputs]
-
-
-_DM = {"num_heads": 2, "past_present_share_buffer": 1}
-example("DecoderMaskedMultiHeadAttention", ["float[B,1,8]", "float[B,1,8]", "float[B,1,8]", "", "", "float[B,2,M,4]",
-                                            "float[B,2,M,4]", "int32[]"],
-        ["float[B,1,8]", "float[B,2,M,4]", "float[B,2,M,4]"], domain=MS, attrs=_DM)  # fmt: skip
-example("DecoderMaskedMultiHeadAttention", ["float16[B,1,8]", "float16[B,1,8]", "float16[B,1,8]", "", "",
-                                            "float16[B,2,P,4]", "float16[B,2,P,4]"],
-        ["float16[B,1,8]", "float16[B,2,P + 1,4]", "float16[B,2,P + 1,4]"], domain=MS,
-        attrs={"num_heads": 2})  # fmt: skip
-example("DecoderMaskedMultiHeadAttention", ["float[B,1,8]", "float[B,2,L,4]", "float[B,2,L,4]"], ["float[B,1,8]"],
-        domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("DecoderMaskedMultiHeadAttention", ["float[B,2,8]", "float[B,2,8]", "float[B,2,8]"], ["float[*]"], domain=MS,
-        attrs={"num_heads": 2}, error="shape-mismatch")  # fmt: skip
-example("DecoderMaskedSelfAttention", ["float[B,1,6]", "float[6,24]", "float[24]", "", "float[2,B,2,M,4]", "",
-                                       "int32[]"],
-        ["float[B,1,8]", "float[2,B,2,M,4]"], domain=MS, attrs=_DM)  # fmt: skip
-example("DecoderMaskedSelfAttention", ["float[B,1,6]", "float[6,24]", "float[24]", "", "float[2,B,2,P,4]", "",
-                                       "int32[]"],
-        ["float[B,1,8]", "float[2,B,2,P + 1,4]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("DecoderMaskedSelfAttention", ["float[B,1,6]", "float[6,25]", "float[25]", "", "float[2,B,2,M,4]", "",
-                                       "int32[]"],
-        ["float[*]", "float[*]"], domain=MS, attrs=_DM, error="shape-mismatch")  # fmt: skip
-example("DecoderAttention", ["float[S,B,8]", "float[L,B,8]", "float[8,8]", "float[8,16]", "float[24]", "", "", "",
-                             "bool[]", "bool[]", "bool[]", "bool[]"],
-        ["float[S,B,8]", "float[B,2,?,4]", "float[B,2,?,4]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("DecoderAttention", ["float[S,B,8]", "float[L,B,8]", "float[8,8]", "float[8,16]", "float[24]", "", "", "",
-                             "bool[]", "bool[]", "bool[]", "bool[]"],
-        ["float[*]"], domain=MS, attrs={"num_heads": 3}, error="shape-mismatch")  # fmt: skip
-example("LongformerAttention", ["float16[B,S,8]", "float16[8,24]", "float16[24]", "float16[B,S]", "float16[8,24]",
-                                "float16[24]", "int32[B,S]"],
-        ["float16[B,S,8]"], domain=MS, attrs={"num_heads": 2, "window": 2})  # fmt: skip
-example("GatedRelativePositionBias", ["float[B,S,8]", "float[8]", "float[1,2,S,S]", "float[4,6]", "float[6]",
-                                      "float[1,2,1,1]"],
-        ["float[B,2,S,S]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-example("GatedRelativePositionBias", ["float[T,8]", "float[8]", "float[1,2,S,S]", "float[4,6]", "float[6]",
-                                      "float[1,2,1,1]", "int32[B,S]"],
-        ["float[B,2,S,S]"], domain=MS, attrs={"num_heads": 2})  # fmt: skip
-_DSA = {"num_heads": 2, "kv_num_heads": 1}
-example("DynamicSparseAttention", ["float[B,S,8]", "float[B,S,4]", "float[B,S,4]", "float[B,1,M,4]", "float[B,1,M,4]",
-                                   "", "", "int32[R,K]", "int32[R]", "int32[B]", "int32[]"],
-        ["float[B,S,8]", "float[B,1,M,4]", "float[B,1,M,4]", "int32[1]"], domain=MS, attrs=_DSA)  # fmt: skip
-example("DynamicSparseAttention", ["float16[B,S,16]", "", "", "", "", "", "", "int32[R,K]", "int32[R]", "int32[B]",
-                                   "int32[]"],
-        ["bfloat16[B,S,8]", "float16[B,1,?,4]", "float16[B,1,?,4]"], domain=MS,
-        attrs={**_DSA, "output_bf16": 1})  # fmt: skip
-example("DynamicSparseAttention", ["float[B,S,8]", "float[B,S,4]", "float[B,S,4]", "", "", "", "", "int32[R,K]",
-                                   "int32[R]", "int32[B]", "int32[]"],
-        ["unknown"], domain=MS, attrs={**_DSA, "attention_mode": "dense"}, error="bad-attribute")  # fmt: skip

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 from infer.contract.context import RuleContext
 from infer.core import dims as D
-from signatures.com_microsoft import FLOAT_DOUBLE_BF16, INT, MS, op
+from signatures.com_microsoft import FLOAT_DOUBLE_BF16, INT, MS
 from signatures.com_microsoft.common import same_shape
 from signatures.kit.helpers import elements, unidirectional
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 _RATIO = {"T1": FLOAT_DOUBLE_BF16, "T2": ("tensor(bool)",), "T3": ("tensor(uint32)",)}
-op("BitmaskDropout", "data:T ratio?:T1 training_mode?:T2", "output:T mask?:T3", {"T": FLOAT_DOUBLE_BF16, **_RATIO},
-   {"seed": (INT, None)})  # fmt: skip
-op("BitmaskBiasDropout", "data:T bias:T residual?:T ratio?:T1 training_mode?:T2", "output:T mask?:T3",
-   {"T": FLOAT_DOUBLE_BF16, **_RATIO}, {"seed": (INT, None)})  # fmt: skip
 
 _BITS = 32  # bits in one uint32 mask word
 
@@ -29,13 +25,35 @@ def _mask(x: tuple | None) -> tuple:
     return (None if n is None else D.ceildiv(n, _BITS),)
 
 
-@rule("BitmaskDropout", domain=MS)
+@operator(
+    "BitmaskDropout",
+    "data:T ratio?:T1 training_mode?:T2",
+    "output:T mask?:T3",
+    domain=MS,
+    types={"T": FLOAT_DOUBLE_BF16, **_RATIO},
+    attrs={"seed": (INT, None)},
+    examples=[
+        case(["float[B,S,H]"], ["float[B,S,H]", "uint32[(B*H*S + 31) // 32]"]),
+        case(["float16[4,40]", "float16[]", "bool[]"], ["float16[4,40]", "uint32[5]"]),
+    ],
+)
 def bitmask_dropout(ctx: RuleContext) -> list:
     x = ctx.shape(0)
     return [x, _mask(x)][: ctx.n_outputs]
 
 
-@rule("BitmaskBiasDropout", domain=MS)
+@operator(
+    "BitmaskBiasDropout",
+    "data:T bias:T residual?:T ratio?:T1 training_mode?:T2",
+    "output:T mask?:T3",
+    domain=MS,
+    types={"T": FLOAT_DOUBLE_BF16, **_RATIO},
+    attrs={"seed": (INT, None)},
+    examples=[
+        case(["float[B,S,64]", "float[64]", "float[B,S,64]"], ["float[B,S,64]", "uint32[2*B*S]"]),
+        case(["float[B,S,64]", "float[32]"], ["float[B,S,64]"], error="shape-mismatch"),
+    ],
+)
 def bitmask_bias_dropout(ctx: RuleContext) -> list:
     """data + bias (the last axis, or data's shape) + residual (data's shape)."""
     x = ctx.shape(0)
@@ -43,10 +61,3 @@ def bitmask_bias_dropout(ctx: RuleContext) -> list:
     if ctx.has(2):
         x = same_shape(ctx, x, ctx.shape(2), "data and residual")
     return [x, _mask(x)][: ctx.n_outputs]
-
-
-example("BitmaskDropout", ["float[B,S,H]"], ["float[B,S,H]", "uint32[(B*H*S + 31) // 32]"], domain=MS)
-example("BitmaskDropout", ["float16[4,40]", "float16[]", "bool[]"], ["float16[4,40]", "uint32[5]"], domain=MS)
-example("BitmaskBiasDropout", ["float[B,S,64]", "float[64]", "float[B,S,64]"], ["float[B,S,64]", "uint32[2*B*S]"],
-        domain=MS)  # fmt: skip
-example("BitmaskBiasDropout", ["float[B,S,64]", "float[32]"], ["float[B,S,64]"], domain=MS, error="shape-mismatch")

@@ -11,20 +11,44 @@ from __future__ import annotations
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
-from signatures.com_microsoft import FLOAT_DOUBLE, INT, INTS, MS, STRING, op
+from signatures.com_microsoft import FLOAT_DOUBLE, INT, INTS, MS, STRING
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 from signatures.kit.windows import pool_output, transpose_window
 
-op("ConvTransposeWithDynamicPads", "X:T W:T Pads?:tensor(int64) B?:T", "Y:T", {"T": FLOAT_DOUBLE},
-   {"group": (INT, 1), "auto_pad": (STRING, "NOTSET"), "strides": (INTS, None), "dilations": (INTS, None),
-    "output_padding": (INTS, None), "kernel_shape": (INTS, None)})  # fmt: skip
-op("MaxpoolWithMask", "X:T M:tensor(int32)", "Y:T", {"T": ("tensor(float)",)},
-   {"strides": (INTS, None), "storage_order": (INT, 0), "pads": (INTS, None), "kernel_shape": (INTS, None),
-    "auto_pad": (STRING, "NOTSET")})  # fmt: skip
 
-
-@rule("ConvTransposeWithDynamicPads", domain=MS)
+@operator(
+    "ConvTransposeWithDynamicPads",
+    "X:T W:T Pads?:tensor(int64) B?:T",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_DOUBLE},
+    attrs={
+        "group": (INT, 1),
+        "auto_pad": (STRING, "NOTSET"),
+        "strides": (INTS, None),
+        "dilations": (INTS, None),
+        "output_padding": (INTS, None),
+        "kernel_shape": (INTS, None),
+    },
+    examples=[
+        case(
+            ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]={1,0,2,1}", "float[3]"],
+            ["float[N,3,2*H - 2,2*W]"],
+            strides=[2, 2],
+        ),
+        case(["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]"], ["float[N,3,?,?]"]),
+        case(
+            ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]"],
+            ["float[N,3,2*H,2*W]"],
+            strides=[2, 2],
+            auto_pad="SAME_UPPER",
+        ),
+        case(["float[N,2,H,W]", "float[2,3,3,3]", "int64[2]"], ["float[*]"], error="shape-mismatch"),
+        case(["float[1,2,5,6]", "float[2,3,3,3]", "int64[4]={5,5,5,5}"], ["float[*]"], error="shape-mismatch"),
+        case(["float[N,2,H,W]", "float[2,3,3,3]"], ["float[N,3,?,?]"], error="missing-input"),
+    ],
+)
 def conv_transpose_with_dynamic_pads(ctx: RuleContext) -> list:
     """ConvTranspose's ``stride (x - 1) + output_padding + dilation (k - 1) + 1 - pads`` per
     spatial axis, the pads read from input 2: SAME auto_pad ignores them (``x * stride``), VALID
@@ -74,7 +98,32 @@ def _positive(ctx: RuleContext, axis: int, out: Dim) -> Dim:
     return out
 
 
-@rule("MaxpoolWithMask", domain=MS)
+@operator(
+    "MaxpoolWithMask",
+    "X:T M:tensor(int32)",
+    "Y:T",
+    domain=MS,
+    types={"T": ("tensor(float)",)},
+    attrs={
+        "strides": (INTS, None),
+        "storage_order": (INT, 0),
+        "pads": (INTS, None),
+        "kernel_shape": (INTS, None),
+        "auto_pad": (STRING, "NOTSET"),
+    },
+    examples=[
+        case(["float[N,C,H,W]", "int32[N,C,H,W]"], ["float[N,C,H - 1,W - 1]"], kernel_shape=[2, 2]),
+        case(
+            ["float[N,C,H,W]", "int32[1,C,H,W]"],
+            ["float[N,C,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+        ),
+        case(["float[N,C,H,W]", "int32[N,C,H,W]"], ["float[*]"], error="bad-attribute"),
+        case(["float[2,3,6,7]", "int32[2,3,6,8]"], ["float[2,3,5,6]"], kernel_shape=[2, 2], error="shape-mismatch"),
+    ],
+)
 def maxpool_with_mask(ctx: RuleContext) -> list:
     """MaxPool's output; the mask M has the input's spatial extents (its N and C may be 1)."""
     out = pool_output(ctx, onnx_op=False)
@@ -85,25 +134,3 @@ def maxpool_with_mask(ctx: RuleContext) -> list:
         for i in range(2, len(x)):
             same_dim(ctx, x[i], m[i], f"spatial extent {i} of X and the mask")
     return [out]
-
-
-example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]={1,0,2,1}", "float[3]"],
-        ["float[N,3,2*H - 2,2*W]"], domain=MS, attrs={"strides": [2, 2]})  # fmt: skip
-example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]"], ["float[N,3,?,?]"],
-        domain=MS)  # fmt: skip
-example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[4]"], ["float[N,3,2*H,2*W]"],
-        domain=MS, attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"})  # fmt: skip
-example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]", "int64[2]"], ["float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("ConvTransposeWithDynamicPads", ["float[1,2,5,6]", "float[2,3,3,3]", "int64[4]={5,5,5,5}"], ["float[*]"],
-        domain=MS, error="shape-mismatch")  # fmt: skip
-example("ConvTransposeWithDynamicPads", ["float[N,2,H,W]", "float[2,3,3,3]"], ["float[N,3,?,?]"], domain=MS,
-        error="missing-input")  # fmt: skip
-example("MaxpoolWithMask", ["float[N,C,H,W]", "int32[N,C,H,W]"], ["float[N,C,H - 1,W - 1]"], domain=MS,
-        attrs={"kernel_shape": [2, 2]})  # fmt: skip
-example("MaxpoolWithMask", ["float[N,C,H,W]", "int32[1,C,H,W]"],
-        ["float[N,C,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"], domain=MS,
-        attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
-example("MaxpoolWithMask", ["float[N,C,H,W]", "int32[N,C,H,W]"], ["float[*]"], domain=MS, error="bad-attribute")
-example("MaxpoolWithMask", ["float[2,3,6,7]", "int32[2,3,6,8]"], ["float[2,3,5,6]"], domain=MS,
-        attrs={"kernel_shape": [2, 2]}, error="shape-mismatch")  # fmt: skip

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 from infer.contract.context import RuleContext, RuleError
 from signatures.ai_onnx.attention import at, check_rank
-from signatures.com_microsoft import FLOAT, FLOAT_TYPES, MS, STRING, op
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, MS, STRING
 from signatures.com_microsoft.common import choice, same_shape
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
-
-op("GatedAdd", "X:T Y:T gate:T gate_weight?:T", "output:T", {"T": FLOAT_TYPES})
-op("GatedRMSNorm", "X:T scale:T gate:T", "Y:T", {"T": FLOAT_TYPES},
-   {"activation": (STRING, "silu"), "epsilon": (FLOAT, 1e-5)})  # fmt: skip
-op("EngramGate", "key:T query:T value:T key_norm_scale:T query_norm_scale:T conv_norm_scale?:T",
-   "output:T gated_value_normed?:T", {"T": FLOAT_TYPES}, {"epsilon": (FLOAT, 1e-5)})  # fmt: skip
+from signatures.kit.operator import case, operator
 
 
-@rule("GatedAdd", domain=MS)
+@operator(
+    "GatedAdd",
+    "X:T Y:T gate:T gate_weight?:T",
+    "output:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES},
+    examples=[
+        case(["float[B,S,C]", "float[B,S,C]", "float[B,S,1]"], ["float[B,S,C]"]),
+        case(["bfloat16[B,S,C]", "bfloat16[B,S,C]", "bfloat16[B,S,K]", "bfloat16[K,1]"], ["bfloat16[B,S,C]"]),
+        case(["float[2,3,8]", "float[2,3,8]", "float[2,3,4]"], ["float[*]"], error="shape-mismatch"),
+        case(["float[2,3,8]", "float[2,3,8]", "float[2,3]"], ["float[*]"], error="shape-mismatch"),
+        case(["float[2,3,8]", "float[2,1,8]", "float[2,3,1]"], ["float[2,3,8]"], error="shape-mismatch"),
+    ],
+)
 def gated_add(ctx: RuleContext) -> list:
     """X + Y * gate: X's shape. The gate has X's leading axes and a last extent of 1, or K with the
     (K, 1) gate_weight (projected mode, which only CUDA implements)."""
@@ -43,7 +50,21 @@ def gated_add(ctx: RuleContext) -> list:
     return [x]
 
 
-@rule("GatedRMSNorm", domain=MS)
+@operator(
+    "GatedRMSNorm",
+    "X:T scale:T gate:T",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES},
+    attrs={"activation": (STRING, "silu"), "epsilon": (FLOAT, 1e-5)},
+    examples=[
+        case(["float[B,T,32]", "float[8]", "float[B,T,32]"], ["float[B,T,32]"]),
+        case(["float16[B,T,D]", "float16[8]", "float16[B,T,D]"], ["float16[B,T,D]"], activation="sigmoid"),
+        case(["float[B,T,8]", "float[3]", "float[B,T,8]"], ["float[*]"], error="shape-mismatch"),
+        case(["float[2,3,8]", "float[8]", "float[1,3,8]"], ["float[2,3,8]"], error="shape-mismatch"),
+        case(["float[B,T,8]", "float[8]", "float[B,T,8]"], ["float[*]"], activation="relu", error="bad-attribute"),
+    ],
+)
 def gated_rms_norm(ctx: RuleContext) -> list:
     """Y has X's shape; gate must have it too; X's last extent is a multiple of scale's length."""
     choice(ctx, "activation", "silu", ("silu", "swish", "sigmoid"))
@@ -61,7 +82,35 @@ def gated_rms_norm(ctx: RuleContext) -> list:
     return [x]
 
 
-@rule("EngramGate", domain=MS)
+@operator(
+    "EngramGate",
+    "key:T query:T value:T key_norm_scale:T query_norm_scale:T conv_norm_scale?:T",
+    "output:T gated_value_normed?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES},
+    attrs={"epsilon": (FLOAT, 1e-5)},
+    examples=[
+        case(
+            ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[4,8]", "float[4,8]", "float[4,8]"],
+            ["float[B,S,4,8]", "float[B,S,4,8]"],
+        ),
+        case(
+            ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[4,8]", "float[4,8]"],
+            ["float[B,S,4,8]", "float[B,S,4,8]"],
+            error="missing-input",
+        ),
+        case(
+            ["float[S,4,8]", "float[S,4,8]", "float[S,8]", "float[4,8]", "float[4,8]"],
+            ["float[*]"],
+            error="shape-mismatch",
+        ),
+        case(
+            ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[8]", "float[4,8]"],
+            ["float[*]"],
+            error="shape-mismatch",
+        ),
+    ],
+)
 def engram_gate(ctx: RuleContext) -> list:
     """output and gated_value_normed: the keys' shape ``(B, S, hc, H)``."""
     if ctx.wants_output(1) and not ctx.has(5):
@@ -77,28 +126,3 @@ def engram_gate(ctx: RuleContext) -> list:
     if key is None and value is not None:
         key = (value[0], value[1], at(ctx.shape(3), 0), value[2])
     return [key, key][: ctx.n_outputs]
-
-
-example("GatedAdd", ["float[B,S,C]", "float[B,S,C]", "float[B,S,1]"], ["float[B,S,C]"], domain=MS)
-example("GatedAdd", ["bfloat16[B,S,C]", "bfloat16[B,S,C]", "bfloat16[B,S,K]", "bfloat16[K,1]"], ["bfloat16[B,S,C]"],
-        domain=MS)  # fmt: skip
-example("GatedAdd", ["float[2,3,8]", "float[2,3,8]", "float[2,3,4]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("GatedAdd", ["float[2,3,8]", "float[2,3,8]", "float[2,3]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("GatedAdd", ["float[2,3,8]", "float[2,1,8]", "float[2,3,1]"], ["float[2,3,8]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("GatedRMSNorm", ["float[B,T,32]", "float[8]", "float[B,T,32]"], ["float[B,T,32]"], domain=MS)
-example("GatedRMSNorm", ["float16[B,T,D]", "float16[8]", "float16[B,T,D]"], ["float16[B,T,D]"], domain=MS,
-        attrs={"activation": "sigmoid"})  # fmt: skip
-example("GatedRMSNorm", ["float[B,T,8]", "float[3]", "float[B,T,8]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("GatedRMSNorm", ["float[2,3,8]", "float[8]", "float[1,3,8]"], ["float[2,3,8]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("GatedRMSNorm", ["float[B,T,8]", "float[8]", "float[B,T,8]"], ["float[*]"], domain=MS,
-        attrs={"activation": "relu"}, error="bad-attribute")  # fmt: skip
-example("EngramGate", ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[4,8]", "float[4,8]", "float[4,8]"],
-        ["float[B,S,4,8]", "float[B,S,4,8]"], domain=MS)  # fmt: skip
-example("EngramGate", ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[4,8]", "float[4,8]"],
-        ["float[B,S,4,8]", "float[B,S,4,8]"], domain=MS, error="missing-input")  # fmt: skip
-example("EngramGate", ["float[S,4,8]", "float[S,4,8]", "float[S,8]", "float[4,8]", "float[4,8]"], ["float[*]"],
-        domain=MS, error="shape-mismatch")  # fmt: skip
-example("EngramGate", ["float[B,S,4,8]", "float[B,S,4,8]", "float[B,S,8]", "float[8]", "float[4,8]"], ["float[*]"],
-        domain=MS, error="shape-mismatch")  # fmt: skip

@@ -17,27 +17,14 @@ from onnx import AttributeProto, GraphProto
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
-from signatures.com_microsoft import F32, INT, INT32, MS, REQUIRED, op
+from signatures.com_microsoft import F32, INT, INT32, MS, REQUIRED
 from signatures.kit.helpers import require_single, same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 GRAPH = AttributeProto.GRAPH
 _LOOP = {"vocab_size": (INT, -1), "decoder": (GRAPH, REQUIRED), "init_decoder": (GRAPH, None), "encoder": (GRAPH, None),
          "model_type": (INT, 0), "no_repeat_ngram_size": (INT, 0), "decoder_start_token_id": (INT, -1),
          "pad_token_id": (INT, REQUIRED), "eos_token_id": (INT, REQUIRED)}  # fmt: skip
-
-op("BeamSearch",
-   "input_ids:F max_length:I min_length?:I num_beams:I num_return_sequences:I length_penalty?:T "
-   "repetition_penalty?:T vocab_mask?:M prefix_vocab_mask?:M attention_mask?:I decoder_input_ids?:I "
-   "logits_processor?:I",
-   "sequences:I sequences_scores?:T scores?:T",
-   {"T": ("tensor(float)", "tensor(float16)"), "F": ("tensor(float)", "tensor(int32)", "tensor(float16)"),
-    "I": INT32, "M": INT32},
-   {**_LOOP, "early_stopping": (INT, 0)})  # fmt: skip
-op("GreedySearch",
-   "input_ids:I max_length:I min_length?:I repetition_penalty?:T vocab_mask?:I prefix_vocab_mask?:I "
-   "attention_mask?:I",
-   "sequences:I", {"T": F32, "I": INT32}, _LOOP)  # fmt: skip
 
 _GPT = 0  # model_type of decoder-only models, whose prompt is input_ids
 
@@ -69,7 +56,7 @@ def _prompt(ctx: RuleContext) -> tuple[Dim, Dim]:
 
 
 def _longer(ctx: RuleContext, length: Dim, prompt: Dim) -> None:
-    if D.less(prompt, length) is False:
+    if ctx.less(prompt, length) is False:
         raise RuleError("shape-mismatch", f"max_length {D.to_str(length)} must exceed the prompt's {D.to_str(prompt)}")
 
 
@@ -94,7 +81,43 @@ def _declared_logits_width(graph: Any) -> Dim:
     return dims[-1].dim_value if dims and dims[-1].HasField("dim_value") else None
 
 
-@rule("BeamSearch", domain=MS)
+_STAND_IN = GraphProto(name="decoder")  # the rules read only the declared logits of a real decoder
+_ATTRS = {"eos_token_id": 2, "pad_token_id": 0, "vocab_size": 100, "decoder": _STAND_IN}
+_BEAM = ["int32[B,S]", "int32[1]={16}", "", "int32[1]={4}", "int32[1]={2}", "float[1]", "float[1]"]
+
+
+@operator(
+    "BeamSearch",
+    "input_ids:F max_length:I min_length?:I num_beams:I num_return_sequences:I length_penalty?:T "
+    "repetition_penalty?:T vocab_mask?:M prefix_vocab_mask?:M attention_mask?:I decoder_input_ids?:I "
+    "logits_processor?:I",
+    "sequences:I sequences_scores?:T scores?:T",
+    domain=MS,
+    types={
+        "T": ("tensor(float)", "tensor(float16)"),
+        "F": ("tensor(float)", "tensor(int32)", "tensor(float16)"),
+        "I": INT32,
+        "M": INT32,
+    },
+    attrs={**_LOOP, "early_stopping": (INT, 0)},
+    examples=[
+        case(_BEAM, ["int32[B,2,16]", "float[B,2]", "float[16 - S,B,4,100]"], **_ATTRS),
+        case(
+            ["int32[B,S]", "int32[1]", "", "int32[1]", "int32[1]", "float16[1]", "float16[1]", "int32[V]"],
+            ["int32[B,?,?]", "float16[B,?]", "float16[?,B,?,V]"],
+            eos_token_id=2,
+            pad_token_id=0,
+            decoder=_STAND_IN,
+        ),
+        case(_BEAM[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+        case(
+            ["int32[B,16]", "int32[1]={16}", "", "int32[1]={4}", "int32[1]={2}"],
+            ["int32[*]"],
+            **_ATTRS,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def beam_search(ctx: RuleContext) -> list:
     """sequences (batch, num_return_sequences, max_length), sequences_scores (batch,
     num_return_sequences), scores (max_length - prompt length, batch, num_beams, vocabulary) for a
@@ -102,7 +125,7 @@ def beam_search(ctx: RuleContext) -> list:
     b, s = _prompt(ctx)
     length = count(ctx, 1, "max_length")
     beams, ret = count(ctx, 3, "num_beams"), count(ctx, 4, "num_return_sequences")
-    if D.less(beams, ret) is True:
+    if ctx.less(beams, ret) is True:
         raise RuleError("shape-mismatch", f"num_return_sequences {D.to_str(ret)} exceeds num_beams {D.to_str(beams)}")
     _longer(ctx, length, s)
     steps = None if length is None or s is None else D.sub(length, s)
@@ -112,27 +135,23 @@ def beam_search(ctx: RuleContext) -> list:
     return [(b, ret, length), (b, ret), (steps, b, beams, vocab)][: ctx.n_outputs]
 
 
-@rule("GreedySearch", domain=MS)
+@operator(
+    "GreedySearch",
+    "input_ids:I max_length:I min_length?:I repetition_penalty?:T vocab_mask?:I prefix_vocab_mask?:I attention_mask?:I",
+    "sequences:I",
+    domain=MS,
+    types={"T": F32, "I": INT32},
+    attrs=_LOOP,
+    examples=[
+        case(["int32[B,S]", "int32[1]={32}"], ["int32[B,32]"], **_ATTRS),
+        case(["int32[B,S]", "int32[]"], ["int32[B,?]"], **_ATTRS),
+        case(["int32[B,8]", "int32[1]={8}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+        case(["int32[B,S]", "int32[2]"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+    ],
+)
 def greedy_search(ctx: RuleContext) -> list:
     """sequences (batch, max_length); max_length must exceed the prompt's length."""
     b, s = _prompt(ctx)
     length = count(ctx, 1, "max_length")
     _longer(ctx, length, s)
     return [(b, length)]
-
-
-_STAND_IN = GraphProto(name="decoder")  # the rules read only the declared logits of a real decoder
-_ATTRS = {"eos_token_id": 2, "pad_token_id": 0, "vocab_size": 100, "decoder": _STAND_IN}
-_BEAM = ["int32[B,S]", "int32[1]={16}", "", "int32[1]={4}", "int32[1]={2}", "float[1]", "float[1]"]
-example("BeamSearch", _BEAM, ["int32[B,2,16]", "float[B,2]", "float[16 - S,B,4,100]"], domain=MS, attrs=_ATTRS)
-example("BeamSearch", ["int32[B,S]", "int32[1]", "", "int32[1]", "int32[1]", "float16[1]", "float16[1]", "int32[V]"],
-        ["int32[B,?,?]", "float16[B,?]", "float16[?,B,?,V]"], domain=MS,
-        attrs={"eos_token_id": 2, "pad_token_id": 0, "decoder": _STAND_IN})  # fmt: skip
-example("BeamSearch", _BEAM[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], domain=MS, attrs=_ATTRS,
-        error="shape-mismatch")  # fmt: skip
-example("BeamSearch", ["int32[B,16]", "int32[1]={16}", "", "int32[1]={4}", "int32[1]={2}"], ["int32[*]"], domain=MS,
-        attrs=_ATTRS, error="shape-mismatch")  # fmt: skip
-example("GreedySearch", ["int32[B,S]", "int32[1]={32}"], ["int32[B,32]"], domain=MS, attrs=_ATTRS)
-example("GreedySearch", ["int32[B,S]", "int32[]"], ["int32[B,?]"], domain=MS, attrs=_ATTRS)
-example("GreedySearch", ["int32[B,8]", "int32[1]={8}"], ["int32[*]"], domain=MS, attrs=_ATTRS, error="shape-mismatch")
-example("GreedySearch", ["int32[B,S]", "int32[2]"], ["int32[*]"], domain=MS, attrs=_ATTRS, error="shape-mismatch")

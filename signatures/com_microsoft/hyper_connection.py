@@ -16,22 +16,10 @@ from dataclasses import dataclass
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
-from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, op
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, MS, REQUIRED
 from signatures.com_microsoft.common import Shape, same_shape
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
-
-op("BranchwiseRMSNorm", "X:T scale?:M", "Y:T", {"T": FLOAT_TYPES, "M": FLOAT_TYPES},
-   {"num_branches": (INT, 0), "epsilon": (FLOAT, 1e-5)})  # fmt: skip
-op("HyperConnectionPreMix", "streams:T pre_mix:M", "output:T", {"T": FLOAT_TYPES, "M": FLOAT_TYPES},
-   {"reduction_scale": (FLOAT, 1.0), "num_branches": (INT, 0)})  # fmt: skip
-op("HyperConnectionPostMix", "streams:T block_output:T post_mix:M stream_mix?:M", "output:T",
-   {"T": FLOAT_TYPES, "M": FLOAT_TYPES}, {"num_branches": (INT, 0)})  # fmt: skip
-op("HyperConnectionLowRankMix",
-   "streams:T norm_scale:T down_weight:T up_weight:T inject_weight:T prev_block_output?:T prev_post_gate?:T",
-   "pre_output:T post_gate:T streams_out?:T", {"T": FLOAT_TYPES},
-   {"gate_mul": (FLOAT, 1.0), "gate_div": (FLOAT, 1.0), "silu_alpha": (FLOAT, 1.0), "reduction_scale": (FLOAT, 1.0),
-    "epsilon": (FLOAT, 1e-5), "num_branches": (INT, REQUIRED)})  # fmt: skip
+from signatures.kit.operator import case, operator
 
 
 @dataclass(frozen=True)
@@ -97,7 +85,21 @@ def check_scale(ctx: RuleContext, st: Streams, i: int) -> None:
         raise RuleError("shape-mismatch", f"{ctx.op_type}: scale must be (H), (C * H) or (C, H), is {list(s)}")
 
 
-@rule("BranchwiseRMSNorm", domain=MS)
+@operator(
+    "BranchwiseRMSNorm",
+    "X:T scale?:M",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": FLOAT_TYPES},
+    attrs={"num_branches": (INT, 0), "epsilon": (FLOAT, 1e-5)},
+    examples=[
+        case(["float[B,S,C,H]", "float[C,H]"], ["float[B,S,C,H]"]),
+        case(["float16[B,S,32]", "float[8]"], ["float16[B,S,32]"], num_branches=4),
+        case(["float[B,S,30]"], ["float[*]"], num_branches=4, error="shape-mismatch"),
+        case(["float[8]"], ["float[*]"], error="shape-mismatch"),
+        case(["float[B,S,4,8]", "float[5]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def branchwise_rms_norm(ctx: RuleContext) -> list:
     """RMS normalization of each branch: Y has X's shape."""
     st = streams(ctx, 0)
@@ -106,7 +108,21 @@ def branchwise_rms_norm(ctx: RuleContext) -> list:
     return [ctx.shape(0)]
 
 
-@rule("HyperConnectionPreMix", domain=MS)
+@operator(
+    "HyperConnectionPreMix",
+    "streams:T pre_mix:M",
+    "output:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": FLOAT_TYPES},
+    attrs={"reduction_scale": (FLOAT, 1.0), "num_branches": (INT, 0)},
+    examples=[
+        case(["float[B,S,C,H]", "float[B,S,C]"], ["float[B,S,H]"]),
+        case(["float[B,S,32]", "float[B,S,4,1]"], ["float[B,S,8]"], num_branches=4),
+        case(["float[B,S,W]", "float[B,S,4]"], ["float[B,S,W // 4]"], num_branches=4),
+        case(["float[2,3,4,8]", "float[1,3,4]"], ["float[2,3,8]"], error="shape-mismatch"),
+        case(["float[2,3,4,8]", "float[2,3,4,2]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def hyper_connection_pre_mix(ctx: RuleContext) -> list:
     """The C streams reduced to one: ``(..., H)``."""
     st = streams(ctx, 0)
@@ -116,7 +132,24 @@ def hyper_connection_pre_mix(ctx: RuleContext) -> list:
     return [(*st.lead, st.h)]
 
 
-@rule("HyperConnectionPostMix", domain=MS)
+@operator(
+    "HyperConnectionPostMix",
+    "streams:T block_output:T post_mix:M stream_mix?:M",
+    "output:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": FLOAT_TYPES},
+    attrs={"num_branches": (INT, 0)},
+    examples=[
+        case(["float[B,S,C,H]", "float[B,S,H]", "float[B,S,C,H]", "float[B,S,C,C]"], ["float[B,S,C,H]"]),
+        case(["float[B,S,32]", "float[B,S,8]", "float[B,S,4]"], ["float[B,S,32]"], num_branches=4),
+        case(
+            ["float[2,3,4,8]", "float[2,3,8]", "float[2,3,4]", "float[2,3,4,3]"],
+            ["float[2,3,4,8]"],
+            error="shape-mismatch",
+        ),
+        case(["float[2,3,4,8]", "float[1,3,8]", "float[2,3,4]"], ["float[2,3,4,8]"], error="shape-mismatch"),
+    ],
+)
 def hyper_connection_post_mix(ctx: RuleContext) -> list:
     """The streams mixed and the block output injected: the streams' shape."""
     st = streams(ctx, 0)
@@ -135,7 +168,33 @@ def hyper_connection_post_mix(ctx: RuleContext) -> list:
     return [ctx.shape(0)]
 
 
-@rule("HyperConnectionLowRankMix", domain=MS)
+@operator(
+    "HyperConnectionLowRankMix",
+    "streams:T norm_scale:T down_weight:T up_weight:T inject_weight:T prev_block_output?:T prev_post_gate?:T",
+    "pre_output:T post_gate:T streams_out?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES},
+    attrs={
+        "gate_mul": (FLOAT, 1.0),
+        "gate_div": (FLOAT, 1.0),
+        "silu_alpha": (FLOAT, 1.0),
+        "reduction_scale": (FLOAT, 1.0),
+        "epsilon": (FLOAT, 1e-5),
+        "num_branches": (INT, REQUIRED),
+    },
+    examples=[
+        case(
+            ["float[B,S,32]", "float[32]", "float[32,R]", "float[R,32]", "float[32,4]"],
+            ["float[B,S,8]", "float[B,S,4]", "float[B,S,32]"],
+            num_branches=4,
+        ),
+        case(
+            ["float[B,S,32]", "float[32]", "float[32,R]", "float[R,32]", "float[32,4]"],
+            ["float[*]", "float[*]"],
+            error="bad-attribute",
+        ),
+    ],
+)
 def hyper_connection_low_rank_mix(ctx: RuleContext) -> list:
     """From the schema only (no CPU kernel): pre_output ``(..., H)``, post_gate ``(..., C)``,
     streams_out the streams' shape. The streams are always flattened ``(..., C * H)``."""
@@ -143,32 +202,3 @@ def hyper_connection_low_rank_mix(ctx: RuleContext) -> list:
     if st is None:
         return [None, None, None][: ctx.n_outputs]
     return [(*st.lead, st.h), (*st.lead, st.c), ctx.shape(0)][: ctx.n_outputs]
-
-
-example("BranchwiseRMSNorm", ["float[B,S,C,H]", "float[C,H]"], ["float[B,S,C,H]"], domain=MS)
-example("BranchwiseRMSNorm", ["float16[B,S,32]", "float[8]"], ["float16[B,S,32]"], domain=MS,
-        attrs={"num_branches": 4})  # fmt: skip
-example("BranchwiseRMSNorm", ["float[B,S,30]"], ["float[*]"], domain=MS, attrs={"num_branches": 4},
-        error="shape-mismatch")  # fmt: skip
-example("BranchwiseRMSNorm", ["float[8]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("BranchwiseRMSNorm", ["float[B,S,4,8]", "float[5]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("HyperConnectionPreMix", ["float[B,S,C,H]", "float[B,S,C]"], ["float[B,S,H]"], domain=MS)
-example("HyperConnectionPreMix", ["float[B,S,32]", "float[B,S,4,1]"], ["float[B,S,8]"], domain=MS,
-        attrs={"num_branches": 4})  # fmt: skip
-example("HyperConnectionPreMix", ["float[B,S,W]", "float[B,S,4]"], ["float[B,S,W // 4]"], domain=MS,
-        attrs={"num_branches": 4})  # fmt: skip
-example("HyperConnectionPreMix", ["float[2,3,4,8]", "float[1,3,4]"], ["float[2,3,8]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("HyperConnectionPreMix", ["float[2,3,4,8]", "float[2,3,4,2]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("HyperConnectionPostMix", ["float[B,S,C,H]", "float[B,S,H]", "float[B,S,C,H]", "float[B,S,C,C]"],
-        ["float[B,S,C,H]"], domain=MS)  # fmt: skip
-example("HyperConnectionPostMix", ["float[B,S,32]", "float[B,S,8]", "float[B,S,4]"], ["float[B,S,32]"], domain=MS,
-        attrs={"num_branches": 4})  # fmt: skip
-example("HyperConnectionPostMix", ["float[2,3,4,8]", "float[2,3,8]", "float[2,3,4]", "float[2,3,4,3]"],
-        ["float[2,3,4,8]"], domain=MS, error="shape-mismatch")  # fmt: skip
-example("HyperConnectionPostMix", ["float[2,3,4,8]", "float[1,3,8]", "float[2,3,4]"], ["float[2,3,4,8]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("HyperConnectionLowRankMix", ["float[B,S,32]", "float[32]", "float[32,R]", "float[R,32]", "float[32,4]"],
-        ["float[B,S,8]", "float[B,S,4]", "float[B,S,32]"], domain=MS, attrs={"num_branches": 4})  # fmt: skip
-example("HyperConnectionLowRankMix", ["float[B,S,32]", "float[32]", "float[32,R]", "float[R,32]", "float[32,4]"],
-        ["float[*]", "float[*]"], domain=MS, error="bad-attribute")  # fmt: skip

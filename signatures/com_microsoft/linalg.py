@@ -24,57 +24,70 @@ from signatures.com_microsoft import (
     REQUIRED,
     STRING,
     delegate,
-    op,
 )
 from signatures.kit.helpers import broadcast, same_dim, unidirectional
-from signatures.kit.registry import example, rule, shape_rule
+from signatures.kit.operator import case, operator
 
 _TRANS = {"transA": (INT, 0), "transB": (INT, 0), "alpha": (FLOAT, 1.0)}
 _TRANS_BATCH = {"transBatchA": (INT, 0), "transBatchB": (INT, 0)}
 _ACTIVATION = {"activation_alpha": (FLOAT, None), "activation_beta": (FLOAT, None),
                "activation_gamma": (FLOAT, None)}  # fmt: skip
 
-op("FusedMatMul", "A:T B:T", "Y:T", {"T": FLOAT_DOUBLE_BF16}, {**_TRANS, **_TRANS_BATCH})
-op("TransposeMatMul", "A:T B:T", "Y:T", {"T": FLOAT_DOUBLE_BF16}, _TRANS)
-op(
-    "FusedMatMulActivation",
-    "A:T B:T",
-    "Y:T",
-    {"T": FLOAT_DOUBLE_BF16},
-    {**_TRANS, **_TRANS_BATCH, **_ACTIVATION, "activation": (STRING, REQUIRED), "activation_axis": (INT, None)},
+operator(
+    "MatMulIntegerToFloat",
+    "A:T1 B:T2 a_scale:T3 b_scale:T3 a_zero_point?:T1 b_zero_point?:T2 bias?:T3",
+    "Y:T3",
+    domain=MS,
+    types={
+        "T1": ("tensor(int8)", "tensor(uint8)"),
+        "T2": ("tensor(int8)", "tensor(uint8)"),
+        "T3": ("tensor(float)", "tensor(float16)"),
+    },
+    rule=MATMUL,
+    examples=[
+        case(["uint8[B,S,32]", "int8[32,16]", "float[]", "float[16]"], ["float[B,S,16]"]),
+        case(["int8[B,S,32]", "int8[32,16]", "float16[]", "float16[]"], ["float16[B,S,16]"]),
+    ],
 )
-op("FusedGemm", "A:T B:T C?:T", "Y:T",
-   {"T": ("tensor(float16)", "tensor(float)", "tensor(double)", "tensor(uint32)", "tensor(uint64)",
-          "tensor(int32)", "tensor(int64)")},
-   {**_TRANS, "beta": (FLOAT, 1.0), "activation": (STRING, None), **_ACTIVATION})  # fmt: skip
-op("GemmFastGelu", "X:T W:T bias?:T", "Y:T", {"T": FLOAT_TYPES})
-op("MatMulNBits", "A:T1 B:T2 scales:T1 zero_points?:T3 g_idx?:T4 bias?:T1", "Y:T1",
-   {"T1": FLOAT_TYPES, "T2": ("tensor(uint8)",),
-    "T3": ("tensor(uint8)", "tensor(float16)", "tensor(float)", "tensor(bfloat16)"), "T4": ("tensor(int32)",)},
-   {"K": (INT, REQUIRED), "N": (INT, REQUIRED), "bits": (INT, 4), "block_size": (INT, REQUIRED),
-    "accuracy_level": (INT, 0), "weight_prepacked": (INT, 0)})  # fmt: skip
-op("MatMulIntegerToFloat", "A:T1 B:T2 a_scale:T3 b_scale:T3 a_zero_point?:T1 b_zero_point?:T2 bias?:T3", "Y:T3",
-   {"T1": ("tensor(int8)", "tensor(uint8)"), "T2": ("tensor(int8)", "tensor(uint8)"),
-    "T3": ("tensor(float)", "tensor(float16)")})  # fmt: skip
-op(
+operator(
     "DynamicQuantizeMatMul",
     "A:T1 B:T2 b_scale:T1 b_zero_point?:T2 bias?:T1",
     "Y:T1",
-    {"T1": F32, "T2": ("tensor(int8)", "tensor(uint8)")},
+    domain=MS,
+    types={"T1": F32, "T2": ("tensor(int8)", "tensor(uint8)")},
+    rule=MATMUL,
+    examples=[case(["float[B,S,32]", "int8[32,16]", "float[]", "int8[]", "float[16]"], ["float[B,S,16]"])],
 )
-op("MatMulInteger16", "A:T1 B:T2", "Y:T3",
-   {"T1": ("tensor(int16)", "tensor(uint16)"), "T2": ("tensor(int16)", "tensor(uint16)"),
-    "T3": ("tensor(int32)", "tensor(uint32)")})  # fmt: skip
-op("QGemm", "A:TA a_scale:T a_zero_point:TA B:TB b_scale:T b_zero_point:TB C?:TC y_scale?:T y_zero_point?:TYZ",
-   "Y:TY",
-   {"T": F32, "TA": INT8_TYPES, "TB": INT8_TYPES, "TC": ("tensor(int32)",), "TYZ": INT8_TYPES,
-    "TY": ("tensor(float)",) + INT8_TYPES},
-   {"transA": (INT, 0), "transB": (INT, 0), "alpha": (FLOAT, 1.0)})  # fmt: skip
+operator(
+    "GemmFastGelu",
+    "X:T W:T bias?:T",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES},
+    rule=MATMUL,
+    examples=[case(["float16[B,S,32]", "float16[32,128]", "float16[128]"], ["float16[B,S,128]"])],
+)
 
-shape_rule(["MatMulIntegerToFloat", "DynamicQuantizeMatMul", "GemmFastGelu"], MATMUL, domain=MS)
 
-
-@rule("FusedGemm", domain=MS)
+@operator(
+    "FusedGemm",
+    "A:T B:T C?:T",
+    "Y:T",
+    domain=MS,
+    types={
+        "T": (
+            "tensor(float16)",
+            "tensor(float)",
+            "tensor(double)",
+            "tensor(uint32)",
+            "tensor(uint64)",
+            "tensor(int32)",
+            "tensor(int64)",
+        )
+    },
+    attrs={**_TRANS, "beta": (FLOAT, 1.0), "activation": (STRING, None), **_ACTIVATION},
+    examples=[case(["float[N,64]", "float[10,64]", "float[10]"], ["float[N,10]"], transB=1, activation="Relu")],
+)
 def gemm(ctx: RuleContext) -> list:
     """Gemm (opset 13 semantics): (M, K) x (K, N) after the transposes; C broadcasts to (M, N)."""
     m, n = gemm_product(ctx, ctx.shape(0), ctx.shape(1))
@@ -116,7 +129,41 @@ def matmul_dims(ctx: RuleContext, a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tup
     return None if batch is None else batch + (a[-2], b[-1])
 
 
-@rule(["FusedMatMul", "TransposeMatMul", "FusedMatMulActivation"], domain=MS)
+@operator(
+    "FusedMatMul",
+    "A:T B:T",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_DOUBLE_BF16},
+    attrs={**_TRANS, **_TRANS_BATCH},
+    examples=[
+        case(["float[B,S,64]", "float[B,T,64]"], ["float[B,S,T]"], transB=1),
+        case(["float[B,64,S]", "float[64,10]"], ["float[B,S,10]"], transA=1),
+        case(["float[S,B,64]", "float[1,64,10]"], ["float[B,S,10]"], transBatchA=1),
+        case(["float[2,3,5,7]", "float[2,3,5,11]"], ["float[3,5,7,11]"], transA=1, transBatchA=1, transBatchB=1),
+        case(["float[K]", "float[K,N]"], ["float[N]"]),
+        case(["float[S,B,64]", "float[64,10]"], ["float[*]"], transBatchA=1, error="shape-mismatch"),
+        case(["float[3,4]", "float[5,6]"], ["float[3,6]"], error="shape-mismatch"),
+    ],
+)
+@operator(
+    "TransposeMatMul",
+    "A:T B:T",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_DOUBLE_BF16},
+    attrs=_TRANS,
+    examples=[case(["float16[B,K,M]", "float16[B,N,K]"], ["float16[B,M,N]"], transA=1, transB=1)],
+)
+@operator(
+    "FusedMatMulActivation",
+    "A:T B:T",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_DOUBLE_BF16},
+    attrs={**_TRANS, **_TRANS_BATCH, **_ACTIVATION, "activation": (STRING, REQUIRED), "activation_axis": (INT, None)},
+    examples=[case(["float[M,K]", "float[K,N]"], ["float[M,N]"], activation="Relu")],
+)
 def fused_matmul(ctx: RuleContext) -> list:
     a, b = ctx.shape(0), ctx.shape(1)
     if a is None or b is None:
@@ -132,7 +179,18 @@ def fused_matmul(ctx: RuleContext) -> list:
     return [matmul_dims(ctx, la, lb)]
 
 
-@rule("MatMulInteger16", domain=MS)
+@operator(
+    "MatMulInteger16",
+    "A:T1 B:T2",
+    "Y:T3",
+    domain=MS,
+    types={
+        "T1": ("tensor(int16)", "tensor(uint16)"),
+        "T2": ("tensor(int16)", "tensor(uint16)"),
+        "T3": ("tensor(int32)", "tensor(uint32)"),
+    },
+    examples=[case(["int16[M,K]", "int16[K,N]"], ["int32[M,N]"])],
+)
 def matmul_integer16(ctx: RuleContext) -> list:
     """int16 times int16 accumulates in int32 (the kernel onnxruntime has); other pairs not claimed."""
     a, b = ctx.shape(0), ctx.shape(1)
@@ -141,7 +199,47 @@ def matmul_integer16(ctx: RuleContext) -> list:
     return [TensorType(TensorProto.INT32 if signed else None, shape)]
 
 
-@rule("MatMulNBits", domain=MS)
+@operator(
+    "MatMulNBits",
+    "A:T1 B:T2 scales:T1 zero_points?:T3 g_idx?:T4 bias?:T1",
+    "Y:T1",
+    domain=MS,
+    types={
+        "T1": FLOAT_TYPES,
+        "T2": ("tensor(uint8)",),
+        "T3": ("tensor(uint8)", "tensor(float16)", "tensor(float)", "tensor(bfloat16)"),
+        "T4": ("tensor(int32)",),
+    },
+    attrs={
+        "K": (INT, REQUIRED),
+        "N": (INT, REQUIRED),
+        "bits": (INT, 4),
+        "block_size": (INT, REQUIRED),
+        "accuracy_level": (INT, 0),
+        "weight_prepacked": (INT, 0),
+    },
+    examples=[
+        case(["float[B,S,32]", "uint8[16,2,8]", "float[16,2]"], ["float[B,S,16]"], K=32, N=16, bits=4, block_size=16),
+        case(
+            ["float16[T,64]", "uint8[96,2,16]", "float16[96,2]", "uint8[96,1]", "", "float16[96]"],
+            ["float16[T,96]"],
+            K=64,
+            N=96,
+            block_size=32,
+        ),
+        case(
+            ["float[B,S,64]", "uint8[16,2,8]", "float[16,2]"],
+            ["float[B,S,16]"],
+            K=32,
+            N=16,
+            block_size=16,
+            error="shape-mismatch",
+        ),
+        case(
+            ["float[B,S,32]", "uint8[16,2,8]", "float[16,2]"], ["float[*]"], K=32, block_size=16, error="bad-attribute"
+        ),
+    ],
+)
 def matmul_nbits(ctx: RuleContext) -> list:
     """A (..., K) times the (K, N) weights the attributes describe: (..., N)."""
     a = ctx.shape(0)
@@ -154,49 +252,40 @@ def matmul_nbits(ctx: RuleContext) -> list:
     return [a[:-1] + (n,)]
 
 
-@rule("QGemm", domain=MS)
+@operator(
+    "QGemm",
+    "A:TA a_scale:T a_zero_point:TA B:TB b_scale:T b_zero_point:TB C?:TC y_scale?:T y_zero_point?:TYZ",
+    "Y:TY",
+    domain=MS,
+    types={
+        "T": F32,
+        "TA": INT8_TYPES,
+        "TB": INT8_TYPES,
+        "TC": ("tensor(int32)",),
+        "TYZ": INT8_TYPES,
+        "TY": ("tensor(float)",) + INT8_TYPES,
+    },
+    attrs={"transA": (INT, 0), "transB": (INT, 0), "alpha": (FLOAT, 1.0)},
+    examples=[
+        case(
+            ["uint8[N,64]", "float[]", "uint8[]", "int8[10,64]", "float[]", "int8[]", "int32[10]"],
+            ["float[N,10]"],
+            transB=1,
+        ),
+        case(
+            ["uint8[N,64]", "float[]", "uint8[]", "int8[64,10]", "float[]", "int8[]", "", "float[]", "uint8[]"],
+            ["uint8[N,10]"],
+        ),
+        case(
+            ["uint8[N,64]", "float[]", "uint8[]", "int8[32,10]", "float[]", "int8[]"],
+            ["float[N,10]"],
+            error="shape-mismatch",
+        ),
+    ],
+)
 def qgemm(ctx: RuleContext) -> list:
     """Gemm of A (input 0) and B (input 3); float without y_scale, else y_zero_point's type."""
     out = delegate(ctx, gemm, (0, 3, 6))[0]
     if not ctx.has(7):
         return [TensorType(TensorProto.FLOAT, out)]
     return [TensorType(ctx.elem(8) if ctx.has(8) else None, out)]
-
-
-example("FusedMatMul", ["float[B,S,64]", "float[B,T,64]"], ["float[B,S,T]"], domain=MS, attrs={"transB": 1})
-example("FusedMatMul", ["float[B,64,S]", "float[64,10]"], ["float[B,S,10]"], domain=MS, attrs={"transA": 1})
-example("FusedMatMul", ["float[S,B,64]", "float[1,64,10]"], ["float[B,S,10]"], domain=MS, attrs={"transBatchA": 1})
-example("FusedMatMul", ["float[2,3,5,7]", "float[2,3,5,11]"], ["float[3,5,7,11]"], domain=MS,
-        attrs={"transA": 1, "transBatchA": 1, "transBatchB": 1})  # fmt: skip
-example("FusedMatMul", ["float[K]", "float[K,N]"], ["float[N]"], domain=MS)
-example("FusedMatMul", ["float[S,B,64]", "float[64,10]"], ["float[*]"], domain=MS, attrs={"transBatchA": 1},
-        error="shape-mismatch")  # fmt: skip
-example("FusedMatMul", ["float[3,4]", "float[5,6]"], ["float[3,6]"], domain=MS, error="shape-mismatch")
-example("TransposeMatMul", ["float16[B,K,M]", "float16[B,N,K]"], ["float16[B,M,N]"], domain=MS,
-        attrs={"transA": 1, "transB": 1})  # fmt: skip
-example("FusedMatMulActivation", ["float[M,K]", "float[K,N]"], ["float[M,N]"], domain=MS,
-        attrs={"activation": "Relu"})  # fmt: skip
-example("FusedGemm", ["float[N,64]", "float[10,64]", "float[10]"], ["float[N,10]"], domain=MS,
-        attrs={"transB": 1, "activation": "Relu"})  # fmt: skip
-example("GemmFastGelu", ["float16[B,S,32]", "float16[32,128]", "float16[128]"], ["float16[B,S,128]"], domain=MS)
-example("MatMulNBits", ["float[B,S,32]", "uint8[16,2,8]", "float[16,2]"], ["float[B,S,16]"], domain=MS,
-        attrs={"K": 32, "N": 16, "bits": 4, "block_size": 16})  # fmt: skip
-example("MatMulNBits", ["float16[T,64]", "uint8[96,2,16]", "float16[96,2]", "uint8[96,1]", "", "float16[96]"],
-        ["float16[T,96]"], domain=MS, attrs={"K": 64, "N": 96, "block_size": 32})  # fmt: skip
-example("MatMulNBits", ["float[B,S,64]", "uint8[16,2,8]", "float[16,2]"], ["float[B,S,16]"], domain=MS,
-        attrs={"K": 32, "N": 16, "block_size": 16}, error="shape-mismatch")  # fmt: skip
-example("MatMulNBits", ["float[B,S,32]", "uint8[16,2,8]", "float[16,2]"], ["float[*]"], domain=MS,
-        attrs={"K": 32, "block_size": 16}, error="bad-attribute")  # fmt: skip
-example("MatMulIntegerToFloat", ["uint8[B,S,32]", "int8[32,16]", "float[]", "float[16]"], ["float[B,S,16]"],
-        domain=MS)  # fmt: skip
-example("MatMulIntegerToFloat", ["int8[B,S,32]", "int8[32,16]", "float16[]", "float16[]"], ["float16[B,S,16]"],
-        domain=MS)  # fmt: skip
-example("DynamicQuantizeMatMul", ["float[B,S,32]", "int8[32,16]", "float[]", "int8[]", "float[16]"],
-        ["float[B,S,16]"], domain=MS)  # fmt: skip
-example("MatMulInteger16", ["int16[M,K]", "int16[K,N]"], ["int32[M,N]"], domain=MS)
-example("QGemm", ["uint8[N,64]", "float[]", "uint8[]", "int8[10,64]", "float[]", "int8[]", "int32[10]"],
-        ["float[N,10]"], domain=MS, attrs={"transB": 1})  # fmt: skip
-example("QGemm", ["uint8[N,64]", "float[]", "uint8[]", "int8[64,10]", "float[]", "int8[]", "", "float[]", "uint8[]"],
-        ["uint8[N,10]"], domain=MS)  # fmt: skip
-example("QGemm", ["uint8[N,64]", "float[]", "uint8[]", "int8[32,10]", "float[]", "int8[]"],
-        ["float[N,10]"], domain=MS, error="shape-mismatch")  # fmt: skip

@@ -13,34 +13,52 @@ from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.types import TensorType
 from signatures.ai_onnx.attention import agree, at, check_rank
-from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
-
-op("MoE",
-   "input:T router_probs:T fc1_experts_weights:T fc1_experts_bias?:T fc2_experts_weights:T fc2_experts_bias?:T "
-   "fc3_experts_weights?:T fc3_experts_bias?:T",
-   "output:T", {"T": FLOAT_TYPES},
-   {"use_sparse_mixer": (INT, 0), "k": (INT, 1), "activation_beta": (FLOAT, 0.0), "activation_alpha": (FLOAT, 1.0),
-    "normalize_routing_weights": (INT, 0), "swiglu_limit": (FLOAT, None), "swiglu_fusion": (INT, 0),
-    "swiglu_limit_after_activation": (INT, 0), "activation_type": (STRING, "relu")})  # fmt: skip
-op("MoEGroupRouter", "logits:T expert_bias:TF projection_weight?:T",
-   "router_probs?:T selection_scores?:TF router_weights?:TF", {"T": FLOAT_TYPES, "TF": F32},
-   {"router_sentinel": (FLOAT, -10000.0), "group_topk": (INT, 2), "topk_group": (INT, 1), "n_group": (INT, 1),
-    "top_k": (INT, REQUIRED)})  # fmt: skip
-op("MoEPacked",
-   "input:T router_probs:TR gate_experts_weights:T2 up_experts_weights?:T2 down_experts_weights:T2 router_weights?:TR",
-   "output:T", {"T": ("tensor(bfloat16)", "tensor(float16)"), "T2": ("tensor(uint8)",), "TR": FLOAT_TYPES},
-   {"gate_type": (INT, REQUIRED), "activation_type": (STRING, "swiglu"), "routing_epsilon": (FLOAT, 0.0),
-    "down_type": (INT, REQUIRED), "up_type": (INT, -1), "routed_scaling_factor": (FLOAT, 1.0),
-    "normalize_routing_weights": (INT, 1), "k": (INT, 1)})  # fmt: skip
+from signatures.kit.operator import case, operator
 
 
 def _tokens(x: tuple | None) -> object:
     return None if x is None else D.product(x[:-1])
 
 
-@rule("MoE", domain=MS)
+_MOE = ["float[T,4]", "float[T,3]", "float[3,6,4]", "", "float[3,4,6]"]
+
+
+@operator(
+    "MoE",
+    "input:T router_probs:T fc1_experts_weights:T fc1_experts_bias?:T fc2_experts_weights:T fc2_experts_bias?:T "
+    "fc3_experts_weights?:T fc3_experts_bias?:T",
+    "output:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES},
+    attrs={
+        "use_sparse_mixer": (INT, 0),
+        "k": (INT, 1),
+        "activation_beta": (FLOAT, 0.0),
+        "activation_alpha": (FLOAT, 1.0),
+        "normalize_routing_weights": (INT, 0),
+        "swiglu_limit": (FLOAT, None),
+        "swiglu_fusion": (INT, 0),
+        "swiglu_limit_after_activation": (INT, 0),
+        "activation_type": (STRING, "relu"),
+    },
+    examples=[
+        case(_MOE, ["float[T,4]"]),
+        case(
+            ["float16[B,S,H]", "float16[R,E]", "float16[E,12,H]", "", "float16[E,H,6]"],
+            ["float16[B,S,H]"],
+            k=2,
+            activation_type="swiglu",
+            swiglu_fusion=1,
+        ),
+        case(
+            ["float[2,3,4]", "float[2,3,3]", "float[3,6,4]", "", "float[3,4,6]"], ["float[*]"], error="shape-mismatch"
+        ),
+        case(["float[5,4]", "float[6,3]", "float[3,6,4]", "", "float[3,4,6]"], ["float[5,4]"], error="shape-mismatch"),
+        case(_MOE, ["float[*]"], k=4, error="bad-attribute"),
+    ],
+)
 def moe(ctx: RuleContext) -> list:
     """The input's shape; router_probs is (tokens, experts), fc1 (experts, fusion * inter, hidden),
     fc2 (experts, hidden, inter)."""
@@ -63,7 +81,25 @@ def moe(ctx: RuleContext) -> list:
     return [x]
 
 
-@rule("MoEGroupRouter", domain=MS)
+@operator(
+    "MoEGroupRouter",
+    "logits:T expert_bias:TF projection_weight?:T",
+    "router_probs?:T selection_scores?:TF router_weights?:TF",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "TF": F32},
+    attrs={
+        "router_sentinel": (FLOAT, -10000.0),
+        "group_topk": (INT, 2),
+        "topk_group": (INT, 1),
+        "n_group": (INT, 1),
+        "top_k": (INT, REQUIRED),
+    },
+    examples=[
+        case(["float[B,S,8]", "float[8]"], ["float[B*S,8]"], top_k=2),
+        case(["float[T,8]", "float[8]"], ["float[T,8]", "float[T,8]"], top_k=2, error="arity"),
+        case(["float[T,100]", "float[E]", "float[E,100]"], ["float[*]"], top_k=2, error="shape-mismatch"),
+    ],
+)
 def moe_group_router(ctx: RuleContext) -> list:
     """(tokens, experts) for each output: the logits' leading axes flattened; selection_scores and
     router_weights are float and cannot be asked for beside router_probs."""
@@ -90,27 +126,35 @@ def moe_group_router(ctx: RuleContext) -> list:
     return [shape, TensorType(None, shape), TensorType(None, shape)][: ctx.n_outputs]
 
 
-@rule("MoEPacked", domain=MS)
+@operator(
+    "MoEPacked",
+    "input:T router_probs:TR gate_experts_weights:T2 up_experts_weights?:T2 down_experts_weights:T2 router_weights?:TR",
+    "output:T",
+    domain=MS,
+    types={"T": ("tensor(bfloat16)", "tensor(float16)"), "T2": ("tensor(uint8)",), "TR": FLOAT_TYPES},
+    attrs={
+        "gate_type": (INT, REQUIRED),
+        "activation_type": (STRING, "swiglu"),
+        "routing_epsilon": (FLOAT, 0.0),
+        "down_type": (INT, REQUIRED),
+        "up_type": (INT, -1),
+        "routed_scaling_factor": (FLOAT, 1.0),
+        "normalize_routing_weights": (INT, 1),
+        "k": (INT, 1),
+    },
+    examples=[
+        case(
+            ["bfloat16[B,S,64]", "float[R,E]", "uint8[E,16,36]", "uint8[E,16,36]", "uint8[E,64,18]"],
+            ["bfloat16[B,S,64]"],
+            gate_type=2,
+            up_type=2,
+            down_type=2,
+            k=2,
+        )
+    ],
+)
 def moe_packed(ctx: RuleContext) -> list:
     """From the schema only (CUDA kernel): the input's shape."""
     if not 1 <= ctx.attr("k", 1) <= 32:
         raise RuleError("bad-attribute", "MoEPacked: k must be 1 to 32")
     return [ctx.shape(0)]
-
-
-_MOE = ["float[T,4]", "float[T,3]", "float[3,6,4]", "", "float[3,4,6]"]
-example("MoE", _MOE, ["float[T,4]"], domain=MS)
-example("MoE", ["float16[B,S,H]", "float16[R,E]", "float16[E,12,H]", "", "float16[E,H,6]"], ["float16[B,S,H]"],
-        domain=MS, attrs={"k": 2, "activation_type": "swiglu", "swiglu_fusion": 1})  # fmt: skip
-example("MoE", ["float[2,3,4]", "float[2,3,3]", "float[3,6,4]", "", "float[3,4,6]"], ["float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("MoE", ["float[5,4]", "float[6,3]", "float[3,6,4]", "", "float[3,4,6]"], ["float[5,4]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("MoE", _MOE, ["float[*]"], domain=MS, attrs={"k": 4}, error="bad-attribute")
-example("MoEGroupRouter", ["float[B,S,8]", "float[8]"], ["float[B*S,8]"], domain=MS, attrs={"top_k": 2})
-example("MoEGroupRouter", ["float[T,8]", "float[8]"], ["float[T,8]", "float[T,8]"], domain=MS, attrs={"top_k": 2},
-        error="arity")  # fmt: skip
-example("MoEGroupRouter", ["float[T,100]", "float[E]", "float[E,100]"], ["float[*]"], domain=MS, attrs={"top_k": 2},
-        error="shape-mismatch")  # fmt: skip
-example("MoEPacked", ["bfloat16[B,S,64]", "float[R,E]", "uint8[E,16,36]", "uint8[E,16,36]", "uint8[E,64,18]"],
-        ["bfloat16[B,S,64]"], domain=MS, attrs={"gate_type": 2, "up_type": 2, "down_type": 2, "k": 2})  # fmt: skip

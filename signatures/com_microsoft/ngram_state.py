@@ -12,9 +12,9 @@ from __future__ import annotations
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
-from signatures.com_microsoft import FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 Shape = tuple[Dim, ...]
 _M = ("tensor(int32)", "tensor(int64)")
@@ -22,18 +22,6 @@ _NGRAM = {"max_ngram_size": (INT, REQUIRED), "n_head_per_ngram": (INT, REQUIRED)
           "reset_on_eos": (INT, 0)}  # fmt: skip
 _IDS = "input_ids:M multipliers:M vocab_sizes:M"
 _OPTIONAL = "head_offsets?:M eos_token_id?:M segment_ids?:tensor(int32)"
-
-op("NGramHashMapping", f"{_IDS} past_ids?:M {_OPTIONAL}", "hash_ids:M present_ids?:M", {"M": _M}, _NGRAM)
-op("VarlenNGramHashMapping",
-   f"{_IDS} cumulative_sequence_length:S past_ids?:M {_OPTIONAL} past_segment_ids?:S capture_count?:S",
-   "hash_ids:M present_ids?:M present_segment_ids?:S state_update?:M",
-   {"M": _M, "S": INT32}, {**_NGRAM, "state_update_capacity": (INT, 0)})  # fmt: skip
-op("VarlenCausalConvWithState",
-   "input:T weight:T cumulative_sequence_length:M bias?:T initial_state:T capture_count?:M kernel_delta?:T "
-   "previous_mask?:T",
-   "output:T final_state:T state_update?:T", {"T": FLOAT_TYPES, "M": INT32},
-   {"activation": (STRING, "none"), "delta_offset": (INT, 0), "dilation": (INT, 1), "group_size": (INT, 1),
-    "state_update_capacity": (INT, 0)})  # fmt: skip
 
 
 def _rank(ctx: RuleContext, i: int, rank: int, what: str) -> Shape | None:
@@ -76,7 +64,33 @@ def _ngram(ctx: RuleContext) -> tuple[int, int]:
     return n - 1, width
 
 
-@rule("NGramHashMapping", domain=MS)
+_NG = {"pad_id": 0, "n_head_per_ngram": 2, "max_ngram_size": 3}
+
+
+@operator(
+    "NGramHashMapping",
+    f"{_IDS} past_ids?:M {_OPTIONAL}",
+    "hash_ids:M present_ids?:M",
+    domain=MS,
+    types={"M": _M},
+    attrs=_NGRAM,
+    examples=[
+        case(["int64[B,S]", "int64[3]", "int64[4]"], ["int64[B,S,4]", "int64[B,2]"], **_NG),
+        case(
+            ["int32[B,S]", "int32[4]", "int32[4]", "int32[B,2]", "int32[4]", "int32[]", "int32[B,S]"],
+            ["int32[B,S,4]", "int32[B,2]"],
+            **_NG,
+        ),
+        case(["int64[B,S]", "int64[3]", "int64[3]"], ["int64[B,S,4]"], **_NG, error="shape-mismatch"),
+        case(["int64[B,S]", "int64[2]", "int64[4]"], ["int64[*]"], **_NG, error="shape-mismatch"),
+        case(
+            ["int64[B,S]", "int64[3]", "int64[4]"],
+            ["int64[*]"],
+            attrs={**_NG, "max_ngram_size": 1},
+            error="bad-attribute",
+        ),
+    ],
+)
 def ngram_hash_mapping(ctx: RuleContext) -> list:
     """input_ids (batch, sequence): hash_ids (batch, sequence, heads), present_ids (batch, history)."""
     history, width = _ngram(ctx)
@@ -88,7 +102,34 @@ def ngram_hash_mapping(ctx: RuleContext) -> list:
     return [(b, s, width), (b, history)][: ctx.n_outputs]
 
 
-@rule("VarlenNGramHashMapping", domain=MS)
+@operator(
+    "VarlenNGramHashMapping",
+    f"{_IDS} cumulative_sequence_length:S past_ids?:M {_OPTIONAL} past_segment_ids?:S capture_count?:S",
+    "hash_ids:M present_ids?:M present_segment_ids?:S state_update?:M",
+    domain=MS,
+    types={"M": _M, "S": INT32},
+    attrs={**_NGRAM, "state_update_capacity": (INT, 0)},
+    examples=[
+        case(["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]"], ["int64[T,4]", "int64[B,2]"], **_NG),
+        case(
+            ["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]", "", "", "", "int32[T]", "", "int32[B]"],
+            ["int64[T,4]", "int64[B,2]", "int32[B,2]", "int64[B,3,2]"],
+            attrs={**_NG, "state_update_capacity": 3},
+        ),
+        case(
+            ["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]"],
+            ["int64[*]", "int64[*]", "int32[*]"],
+            **_NG,
+            error="arity",
+        ),
+        case(
+            ["int64[T]", "int64[3]", "int64[4]", "int32[3]", "int64[3,2]"],
+            ["int64[T,4]", "int64[2,2]"],
+            **_NG,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def varlen_ngram_hash_mapping(ctx: RuleContext) -> list:
     """input_ids (tokens), cumulative_sequence_length (batch + 1): hash_ids (tokens, heads),
     present_ids and present_segment_ids (batch, history), state_update (batch, capacity, history).
@@ -109,7 +150,47 @@ def varlen_ngram_hash_mapping(ctx: RuleContext) -> list:
     return [(t, width), (b, history), (b, history), (b, cap, history)][: ctx.n_outputs]
 
 
-@rule("VarlenCausalConvWithState", domain=MS)
+@operator(
+    "VarlenCausalConvWithState",
+    "input:T weight:T cumulative_sequence_length:M bias?:T initial_state:T capture_count?:M kernel_delta?:T "
+    "previous_mask?:T",
+    "output:T final_state:T state_update?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": INT32},
+    attrs={
+        "activation": (STRING, "none"),
+        "delta_offset": (INT, 0),
+        "dilation": (INT, 1),
+        "group_size": (INT, 1),
+        "state_update_capacity": (INT, 0),
+    },
+    examples=[
+        case(["float[T,C]", "float[C,1,4]", "int32[B + 1]", "", "float[B,C,3]"], ["float[T,C]", "float[B,C,3]"]),
+        case(
+            ["float16[T,64]", "float16[64,1,3]", "int32[B + 1]", "float16[64]", "float16[B,64,4]", "int32[B]"],
+            ["float16[T,64]", "float16[B,64,4]", "float16[B,2,64]"],
+            dilation=2,
+            state_update_capacity=2,
+            activation="silu",
+        ),
+        case(
+            ["float[T,4]", "float[4,1,3]", "int32[3]", "", "float[2,4,3]"],
+            ["float[T,4]", "float[2,4,2]"],
+            error="shape-mismatch",
+        ),
+        case(
+            ["float[T,4]", "float[4,2,3]", "int32[3]", "", "float[2,4,2]"],
+            ["float[T,4]", "float[2,4,2]"],
+            error="shape-mismatch",
+        ),
+        case(
+            ["float[T,4]", "float[4,1,3]", "int32[3]", "", "float[2,4,2]"],
+            ["float[*]", "float[*]"],
+            state_update_capacity=9,
+            error="bad-attribute",
+        ),
+    ],
+)
 def varlen_causal_conv_with_state(ctx: RuleContext) -> list:
     """input (tokens, channels), weight (channels, 1, kernel): output (tokens, channels),
     final_state (batch, channels, (kernel - 1) * dilation), state_update (batch, capacity, channels)."""
@@ -137,39 +218,3 @@ def varlen_causal_conv_with_state(ctx: RuleContext) -> list:
     _expect(ctx, 3, (c,), "bias")
     t = None if x is None else x[0]
     return [(t, c), (b, c, state_len), (b, cap, c)][: ctx.n_outputs]
-
-
-_NG = {"pad_id": 0, "n_head_per_ngram": 2, "max_ngram_size": 3}
-example("NGramHashMapping", ["int64[B,S]", "int64[3]", "int64[4]"], ["int64[B,S,4]", "int64[B,2]"], domain=MS,
-        attrs=_NG)  # fmt: skip
-example("NGramHashMapping", ["int32[B,S]", "int32[4]", "int32[4]", "int32[B,2]", "int32[4]", "int32[]", "int32[B,S]"],
-        ["int32[B,S,4]", "int32[B,2]"], domain=MS, attrs=_NG)  # fmt: skip
-example("NGramHashMapping", ["int64[B,S]", "int64[3]", "int64[3]"], ["int64[B,S,4]"], domain=MS, attrs=_NG,
-        error="shape-mismatch")  # fmt: skip
-example("NGramHashMapping", ["int64[B,S]", "int64[2]", "int64[4]"], ["int64[*]"], domain=MS, attrs=_NG,
-        error="shape-mismatch")  # fmt: skip
-example("NGramHashMapping", ["int64[B,S]", "int64[3]", "int64[4]"], ["int64[*]"], domain=MS,
-        attrs={**_NG, "max_ngram_size": 1}, error="bad-attribute")  # fmt: skip
-example("VarlenNGramHashMapping", ["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]"], ["int64[T,4]", "int64[B,2]"],
-        domain=MS, attrs=_NG)  # fmt: skip
-example("VarlenNGramHashMapping", ["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]", "", "", "", "int32[T]", "",
-                                   "int32[B]"],
-        ["int64[T,4]", "int64[B,2]", "int32[B,2]", "int64[B,3,2]"], domain=MS,
-        attrs={**_NG, "state_update_capacity": 3})  # fmt: skip
-example("VarlenNGramHashMapping", ["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]"], ["int64[*]", "int64[*]",
-        "int32[*]"], domain=MS,
-        attrs=_NG, error="arity")  # fmt: skip
-example("VarlenNGramHashMapping", ["int64[T]", "int64[3]", "int64[4]", "int32[3]", "int64[3,2]"],
-        ["int64[T,4]", "int64[2,2]"], domain=MS, attrs=_NG, error="shape-mismatch")  # fmt: skip
-example("VarlenCausalConvWithState", ["float[T,C]", "float[C,1,4]", "int32[B + 1]", "", "float[B,C,3]"],
-        ["float[T,C]", "float[B,C,3]"], domain=MS)  # fmt: skip
-example("VarlenCausalConvWithState", ["float16[T,64]", "float16[64,1,3]", "int32[B + 1]", "float16[64]",
-                                      "float16[B,64,4]", "int32[B]"],
-        ["float16[T,64]", "float16[B,64,4]", "float16[B,2,64]"], domain=MS,
-        attrs={"dilation": 2, "state_update_capacity": 2, "activation": "silu"})  # fmt: skip
-example("VarlenCausalConvWithState", ["float[T,4]", "float[4,1,3]", "int32[3]", "", "float[2,4,3]"],
-        ["float[T,4]", "float[2,4,2]"], domain=MS, error="shape-mismatch")  # fmt: skip
-example("VarlenCausalConvWithState", ["float[T,4]", "float[4,2,3]", "int32[3]", "", "float[2,4,2]"],
-        ["float[T,4]", "float[2,4,2]"], domain=MS, error="shape-mismatch")  # fmt: skip
-example("VarlenCausalConvWithState", ["float[T,4]", "float[4,1,3]", "int32[3]", "", "float[2,4,2]"],
-        ["float[*]", "float[*]"], domain=MS, attrs={"state_update_capacity": 9}, error="bad-attribute")  # fmt: skip

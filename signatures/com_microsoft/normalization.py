@@ -23,51 +23,80 @@ from signatures.com_microsoft import (
     INT32,
     MS,
     REQUIRED,
-    op,
 )
 from signatures.kit.helpers import norm_axis, same_dim
-from signatures.kit.registry import example, rule, shape_rule
+from signatures.kit.operator import case, operator
 
 _SKIP_ATTRS = {"epsilon": (FLOAT, 1e-12)}
-
-op("SkipLayerNormalization",
-   "input:T skip:T gamma:T beta?:T bias?:T",
-   "output:T mean?:U inv_std_var?:U input_skip_bias_sum?:T",
-   {"T": FLOAT_TYPES, "U": F32}, _SKIP_ATTRS)  # fmt: skip
-op("SkipSimplifiedLayerNormalization",
-   "input:T skip:T gamma:T bias?:T",
-   "output:T mean?:U inv_std_var?:U input_skip_bias_sum?:T",
-   {"T": FLOAT_TYPES, "U": F32}, _SKIP_ATTRS)  # fmt: skip
-# An onnxruntime operator registered in the default domain (onnx has no such operator).
-op("SimplifiedLayerNormalization",
-   "X:T scale:V", "Y:V inv_std_var?:U",
-   {"T": FLOAT_DOUBLE_BF16, "U": ("tensor(float)", "tensor(double)"), "V": FLOAT_DOUBLE_BF16},
-   {"axis": (INT, -1), "epsilon": (FLOAT, 1e-5), "stash_type": (INT, 1)}, domain="")  # fmt: skip
-op("EmbedLayerNormalization",
-   "input_ids:T1 segment_ids?:T1 word_embedding:T position_embedding:T segment_embedding?:T gamma:T beta:T "
-   "mask?:T1 position_ids?:T1",
-   "output:T mask_index?:T1 embedding_sum?:T",
-   {"T1": INT32, "T": ("tensor(float)", "tensor(float16)")},
-   {"epsilon": (FLOAT, 1e-12), "mask_index_type": (INT, None)})  # fmt: skip
-op("QEmbedLayerNormalization",
-   "input_ids:T1 segment_ids?:T1 word_embedding_quant:T2 position_embedding_quant:T2 segment_embedding?:T2 "
-   "gamma_quant:T2 beta_quant:T2 mask?:T1 word_embedding_scale:T position_embedding_scale:T "
-   "segment_embedding_scale?:T gamma_scale:T beta_scale:T word_embedding_zero_point:T2 "
-   "position_embedding_zero_point:T2 segment_embedding_zero_point?:T2 gamma_zero_point:T2 beta_zero_point:T2",
-   "layernorm_out:T mask_index_out:T1",
-   {"T1": INT32, "T2": INT8_TYPES, "T": F32}, {"epsilon": (FLOAT, 1e-12)})  # fmt: skip
-
 
 _GROUP_NORM = {"epsilon": (FLOAT, 1e-5), "groups": (INT, REQUIRED), "activation": (INT, REQUIRED),
                "channels_last": (INT, 1)}  # fmt: skip
 _T_HALF = ("tensor(float16)", "tensor(float)")
-op("GroupNorm", "X:T gamma:M beta:M", "Y:T", {"T": _T_HALF, "M": _T_HALF}, _GROUP_NORM)
-op("SkipGroupNorm", "X:T gamma:M beta:M skip:T bias?:T", "Y:T S?:T", {"T": _T_HALF, "M": _T_HALF}, _GROUP_NORM)
 # Diffusion models' group norms (NHWC by default): Y, and SkipGroupNorm's sum S, have X's shape.
-shape_rule(["GroupNorm", "SkipGroupNorm"], "X[n, h, w, c] -> Y[n, h, w, c], S[n, h, w, c]", domain=MS)
+operator(
+    "GroupNorm",
+    "X:T gamma:M beta:M",
+    "Y:T",
+    domain=MS,
+    types={"T": _T_HALF, "M": _T_HALF},
+    attrs=_GROUP_NORM,
+    rule="X[n, h, w, c] -> Y[n, h, w, c], S[n, h, w, c]",
+    examples=[
+        case(["float16[N,H,W,320]", "float16[320]", "float16[320]"], ["float16[N,H,W,320]"], groups=32, activation=1),
+        case(["float[N,C]", "float[C]", "float[C]"], ["float[*]"], groups=32, activation=0, error="shape-mismatch"),
+    ],
+)
+operator(
+    "SkipGroupNorm",
+    "X:T gamma:M beta:M skip:T bias?:T",
+    "Y:T S?:T",
+    domain=MS,
+    types={"T": _T_HALF, "M": _T_HALF},
+    attrs=_GROUP_NORM,
+    rule="X[n, h, w, c] -> Y[n, h, w, c], S[n, h, w, c]",
+    examples=[
+        case(
+            ["float[N,H,W,C]", "float[C]", "float[C]", "float[N,1,1,C]", "float[C]"],
+            ["float[N,H,W,C]", "float[N,H,W,C]"],
+            groups=32,
+            activation=0,
+        )
+    ],
+)
 
 
-@rule(["SkipLayerNormalization", "SkipSimplifiedLayerNormalization"], domain=MS)
+@operator(
+    "SkipLayerNormalization",
+    "input:T skip:T gamma:T beta?:T bias?:T",
+    "output:T mean?:U inv_std_var?:U input_skip_bias_sum?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "U": F32},
+    attrs=_SKIP_ATTRS,
+    examples=[
+        case(
+            ["float[B,S,32]", "float[B,S,32]", "float[32]", "float[32]"],
+            ["float[B,S,32]", "float[B,S,1]", "float[B,S,1]", "float[B,S,32]"],
+        ),
+        case(["float16[T,32]", "float16[T,32]", "float16[32]"], ["float16[T,32]", "float[T,1]"]),
+        case(["float[B,S,H]", "float[1,S,H]", "float[32]"], ["float[B,S,32]"]),
+        case(["float[B,S,32]", "float[B,S,32]", "float[16]"], ["float[B,S,32]"], error="shape-mismatch"),
+        case(["float[A,B,S,32]", "float[A,B,S,32]", "float[32]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
+@operator(
+    "SkipSimplifiedLayerNormalization",
+    "input:T skip:T gamma:T bias?:T",
+    "output:T mean?:U inv_std_var?:U input_skip_bias_sum?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "U": F32},
+    attrs=_SKIP_ATTRS,
+    examples=[
+        case(
+            ["float[B,S,32]", "float[B,S,32]", "float[32]"],
+            ["float[B,S,32]", "float[B,S,1]", "float[B,S,1]", "float[B,S,32]"],
+        )
+    ],
+)
 def skip_layer_normalization(ctx: RuleContext) -> list:
     """output and the sum have the input's shape; mean and inv_std_var end in 1 (2-D or 3-D)."""
     x = ctx.shape(0)
@@ -82,7 +111,21 @@ def skip_layer_normalization(ctx: RuleContext) -> list:
     return [x, stats, stats, x][: ctx.n_outputs]
 
 
-@rule("SimplifiedLayerNormalization")
+# An onnxruntime operator registered in the default domain (onnx has no such operator).
+@operator(
+    "SimplifiedLayerNormalization",
+    "X:T scale:V",
+    "Y:V inv_std_var?:U",
+    domain="",
+    types={"T": FLOAT_DOUBLE_BF16, "U": ("tensor(float)", "tensor(double)"), "V": FLOAT_DOUBLE_BF16},
+    attrs={"axis": (INT, -1), "epsilon": (FLOAT, 1e-5), "stash_type": (INT, 1)},
+    examples=[
+        case(["float[B,S,32]", "float[32]"], ["float[B,S,32]", "float[B,S,1]"]),
+        case(["float16[B,S,32]", "float[S,32]"], ["float[B,S,32]", "float[B,1,1]"], axis=1),
+        case(["double[B,S,32]", "double[32]"], ["double[B,S,32]", "float[B,S,1]"]),
+        case(["float[B,S,32]", "float[32]"], ["float[*]"], axis=3, error="bad-attribute"),
+    ],
+)
 def simplified_layer_normalization(ctx: RuleContext) -> list:
     """Y has X's shape; inv_std_var keeps the axes before ``axis`` and is 1 from there on.
 
@@ -97,7 +140,33 @@ def simplified_layer_normalization(ctx: RuleContext) -> list:
     return [x, TensorType(stash, x[:axis] + (1,) * (len(x) - axis))][: ctx.n_outputs]
 
 
-@rule("EmbedLayerNormalization", domain=MS)
+@operator(
+    "EmbedLayerNormalization",
+    "input_ids:T1 segment_ids?:T1 word_embedding:T position_embedding:T segment_embedding?:T gamma:T beta:T "
+    "mask?:T1 position_ids?:T1",
+    "output:T mask_index?:T1 embedding_sum?:T",
+    domain=MS,
+    types={"T1": INT32, "T": ("tensor(float)", "tensor(float16)")},
+    attrs={"epsilon": (FLOAT, 1e-12), "mask_index_type": (INT, None)},
+    examples=[
+        case(
+            [
+                "int32[B,S]",
+                "int32[B,S]",
+                "float[100,32]",
+                "float[64,32]",
+                "float[2,32]",
+                "float[32]",
+                "float[32]",
+                "int32[B,S]",
+            ],
+            ["float[B,S,32]", "int32[B]", "float[B,S,32]"],
+        ),
+        case(
+            ["int32[B,S]", "", "float16[V,H]", "float16[64,H]", "", "float16[32]", "float16[32]"], ["float16[B,S,32]"]
+        ),
+    ],
+)
 def embed_layer_normalization(ctx: RuleContext) -> list:
     """output and embedding_sum are (batch, sequence, hidden); mask_index is (batch)."""
     ids = ctx.shape(0)
@@ -108,7 +177,42 @@ def embed_layer_normalization(ctx: RuleContext) -> list:
     return [(b, s, hidden), (b,), (b, s, hidden)][: ctx.n_outputs]
 
 
-@rule("QEmbedLayerNormalization", domain=MS)
+@operator(
+    "QEmbedLayerNormalization",
+    "input_ids:T1 segment_ids?:T1 word_embedding_quant:T2 position_embedding_quant:T2 segment_embedding?:T2 "
+    "gamma_quant:T2 beta_quant:T2 mask?:T1 word_embedding_scale:T position_embedding_scale:T "
+    "segment_embedding_scale?:T gamma_scale:T beta_scale:T word_embedding_zero_point:T2 "
+    "position_embedding_zero_point:T2 segment_embedding_zero_point?:T2 gamma_zero_point:T2 beta_zero_point:T2",
+    "layernorm_out:T mask_index_out:T1",
+    domain=MS,
+    types={"T1": INT32, "T2": INT8_TYPES, "T": F32},
+    attrs={"epsilon": (FLOAT, 1e-12)},
+    examples=[
+        case(
+            [
+                "int32[B,S]",
+                "int32[B,S]",
+                "uint8[100,32]",
+                "uint8[64,32]",
+                "uint8[2,32]",
+                "uint8[32]",
+                "uint8[32]",
+                "int32[B,S]",
+                "float[]",
+                "float[]",
+                "float[]",
+                "float[]",
+                "float[]",
+                "uint8[]",
+                "uint8[]",
+                "uint8[]",
+                "uint8[]",
+                "uint8[]",
+            ],
+            ["float[B,S,32]", "int32[B]"],
+        )
+    ],
+)
 def q_embed_layer_normalization(ctx: RuleContext) -> list:
     ids = ctx.shape(0)
     hidden = _hidden(ctx, 2, 5)
@@ -123,40 +227,3 @@ def _hidden(ctx: RuleContext, table: int, gamma: int):
     if g is not None and len(g) == 1:
         h = g[0] if h is None else same_dim(ctx, h, g[0], "hidden size and gamma")
     return h
-
-
-example("SkipLayerNormalization", ["float[B,S,32]", "float[B,S,32]", "float[32]", "float[32]"],
-        ["float[B,S,32]", "float[B,S,1]", "float[B,S,1]", "float[B,S,32]"], domain=MS)  # fmt: skip
-example("SkipLayerNormalization", ["float16[T,32]", "float16[T,32]", "float16[32]"],
-        ["float16[T,32]", "float[T,1]"], domain=MS)  # fmt: skip
-example("SkipLayerNormalization", ["float[B,S,H]", "float[1,S,H]", "float[32]"], ["float[B,S,32]"], domain=MS)
-example("SkipLayerNormalization", ["float[B,S,32]", "float[B,S,32]", "float[16]"], ["float[B,S,32]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("SkipLayerNormalization", ["float[A,B,S,32]", "float[A,B,S,32]", "float[32]"], ["float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("SkipSimplifiedLayerNormalization", ["float[B,S,32]", "float[B,S,32]", "float[32]"],
-        ["float[B,S,32]", "float[B,S,1]", "float[B,S,1]", "float[B,S,32]"], domain=MS)  # fmt: skip
-example("SimplifiedLayerNormalization", ["float[B,S,32]", "float[32]"], ["float[B,S,32]", "float[B,S,1]"])
-example("SimplifiedLayerNormalization", ["float16[B,S,32]", "float[S,32]"], ["float[B,S,32]", "float[B,1,1]"],
-        attrs={"axis": 1})  # fmt: skip
-example("SimplifiedLayerNormalization", ["double[B,S,32]", "double[32]"], ["double[B,S,32]", "float[B,S,1]"])
-example("SimplifiedLayerNormalization", ["float[B,S,32]", "float[32]"], ["float[*]"], attrs={"axis": 3},
-        error="bad-attribute")  # fmt: skip
-example("EmbedLayerNormalization",
-        ["int32[B,S]", "int32[B,S]", "float[100,32]", "float[64,32]", "float[2,32]", "float[32]", "float[32]",
-         "int32[B,S]"],
-        ["float[B,S,32]", "int32[B]", "float[B,S,32]"], domain=MS)  # fmt: skip
-example("EmbedLayerNormalization",
-        ["int32[B,S]", "", "float16[V,H]", "float16[64,H]", "", "float16[32]", "float16[32]"],
-        ["float16[B,S,32]"], domain=MS)  # fmt: skip
-example("QEmbedLayerNormalization",
-        ["int32[B,S]", "int32[B,S]", "uint8[100,32]", "uint8[64,32]", "uint8[2,32]", "uint8[32]", "uint8[32]",
-         "int32[B,S]", "float[]", "float[]", "float[]", "float[]", "float[]", "uint8[]", "uint8[]", "uint8[]",
-         "uint8[]", "uint8[]"],
-        ["float[B,S,32]", "int32[B]"], domain=MS)  # fmt: skip
-example("GroupNorm", ["float16[N,H,W,320]", "float16[320]", "float16[320]"], ["float16[N,H,W,320]"], domain=MS,
-        attrs={"groups": 32, "activation": 1})  # fmt: skip
-example("SkipGroupNorm", ["float[N,H,W,C]", "float[C]", "float[C]", "float[N,1,1,C]", "float[C]"],
-        ["float[N,H,W,C]", "float[N,H,W,C]"], domain=MS, attrs={"groups": 32, "activation": 0})  # fmt: skip
-example("GroupNorm", ["float[N,C]", "float[C]", "float[C]"], ["float[*]"], domain=MS,
-        attrs={"groups": 32, "activation": 0}, error="shape-mismatch")  # fmt: skip

@@ -21,9 +21,9 @@ from infer.core.types import TensorType
 from infer.core.values import MAX_KNOWN_ELEMENTS, Known, SymFloat, Value
 from signatures.ai_onnx.data_dependent import shared_unknown
 from signatures.ai_onnx.generators import range_
-from signatures.com_microsoft import FLOAT, FLOAT_DOUBLE, INT, INTS, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import FLOAT, FLOAT_DOUBLE, INT, INTS, MS, REQUIRED, STRING
 from signatures.kit.helpers import NONZERO, flag, norm_axes, norm_axis, require_single, same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 _NUMERIC = ("tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)", "tensor(int8)", "tensor(int16)",
             "tensor(int32)", "tensor(int64)")  # fmt: skip
@@ -31,27 +31,27 @@ _ALL = _NUMERIC + ("tensor(float16)", "tensor(float)", "tensor(double)", "tensor
                    "tensor(complex64)", "tensor(complex128)")  # fmt: skip
 _PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
-op("Pad", "data:T pads:tensor(int64) value?:T", "output:T", {"T": FLOAT_DOUBLE}, {"mode": (STRING, "constant")})
-op("Range", "start:T limit:T delta?:T", "Y:T",
-   {"T": ("tensor(float)", "tensor(double)", "tensor(int16)", "tensor(int32)", "tensor(int64)")})  # fmt: skip
-op("Unique", "x:T", "y:T idx:tensor(int64) counts:tensor(int64)", {"T": _ALL})
-op("UnfoldTensor", "input:T", "output:T", {"T": _ALL[:8] + ("tensor(bfloat16)",) + _ALL[8:]},
-   {"dim": (INT, -1), "size": (INT, REQUIRED), "step": (INT, 1)})  # fmt: skip
-op("TorchEmbedding", "weight:T indices:tensor(int64) padding_idx?:tensor(int64) scale_grad_by_freq?:tensor(bool)",
-   "Y:T", {"T": ("tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)") + _NUMERIC})  # fmt: skip
-op("Rfft", "X:T", "Y:T", {"T": ("tensor(float)", "tensor(double)", "tensor(float16)")},
-   {"normalized": (INT, 0), "onesided": (INT, 1), "signal_ndim": (INT, 1)})  # fmt: skip
-op("ReduceSumInteger", "data:T1", "reduced:T2", {"T1": ("tensor(int8)", "tensor(uint8)"),
-   "T2": ("tensor(int32)", "tensor(uint32)")}, {"axes": (INTS, REQUIRED), "keepdims": (INT, REQUIRED)})  # fmt: skip
-op("SampleOp", "X:T", "Y:T", {"T": ("tensor(uint32)", "tensor(uint64)", "tensor(int32)", "tensor(int64)",
-                                   "tensor(float16)", "tensor(float)", "tensor(double)")})  # fmt: skip
 _SPARSE = ("float", "double", "int64", "int32", "uint64", "uint32")
-op("SparseToDenseMatMul", "A:T B:T1", "Y:T1",
-   {"T": tuple(f"sparse_tensor({t})" for t in _SPARSE), "T1": tuple(f"tensor({t})" for t in _SPARSE)},
-   {"alpha": (FLOAT, 1.0), "transA": (INT, 0), "transB": (INT, 0)})  # fmt: skip
 
 
-@rule("Pad", domain=MS)
+@operator(
+    "Pad",
+    "data:T pads:tensor(int64) value?:T",
+    "output:T",
+    domain=MS,
+    types={"T": FLOAT_DOUBLE},
+    attrs={"mode": (STRING, "constant")},
+    examples=[
+        case(["float[N,C]", "int64[4]={0,1,2,3}"], ["float[N + 2,C + 4]"]),
+        case(["float[N,3]", "int64[1,4]={1,-1,1,-1}"], ["float[N + 2,1]"], mode="edge"),
+        case(["double[N,C]", "int64[4]"], ["double[?,?]"]),
+        case(["float[2,3]", "int64[4]={0,-2,0,-2}"], ["float[*]"], error="shape-mismatch"),
+        case(["float[2,3]", "int64[4]={0,3,0,0}"], ["float[*]"], mode="reflect", error="shape-mismatch"),
+        case(["float[2,3]", "int64[3]"], ["float[?,?]"], error="shape-mismatch"),
+        case(["float[2,3]", "int64[4]={1,0,1,2}"], ["float[4,5]"], mode="wrap"),
+        case(["float[2,3]", "int64[4]"], ["float[*]"], mode="mirror", error="bad-attribute"),
+    ],
+)
 def pad(ctx: RuleContext) -> list:
     """Each axis grows by its begin and end pads (negative ones crop).
 
@@ -62,7 +62,7 @@ def pad(ctx: RuleContext) -> list:
     if mode not in _PAD_MODES:
         raise RuleError("bad-attribute", f"mode {mode!r} is none of {', '.join(_PAD_MODES)}")
     x, p = ctx.shape(0), ctx.shape(1)
-    if p is not None and not (len(p) == 1 or (len(p) == 2 and D.equal(p[0], 1) is not False)):
+    if p is not None and not (len(p) == 1 or (len(p) == 2 and ctx.equal(p[0], 1) is not False)):
         raise RuleError("shape-mismatch", f"pads must be [2 * rank] or [1, 2 * rank], has shape {list(p)}")
     if x is None:
         return [None]
@@ -91,7 +91,21 @@ def pad(ctx: RuleContext) -> list:
     return [tuple(out)]
 
 
-@rule("Range", domain=MS)
+@operator(
+    "Range",
+    "start:T limit:T delta?:T",
+    "Y:T",
+    domain=MS,
+    types={"T": ("tensor(float)", "tensor(double)", "tensor(int16)", "tensor(int32)", "tensor(int64)")},
+    examples=[
+        case(["int64[]={2}", "int64[]={7}"], ["int64[5]={2,3,4,5,6}"]),
+        case(["int32[1]={0}", "int32[1]={N}"], ["int32[N]"]),
+        case(["float[]={2.0}", "float[]={7.5}"], ["float[6]"]),
+        case(["int64[]={1}", "int64[]={10}", "int64[]={3}"], ["int64[3]={1,4,7}"]),
+        case(["int64[]={1}", "int64[]={10}", "int64[]={0}"], ["int64[*]"], error="bad-attribute"),
+        case(["int64[1,1]", "int64[]"], ["int64[*]"], error="shape-mismatch"),
+    ],
+)
 def range_ms(ctx: RuleContext) -> list:
     """onnx's Range, with a delta of 1 when none is given."""
     if ctx.has(2):
@@ -123,7 +137,18 @@ def _integral(x: object) -> Dim:
     return x if type(x) is int or D.is_symbolic(x) else None
 
 
-@rule("Unique", domain=MS)
+@operator(
+    "Unique",
+    "x:T",
+    "y:T idx:tensor(int64) counts:tensor(int64)",
+    domain=MS,
+    types={"T": _ALL},
+    examples=[
+        case(["float[N]"], ["float[?]", "int64[N]", "int64[?]"]),
+        case(["int64[5]={3,1,3,2,1}"], ["int64[3]={3,1,2}", "int64[5]", "int64[3]={2,2,1}"]),
+        case(["float[2,2]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def unique(ctx: RuleContext) -> list:
     """The distinct values of a 1-D x in order of first occurrence, each one's index, their counts."""
     x = ctx.shape(0)
@@ -143,7 +168,20 @@ def unique(ctx: RuleContext) -> list:
     return [(u,), (n,), (u,)]
 
 
-@rule("UnfoldTensor", domain=MS)
+@operator(
+    "UnfoldTensor",
+    "input:T",
+    "output:T",
+    domain=MS,
+    types={"T": _ALL[:8] + ("tensor(bfloat16)",) + _ALL[8:]},
+    attrs={"dim": (INT, -1), "size": (INT, REQUIRED), "step": (INT, 1)},
+    examples=[
+        case(["float[B,L,C]"], ["float[B,floor((L - 3)/2) + 1,C,3]"], size=3, step=2, dim=1),
+        case(["int64[7]"], ["int64[5,3]"], size=3),
+        case(["float[2,2,3]"], ["float[*]"], size=3, dim=1, error="shape-mismatch"),
+        case(["float[2,7]"], ["float[*]"], size=2, step=0, error="bad-attribute"),
+    ],
+)
 def unfold_tensor(ctx: RuleContext) -> list:
     """The windows of ``size`` every ``step`` along ``dim``: that axis becomes the window count
     ``(extent - size) / step + 1`` and a last axis of ``size`` is added."""
@@ -162,7 +200,17 @@ def unfold_tensor(ctx: RuleContext) -> list:
     return [x[:axis] + (windows,) + x[axis + 1 :] + (size,)]
 
 
-@rule("TorchEmbedding", domain=MS)
+@operator(
+    "TorchEmbedding",
+    "weight:T indices:tensor(int64) padding_idx?:tensor(int64) scale_grad_by_freq?:tensor(bool)",
+    "Y:T",
+    domain=MS,
+    types={"T": ("tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)") + _NUMERIC},
+    examples=[
+        case(["float[V,64]", "int64[B,S]"], ["float[B,S,64]"]),
+        case(["float[V,64,2]", "int64[B,S]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def torch_embedding(ctx: RuleContext) -> list:
     """Rows of the (N, M) weight gathered by the indices: ``indices.shape + (M,)``. No CPU kernel."""
     w, idx = ctx.shape(0), ctx.shape(1)
@@ -173,7 +221,19 @@ def torch_embedding(ctx: RuleContext) -> list:
     return [tuple(idx) + (None if w is None else w[1],)]
 
 
-@rule("Rfft", domain=MS)
+@operator(
+    "Rfft",
+    "X:T",
+    "Y:T",
+    domain=MS,
+    types={"T": ("tensor(float)", "tensor(double)", "tensor(float16)")},
+    attrs={"normalized": (INT, 0), "onesided": (INT, 1), "signal_ndim": (INT, 1)},
+    examples=[
+        case(["float[B,N]"], ["float[B,floor(N/2) + 1,2]"]),
+        case(["float16[B,8,6]"], ["float16[B,8,4,2]"], signal_ndim=2),
+        case(["float[8]"], ["float[*]"], signal_ndim=2, error="shape-mismatch"),
+    ],
+)
 def rfft(ctx: RuleContext) -> list:
     """The one-sided transform: the last (signal) axis of n becomes ``n / 2 + 1`` and a last axis
     of 2 holds the real and imaginary parts. From the documentation; no CPU kernel, and
@@ -192,7 +252,15 @@ def rfft(ctx: RuleContext) -> list:
     return [x[:-1] + (D.add(D.floordiv(x[-1], 2), 1), 2)]
 
 
-@rule("ReduceSumInteger", domain=MS)
+@operator(
+    "ReduceSumInteger",
+    "data:T1",
+    "reduced:T2",
+    domain=MS,
+    types={"T1": ("tensor(int8)", "tensor(uint8)"), "T2": ("tensor(int32)", "tensor(uint32)")},
+    attrs={"axes": (INTS, REQUIRED), "keepdims": (INT, REQUIRED)},
+    examples=[case(["int8[N,C,L]"], ["unknown"], axes=[3], keepdims=0, error="bad-attribute")],
+)
 def reduce_sum_integer(ctx: RuleContext) -> list:
     """ReduceSum over ``axes`` (keepdims keeps them as 1). The output's element type (int32 or
     uint32) follows from nothing the node states, and is left open. No CPU kernel."""
@@ -204,13 +272,41 @@ def reduce_sum_integer(ctx: RuleContext) -> list:
     return [tuple(1 if i in axes else d for i, d in enumerate(x) if keep or i not in axes)]
 
 
-@rule("SampleOp", domain=MS)
+@operator(
+    "SampleOp",
+    "X:T",
+    "Y:T",
+    domain=MS,
+    types={
+        "T": (
+            "tensor(uint32)",
+            "tensor(uint64)",
+            "tensor(int32)",
+            "tensor(int64)",
+            "tensor(float16)",
+            "tensor(float)",
+            "tensor(double)",
+        )
+    },
+    examples=[case(["float[N,C]"], ["float[N,C]"])],
+)
 def sample_op(ctx: RuleContext) -> list:
     """An echo: Y is X (onnxruntime's CPU kernel is for float only)."""
     return [ctx.shape(0)]
 
 
-@rule("SparseToDenseMatMul", domain=MS)
+@operator(
+    "SparseToDenseMatMul",
+    "A:T B:T1",
+    "Y:T1",
+    domain=MS,
+    types={"T": tuple(f"sparse_tensor({t})" for t in _SPARSE), "T1": tuple(f"tensor({t})" for t in _SPARSE)},
+    attrs={"alpha": (FLOAT, 1.0), "transA": (INT, 0), "transB": (INT, 0)},
+    examples=[
+        # (Example types are dense: the sparse operand is checked in tests/test_contrib_b_runtime.py.)
+        case(["float[M,K]", "float[K,N]"], ["float[M,N]"], error="type-mismatch")
+    ],
+)
 def sparse_to_dense_matmul(ctx: RuleContext) -> list:
     """A sparse 2-D A times a dense 2-D B, after the transposes: (M, N).
 
@@ -230,38 +326,3 @@ def sparse_to_dense_matmul(ctx: RuleContext) -> list:
     k2, n = (b[1], b[0]) if tb else (b[0], b[1])
     same_dim(ctx, k, k2, "the inner dimensions after the transposes")
     return [(m, n)]
-
-
-example("Pad", ["float[N,C]", "int64[4]={0,1,2,3}"], ["float[N + 2,C + 4]"], domain=MS)
-example("Pad", ["float[N,3]", "int64[1,4]={1,-1,1,-1}"], ["float[N + 2,1]"], domain=MS, attrs={"mode": "edge"})
-example("Pad", ["double[N,C]", "int64[4]"], ["double[?,?]"], domain=MS)
-example("Pad", ["float[2,3]", "int64[4]={0,-2,0,-2}"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("Pad", ["float[2,3]", "int64[4]={0,3,0,0}"], ["float[*]"], domain=MS, attrs={"mode": "reflect"},
-        error="shape-mismatch")  # fmt: skip
-example("Pad", ["float[2,3]", "int64[3]"], ["float[?,?]"], domain=MS, error="shape-mismatch")
-example("Pad", ["float[2,3]", "int64[4]={1,0,1,2}"], ["float[4,5]"], domain=MS, attrs={"mode": "wrap"})
-example("Pad", ["float[2,3]", "int64[4]"], ["float[*]"], domain=MS, attrs={"mode": "mirror"}, error="bad-attribute")
-example("Range", ["int64[]={2}", "int64[]={7}"], ["int64[5]={2,3,4,5,6}"], domain=MS)
-example("Range", ["int32[1]={0}", "int32[1]={N}"], ["int32[N]"], domain=MS)
-example("Range", ["float[]={2.0}", "float[]={7.5}"], ["float[6]"], domain=MS)
-example("Range", ["int64[]={1}", "int64[]={10}", "int64[]={3}"], ["int64[3]={1,4,7}"], domain=MS)
-example("Range", ["int64[]={1}", "int64[]={10}", "int64[]={0}"], ["int64[*]"], domain=MS, error="bad-attribute")
-example("Range", ["int64[1,1]", "int64[]"], ["int64[*]"], domain=MS, error="shape-mismatch")
-example("Unique", ["float[N]"], ["float[?]", "int64[N]", "int64[?]"], domain=MS)
-example("Unique", ["int64[5]={3,1,3,2,1}"], ["int64[3]={3,1,2}", "int64[5]", "int64[3]={2,2,1}"], domain=MS)
-example("Unique", ["float[2,2]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("UnfoldTensor", ["float[B,L,C]"], ["float[B,floor((L - 3)/2) + 1,C,3]"], domain=MS,
-        attrs={"size": 3, "step": 2, "dim": 1})  # fmt: skip
-example("UnfoldTensor", ["int64[7]"], ["int64[5,3]"], domain=MS, attrs={"size": 3})
-example("UnfoldTensor", ["float[2,2,3]"], ["float[*]"], domain=MS, attrs={"size": 3, "dim": 1}, error="shape-mismatch")
-example("UnfoldTensor", ["float[2,7]"], ["float[*]"], domain=MS, attrs={"size": 2, "step": 0}, error="bad-attribute")
-example("TorchEmbedding", ["float[V,64]", "int64[B,S]"], ["float[B,S,64]"], domain=MS)
-example("TorchEmbedding", ["float[V,64,2]", "int64[B,S]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("Rfft", ["float[B,N]"], ["float[B,floor(N/2) + 1,2]"], domain=MS)
-example("Rfft", ["float16[B,8,6]"], ["float16[B,8,4,2]"], domain=MS, attrs={"signal_ndim": 2})
-example("Rfft", ["float[8]"], ["float[*]"], domain=MS, attrs={"signal_ndim": 2}, error="shape-mismatch")
-example("ReduceSumInteger", ["int8[N,C,L]"], ["unknown"], domain=MS, attrs={"axes": [3], "keepdims": 0},
-        error="bad-attribute")  # fmt: skip
-example("SampleOp", ["float[N,C]"], ["float[N,C]"], domain=MS)
-# (Example types are dense: the sparse operand is checked in tests/test_contrib_b_runtime.py.)
-example("SparseToDenseMatMul", ["float[M,K]", "float[K,N]"], ["float[M,N]"], domain=MS, error="type-mismatch")

@@ -18,9 +18,9 @@ from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
-from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, STRING
 from signatures.kit.helpers import NONZERO, flag, same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 Shape = tuple[Dim, ...]
 _F_F16 = ("tensor(float)", "tensor(float16)")
@@ -28,51 +28,8 @@ _HALF = ("tensor(float16)", "tensor(bfloat16)")
 _PAGED_T = {"T": _HALF, "T_KV_SCALE": F32, "S": INT32}
 _QUANT = {"k_quant_type": (STRING, "NONE"), "v_quant_type": (STRING, "NONE")}
 
-op("PackedAttention", "input:T weights:T bias:T token_offset:M cumulative_sequence_length:M attention_bias?:T",
-   "output:T", {"T": _F_F16, "M": INT32},
-   {"num_heads": (INT, REQUIRED), "qkv_hidden_sizes": (INTS, None), "scale": (FLOAT, None)})  # fmt: skip
-op("PackedMultiHeadAttention",
-   "query:T key?:T value?:T bias?:T token_offset:M cumulative_sequence_length:M attention_bias?:T",
-   "output:T", {"T": _F_F16, "M": INT32},
-   {"mask_filter_value": (FLOAT, None), "num_heads": (INT, REQUIRED), "scale": (FLOAT, None)})  # fmt: skip
 _PAGED_IN = "cumulative_sequence_length:S past_seqlens:S block_table:S"
 _NORMS = "q_norm_weight?:T k_norm_weight?:T k_scale?:T_KV_SCALE v_scale?:T_KV_SCALE attention_metadata?:S"
-op("PagedAttention",
-   f"query:T key?:T value?:T key_cache:T_CACHE value_cache?:T_CACHE {_PAGED_IN} cos_cache?:T sin_cache?:T "
-   f"slot_mapping?:S head_sink?:T {_NORMS}",
-   "output:T key_cache_out?:T_CACHE value_cache_out?:T_CACHE",
-   {**_PAGED_T, "T_CACHE": _HALF + ("tensor(int8)", "tensor(float8e4m3fn)", "tensor(uint8)")},
-   {"do_rotary": (INT, None), "is_causal": (INT, 1), "k_cache_dtype": (STRING, ""), **_QUANT,
-    "kv_cache_layout": (STRING, "SEPARATE"), "kv_num_heads": (INT, REQUIRED), "local_window_size": (INT, -1),
-    "num_heads": (INT, REQUIRED), "qk_norm_epsilon": (FLOAT, None), "rotary_interleaved": (INT, None),
-    "rotary_offset": (INT, None), "scale": (FLOAT, None), "softcap": (FLOAT, None), "v_cache_dtype": (STRING, ""),
-    "v_head_size": (INT, 0)})  # fmt: skip
-op("SparsePagedAttention",
-   f"query:T key?:T value?:T key_cache:T_CACHE value_cache:T_CACHE {_PAGED_IN} slot_mapping?:S "
-   "selected_indices:S selected_counts:S auxiliary_key?:T auxiliary_value?:T auxiliary_lengths?:S cos_cache?:T "
-   f"sin_cache?:T head_sink?:T {_NORMS}",
-   "output:T key_cache_out?:T_CACHE value_cache_out?:T_CACHE",
-   {**_PAGED_T, "T_CACHE": _HALF + ("tensor(int8)",)},
-   {"attention_mode": (STRING, "selected_only"), "auxiliary_cache_layout": (STRING, "contiguous"),
-    "auxiliary_kv_shared": (INT, 0), "do_rotary": (INT, 0), "is_causal": (INT, 1), **_QUANT,
-    "kv_num_heads": (INT, REQUIRED), "local_window_size": (INT, -1), "num_heads": (INT, REQUIRED),
-    "qk_norm_epsilon": (FLOAT, 1e-6), "rotary_interleaved": (INT, 0), "rotary_offset": (INT, 0),
-    "scale": (FLOAT, None), "selected_kv_source": (STRING, "main"), "softcap": (FLOAT, None)})  # fmt: skip
-op("SparseAttention",
-   "query:T key?:T value?:T past_key:T past_value:T block_row_indices:M block_col_indices:M total_sequence_length:M "
-   "key_total_sequence_lengths:M cos_cache?:T sin_cache?:T",
-   "output:T present_key:T present_value:T", {"T": FLOAT_TYPES, "M": INT32},
-   {"do_rotary": (INT, None), "kv_num_heads": (INT, REQUIRED), "num_heads": (INT, REQUIRED),
-    "rotary_interleaved": (INT, None), "scale": (FLOAT, None), "sparse_block_size": (INT, REQUIRED)})  # fmt: skip
-op("RemovePadding", "input:T sequence_token_count:M", "output:T token_offset:M cumulated_seq_len:M max_seq_len:M",
-   {"T": _F_F16, "M": INT32})  # fmt: skip
-op("RestorePadding", "input:T token_offset:M", "output:T", {"T": _F_F16, "M": INT32})
-op("RMSNormRotary", "X:T scale:F position_ids:I cosine:TCos sine:TCos prefill_numerics?:TI",
-   "Y:TOut normalized_fp32?:F",
-   {"T": ("tensor(bfloat16)", "tensor(float16)"), "TCos": ("tensor(bfloat16)", "tensor(float)"),
-    "TOut": ("tensor(bfloat16)", "tensor(float16)"), "F": F32, "I": ("tensor(int64)",), "TI": INT32},
-   {"epsilon": (FLOAT, 1e-6), "flatten_batch": (INT, 0), "input_start": (INT, 0), "input_width": (INT, 0),
-    "output_fp16": (INT, 0), "rotary_embedding_dim": (INT, REQUIRED), "use_fp32_arithmetic": (INT, 1)})  # fmt: skip
 
 
 def _heads(ctx: RuleContext, name: str) -> int:
@@ -114,7 +71,29 @@ def _cache_out(ctx: RuleContext, i: int) -> TensorType | Shape | None:
     return TensorType(ctx.elem(i), ctx.shape(i))
 
 
-@rule("PackedAttention", domain=MS)
+@operator(
+    "PackedAttention",
+    "input:T weights:T bias:T token_offset:M cumulative_sequence_length:M attention_bias?:T",
+    "output:T",
+    domain=MS,
+    types={"T": _F_F16, "M": INT32},
+    attrs={"num_heads": (INT, REQUIRED), "qkv_hidden_sizes": (INTS, None), "scale": (FLOAT, None)},
+    examples=[
+        case(["float[T,32]", "float[32,96]", "float[96]", "int32[B,S]", "int32[B + 1]"], ["float[T,32]"], num_heads=4),
+        case(
+            ["float16[T,32]", "float16[32,80]", "float16[80]", "int32[B,S]", "int32[B + 1]"],
+            ["float16[T,16]"],
+            num_heads=2,
+            qkv_hidden_sizes=[32, 32, 16],
+        ),
+        case(
+            ["float[T,32]", "float[32,96]", "float[90]", "int32[B,S]", "int32[B + 1]"],
+            ["float[T,32]"],
+            num_heads=4,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def packed_attention(ctx: RuleContext) -> list:
     """(token_count, v_hidden): Attention on packed tokens; v_hidden is qkv_hidden_sizes[2],
     else a third of the weights' width."""
@@ -139,7 +118,28 @@ def packed_attention(ctx: RuleContext) -> list:
     return [(None if x is None else x[0], v_hidden)]
 
 
-@rule("PackedMultiHeadAttention", domain=MS)
+@operator(
+    "PackedMultiHeadAttention",
+    "query:T key?:T value?:T bias?:T token_offset:M cumulative_sequence_length:M attention_bias?:T",
+    "output:T",
+    domain=MS,
+    types={"T": _F_F16, "M": INT32},
+    attrs={"mask_filter_value": (FLOAT, None), "num_heads": (INT, REQUIRED), "scale": (FLOAT, None)},
+    examples=[
+        case(
+            ["float[T,32]", "float[T,32]", "float[T,48]", "", "int32[B,S]", "int32[B + 1]"],
+            ["float[T,48]"],
+            num_heads=4,
+        ),
+        case(["float16[T,4,3,8]", "", "", "", "int32[B,S]", "int32[B + 1]"], ["float16[T,32]"], num_heads=4),
+        case(
+            ["float[T,32,1]", "", "", "", "int32[B,S]", "int32[B + 1]"],
+            ["float[*]"],
+            num_heads=4,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def packed_multi_head_attention(ctx: RuleContext) -> list:
     """(token_count, v_hidden): the value's width, or N * H of a packed (T, N, 3, H) query."""
     _heads(ctx, "num_heads")
@@ -173,12 +173,83 @@ def _v_head_size(ctx: RuleContext, layout: str, head: Dim) -> Dim:
         return head
     if layout != "LATENT":
         raise RuleError("bad-attribute", "v_head_size is valid only with kv_cache_layout LATENT")
-    if head is not None and D.less(head, v_head) is True:
+    if head is not None and ctx.less(head, v_head) is True:
         raise RuleError("bad-attribute", f"v_head_size {v_head} exceeds the head size {D.to_str(head)}")
     return v_head
 
 
-@rule("PagedAttention", domain=MS)
+_PAGED = ["int32[B + 1]", "int32[B]", "int32[B,P]"]
+
+
+@operator(
+    "PagedAttention",
+    f"query:T key?:T value?:T key_cache:T_CACHE value_cache?:T_CACHE {_PAGED_IN} cos_cache?:T sin_cache?:T "
+    f"slot_mapping?:S head_sink?:T {_NORMS}",
+    "output:T key_cache_out?:T_CACHE value_cache_out?:T_CACHE",
+    domain=MS,
+    types={**_PAGED_T, "T_CACHE": _HALF + ("tensor(int8)", "tensor(float8e4m3fn)", "tensor(uint8)")},
+    attrs={
+        "do_rotary": (INT, None),
+        "is_causal": (INT, 1),
+        "k_cache_dtype": (STRING, ""),
+        **_QUANT,
+        "kv_cache_layout": (STRING, "SEPARATE"),
+        "kv_num_heads": (INT, REQUIRED),
+        "local_window_size": (INT, -1),
+        "num_heads": (INT, REQUIRED),
+        "qk_norm_epsilon": (FLOAT, None),
+        "rotary_interleaved": (INT, None),
+        "rotary_offset": (INT, None),
+        "scale": (FLOAT, None),
+        "softcap": (FLOAT, None),
+        "v_cache_dtype": (STRING, ""),
+        "v_head_size": (INT, 0),
+    },
+    examples=[
+        case(
+            ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]", "float16[N,16,2,16]", *_PAGED],
+            ["float16[T,64]", "float16[N,16,2,16]", "float16[N,16,2,16]"],
+            num_heads=4,
+            kv_num_heads=2,
+        ),
+        case(
+            ["bfloat16[T,128]", "", "", "int8[N,16,2,8]", "int8[N,16,2,8]", *_PAGED],
+            ["bfloat16[T,64]", "int8[N,16,2,8]", "int8[N,16,2,8]"],
+            num_heads=4,
+            kv_num_heads=2,
+        ),
+        case(
+            ["float16[T,256]", "float16[T,64]", "", "float16[N,16,1,64]", "", *_PAGED],
+            ["float16[T,128]", "float16[N,16,1,64]"],
+            num_heads=4,
+            kv_num_heads=1,
+            kv_cache_layout="LATENT",
+            v_head_size=32,
+        ),
+        case(
+            ["float16[T,62]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]", "float16[N,16,2,16]", *_PAGED],
+            ["float16[*]"],
+            num_heads=4,
+            kv_num_heads=2,
+            error="shape-mismatch",
+        ),
+        case(
+            ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]", "float16[N,16,2,16]", *_PAGED],
+            ["float16[*]"],
+            num_heads=4,
+            kv_num_heads=2,
+            v_head_size=8,
+            error="bad-attribute",
+        ),
+        case(
+            ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]", "float16[N,16,2,16]", *_PAGED],
+            ["float16[*]", "float16[*]"],
+            num_heads=4,
+            kv_num_heads=2,
+            error="arity",
+        ),
+    ],
+)
 def paged_attention(ctx: RuleContext) -> list:
     """(num_tokens, num_heads * v_head_size), v_head_size the head size unless a LATENT cache
     names a narrower one; the caches are updated in place."""
@@ -198,7 +269,67 @@ def paged_attention(ctx: RuleContext) -> list:
     return [(tokens, width), _cache_out(ctx, 3), _cache_out(ctx, 4)][: ctx.n_outputs]
 
 
-@rule("SparsePagedAttention", domain=MS)
+@operator(
+    "SparsePagedAttention",
+    f"query:T key?:T value?:T key_cache:T_CACHE value_cache:T_CACHE {_PAGED_IN} slot_mapping?:S "
+    "selected_indices:S selected_counts:S auxiliary_key?:T auxiliary_value?:T auxiliary_lengths?:S cos_cache?:T "
+    f"sin_cache?:T head_sink?:T {_NORMS}",
+    "output:T key_cache_out?:T_CACHE value_cache_out?:T_CACHE",
+    domain=MS,
+    types={**_PAGED_T, "T_CACHE": _HALF + ("tensor(int8)",)},
+    attrs={
+        "attention_mode": (STRING, "selected_only"),
+        "auxiliary_cache_layout": (STRING, "contiguous"),
+        "auxiliary_kv_shared": (INT, 0),
+        "do_rotary": (INT, 0),
+        "is_causal": (INT, 1),
+        **_QUANT,
+        "kv_num_heads": (INT, REQUIRED),
+        "local_window_size": (INT, -1),
+        "num_heads": (INT, REQUIRED),
+        "qk_norm_epsilon": (FLOAT, 1e-6),
+        "rotary_interleaved": (INT, 0),
+        "rotary_offset": (INT, 0),
+        "scale": (FLOAT, None),
+        "selected_kv_source": (STRING, "main"),
+        "softcap": (FLOAT, None),
+    },
+    examples=[
+        case(
+            [
+                "float16[T,64]",
+                "float16[T,32]",
+                "float16[T,32]",
+                "float16[N,16,2,16]",
+                "float16[N,16,2,16]",
+                *_PAGED,
+                "",
+                "int32[T,E]",
+                "int32[T]",
+            ],
+            ["float16[T,64]", "float16[N,16,2,16]", "float16[N,16,2,16]"],
+            num_heads=4,
+            kv_num_heads=2,
+        ),
+        case(
+            [
+                "float16[T,64]",
+                "float16[T,32]",
+                "float16[T,32]",
+                "float16[N,16,2,16]",
+                "float16[N,16,2,16]",
+                *_PAGED,
+                "",
+                "int32[U,E]",
+                "int32[U]",
+            ],
+            ["float16[*]"],
+            num_heads=3,
+            kv_num_heads=2,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def sparse_paged_attention(ctx: RuleContext) -> list:
     """(token_count, num_heads * head_size); the caches are updated in place."""
     n, kv = _heads(ctx, "num_heads"), _heads(ctx, "kv_num_heads")
@@ -212,7 +343,49 @@ def sparse_paged_attention(ctx: RuleContext) -> list:
     return [(tokens, D.mul(n, head)), _cache_out(ctx, 3), _cache_out(ctx, 4)][: ctx.n_outputs]
 
 
-@rule("SparseAttention", domain=MS)
+_SPARSE = ["int32[1,3]", "int32[1,2]", "int32[]", "int32[B]"]
+
+
+@operator(
+    "SparseAttention",
+    "query:T key?:T value?:T past_key:T past_value:T block_row_indices:M block_col_indices:M total_sequence_length:M "
+    "key_total_sequence_lengths:M cos_cache?:T sin_cache?:T",
+    "output:T present_key:T present_value:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": INT32},
+    attrs={
+        "do_rotary": (INT, None),
+        "kv_num_heads": (INT, REQUIRED),
+        "num_heads": (INT, REQUIRED),
+        "rotary_interleaved": (INT, None),
+        "scale": (FLOAT, None),
+        "sparse_block_size": (INT, REQUIRED),
+    },
+    examples=[
+        case(
+            ["float[B,S,32]", "float[B,S,8]", "float[B,S,8]", "float[B,1,M,8]", "float[B,1,M,8]", *_SPARSE],
+            ["float[B,S,32]", "float[B,1,M,8]", "float[B,1,M,8]"],
+            num_heads=4,
+            kv_num_heads=1,
+            sparse_block_size=16,
+        ),
+        case(
+            ["float16[B,S,48]", "", "", "float16[B,1,M,8]", "float16[B,1,M,8]", *_SPARSE],
+            ["float16[B,S,32]", "float16[B,1,M,8]", "float16[B,1,M,8]"],
+            num_heads=4,
+            kv_num_heads=1,
+            sparse_block_size=16,
+        ),
+        case(
+            ["float[B,S,32]", "float[B,S,8]", "float[B,S,8]", "float[B,1,M,16]", "float[B,1,M,16]", *_SPARSE],
+            ["float[B,S,64]", "float[B,1,M,16]", "float[B,1,M,16]"],
+            num_heads=4,
+            kv_num_heads=1,
+            sparse_block_size=16,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def sparse_attention(ctx: RuleContext) -> list:
     """(batch, sequence, num_heads * head_size); present_key and present_value are the past
     buffers (onnxruntime's kernel writes them in place: the outputs must share their memory)."""
@@ -237,7 +410,17 @@ def sparse_attention(ctx: RuleContext) -> list:
     return [out, pk, pv]
 
 
-@rule("RemovePadding", domain=MS)
+@operator(
+    "RemovePadding",
+    "input:T sequence_token_count:M",
+    "output:T token_offset:M cumulated_seq_len:M max_seq_len:M",
+    domain=MS,
+    types={"T": _F_F16, "M": INT32},
+    examples=[
+        case(["float[B,S,64]", "int32[B]"], ["float[?,64]", "int32[B,S]", "int32[B + 1]", "int32[1]"]),
+        case(["float16[2,S,64]", "int32[2]={3,S}"], ["float16[S + 3,64]", "int32[2,S]", "int32[3]", "int32[1]"]),
+    ],
+)
 def remove_padding(ctx: RuleContext) -> list:
     """(total_tokens, hidden), token_offset (batch, sequence), cumulated_seq_len (batch + 1),
     max_seq_len (1); total_tokens is the sum of sequence_token_count's contents."""
@@ -252,7 +435,17 @@ def remove_padding(ctx: RuleContext) -> list:
     return [(total, hidden), (b, s), (D.add(b, 1),), (1,)]
 
 
-@rule("RestorePadding", domain=MS)
+@operator(
+    "RestorePadding",
+    "input:T token_offset:M",
+    "output:T",
+    domain=MS,
+    types={"T": _F_F16, "M": INT32},
+    examples=[
+        case(["float[T,64]", "int32[B,S]"], ["float[B,S,64]"]),
+        case(["float[T,64,1]", "int32[B,S]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def restore_padding(ctx: RuleContext) -> list:
     """(batch, sequence, hidden): batch and sequence from token_offset, hidden from the input."""
     x = _shape(ctx, 0, (2,), "input")
@@ -261,7 +454,46 @@ def restore_padding(ctx: RuleContext) -> list:
     return [(b, s, None if x is None else x[1])]
 
 
-@rule("RMSNormRotary", domain=MS)
+_ROT = ["float[H]", "int64[B,S]", "bfloat16[C,4]", "bfloat16[C,4]"]
+
+
+@operator(
+    "RMSNormRotary",
+    "X:T scale:F position_ids:I cosine:TCos sine:TCos prefill_numerics?:TI",
+    "Y:TOut normalized_fp32?:F",
+    domain=MS,
+    types={
+        "T": ("tensor(bfloat16)", "tensor(float16)"),
+        "TCos": ("tensor(bfloat16)", "tensor(float)"),
+        "TOut": ("tensor(bfloat16)", "tensor(float16)"),
+        "F": F32,
+        "I": ("tensor(int64)",),
+        "TI": INT32,
+    },
+    attrs={
+        "epsilon": (FLOAT, 1e-6),
+        "flatten_batch": (INT, 0),
+        "input_start": (INT, 0),
+        "input_width": (INT, 0),
+        "output_fp16": (INT, 0),
+        "rotary_embedding_dim": (INT, REQUIRED),
+        "use_fp32_arithmetic": (INT, 1),
+    },
+    examples=[
+        case(["bfloat16[B,S,4,16]", *_ROT], ["bfloat16[B,S,64]", "float[B,S,4,16]"], rotary_embedding_dim=8),
+        case(
+            ["float16[B,S,4,16]", *_ROT],
+            ["float16[1,B*S,48]", "float[B,S,4,12]"],
+            rotary_embedding_dim=8,
+            input_width=12,
+            input_start=2,
+            output_fp16=1,
+            flatten_batch=1,
+        ),
+        case(["bfloat16[B,S,4,16]", *_ROT], ["unknown"], rotary_embedding_dim=8, input_start=2, error="shape-mismatch"),
+        case(["bfloat16[B,S,4,16]", *_ROT], ["unknown"], rotary_embedding_dim=9, error="bad-attribute"),
+    ],
+)
 def rms_norm_rotary(ctx: RuleContext) -> list:
     """X (B, S, heads, stride): Y (B, S, heads * width), or (1, B * S, heads * width) with
     flatten_batch, in bfloat16 (float16 with output_fp16); normalized_fp32 (B, S, heads, width).
@@ -278,75 +510,7 @@ def rms_norm_rotary(ctx: RuleContext) -> list:
     b, s, heads, stride = x
     w: Dim = width or stride
     for need, what in ((D.add(w, start), "input_start + the width"), (rot, "rotary_embedding_dim")):
-        if D.less(stride if what != "rotary_embedding_dim" else w, need) is True:
+        if ctx.less(stride if what != "rotary_embedding_dim" else w, need) is True:
             raise RuleError("shape-mismatch", f"{what} exceeds the input's width")
     lead = (1, D.mul(b, s)) if flag(ctx, "flatten_batch", 0, NONZERO) else (b, s)
     return [TensorType(elem, lead + (D.mul(heads, w),)), (b, s, heads, w)][: ctx.n_outputs]
-
-
-example("PackedAttention", ["float[T,32]", "float[32,96]", "float[96]", "int32[B,S]", "int32[B + 1]"],
-        ["float[T,32]"], domain=MS, attrs={"num_heads": 4})  # fmt: skip
-example("PackedAttention", ["float16[T,32]", "float16[32,80]", "float16[80]", "int32[B,S]", "int32[B + 1]"],
-        ["float16[T,16]"], domain=MS, attrs={"num_heads": 2, "qkv_hidden_sizes": [32, 32, 16]})  # fmt: skip
-example("PackedAttention", ["float[T,32]", "float[32,96]", "float[90]", "int32[B,S]", "int32[B + 1]"],
-        ["float[T,32]"], domain=MS, attrs={"num_heads": 4}, error="shape-mismatch")  # fmt: skip
-example("PackedMultiHeadAttention", ["float[T,32]", "float[T,32]", "float[T,48]", "", "int32[B,S]", "int32[B + 1]"],
-        ["float[T,48]"], domain=MS, attrs={"num_heads": 4})  # fmt: skip
-example("PackedMultiHeadAttention", ["float16[T,4,3,8]", "", "", "", "int32[B,S]", "int32[B + 1]"],
-        ["float16[T,32]"], domain=MS, attrs={"num_heads": 4})  # fmt: skip
-example("PackedMultiHeadAttention", ["float[T,32,1]", "", "", "", "int32[B,S]", "int32[B + 1]"], ["float[*]"],
-        domain=MS, attrs={"num_heads": 4}, error="shape-mismatch")  # fmt: skip
-_PAGED = ["int32[B + 1]", "int32[B]", "int32[B,P]"]
-example("PagedAttention", ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]",
-                           "float16[N,16,2,16]", *_PAGED],
-        ["float16[T,64]", "float16[N,16,2,16]", "float16[N,16,2,16]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 2})  # fmt: skip
-example("PagedAttention", ["bfloat16[T,128]", "", "", "int8[N,16,2,8]", "int8[N,16,2,8]", *_PAGED],
-        ["bfloat16[T,64]", "int8[N,16,2,8]", "int8[N,16,2,8]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 2})  # fmt: skip
-example("PagedAttention", ["float16[T,256]", "float16[T,64]", "", "float16[N,16,1,64]", "", *_PAGED],
-        ["float16[T,128]", "float16[N,16,1,64]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 1, "kv_cache_layout": "LATENT", "v_head_size": 32})  # fmt: skip
-example("PagedAttention", ["float16[T,62]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]",
-                           "float16[N,16,2,16]", *_PAGED], ["float16[*]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 2}, error="shape-mismatch")  # fmt: skip
-example("PagedAttention", ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]",
-                           "float16[N,16,2,16]", *_PAGED], ["float16[*]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 2, "v_head_size": 8}, error="bad-attribute")  # fmt: skip
-example("SparsePagedAttention", ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]",
-                                 "float16[N,16,2,16]", *_PAGED, "", "int32[T,E]", "int32[T]"],
-        ["float16[T,64]", "float16[N,16,2,16]", "float16[N,16,2,16]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 2})  # fmt: skip
-example("SparsePagedAttention", ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]",
-                                 "float16[N,16,2,16]", *_PAGED, "", "int32[U,E]", "int32[U]"],
-        ["float16[*]"], domain=MS, attrs={"num_heads": 3, "kv_num_heads": 2}, error="shape-mismatch")  # fmt: skip
-example("PagedAttention", ["float16[T,64]", "float16[T,32]", "float16[T,32]", "float16[N,16,2,16]",
-                           "float16[N,16,2,16]", *_PAGED], ["float16[*]", "float16[*]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 2}, error="arity")  # fmt: skip
-_SPARSE = ["int32[1,3]", "int32[1,2]", "int32[]", "int32[B]"]
-example("SparseAttention", ["float[B,S,32]", "float[B,S,8]", "float[B,S,8]", "float[B,1,M,8]", "float[B,1,M,8]",
-                            *_SPARSE],
-        ["float[B,S,32]", "float[B,1,M,8]", "float[B,1,M,8]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 1, "sparse_block_size": 16})  # fmt: skip
-example("SparseAttention", ["float16[B,S,48]", "", "", "float16[B,1,M,8]", "float16[B,1,M,8]", *_SPARSE],
-        ["float16[B,S,32]", "float16[B,1,M,8]", "float16[B,1,M,8]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 1, "sparse_block_size": 16})  # fmt: skip
-example("SparseAttention", ["float[B,S,32]", "float[B,S,8]", "float[B,S,8]", "float[B,1,M,16]", "float[B,1,M,16]",
-                            *_SPARSE], ["float[B,S,64]", "float[B,1,M,16]", "float[B,1,M,16]"], domain=MS,
-        attrs={"num_heads": 4, "kv_num_heads": 1, "sparse_block_size": 16}, error="shape-mismatch")  # fmt: skip
-example("RemovePadding", ["float[B,S,64]", "int32[B]"], ["float[?,64]", "int32[B,S]", "int32[B + 1]", "int32[1]"],
-        domain=MS)  # fmt: skip
-example("RemovePadding", ["float16[2,S,64]", "int32[2]={3,S}"], ["float16[S + 3,64]", "int32[2,S]", "int32[3]",
-                                                                  "int32[1]"], domain=MS)  # fmt: skip
-example("RestorePadding", ["float[T,64]", "int32[B,S]"], ["float[B,S,64]"], domain=MS)
-example("RestorePadding", ["float[T,64,1]", "int32[B,S]"], ["float[*]"], domain=MS, error="shape-mismatch")
-_ROT = ["float[H]", "int64[B,S]", "bfloat16[C,4]", "bfloat16[C,4]"]
-example("RMSNormRotary", ["bfloat16[B,S,4,16]", *_ROT], ["bfloat16[B,S,64]", "float[B,S,4,16]"], domain=MS,
-        attrs={"rotary_embedding_dim": 8})  # fmt: skip
-example("RMSNormRotary", ["float16[B,S,4,16]", *_ROT], ["float16[1,B*S,48]", "float[B,S,4,12]"], domain=MS,
-        attrs={"rotary_embedding_dim": 8, "input_width": 12, "input_start": 2, "output_fp16": 1,
-               "flatten_batch": 1})  # fmt: skip
-example("RMSNormRotary", ["bfloat16[B,S,4,16]", *_ROT], ["unknown"], domain=MS,
-        attrs={"rotary_embedding_dim": 8, "input_start": 2}, error="shape-mismatch")  # fmt: skip
-example("RMSNormRotary", ["bfloat16[B,S,4,16]", *_ROT], ["unknown"], domain=MS,
-        attrs={"rotary_embedding_dim": 9}, error="bad-attribute")  # fmt: skip

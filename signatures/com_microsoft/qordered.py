@@ -14,52 +14,56 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from infer.contract.context import RuleContext, RuleError
-from infer.core import dims as D
 from infer.core.types import TensorType
 from infer.core.values import Known, Value
-from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INT32, INTS, MS, REQUIRED
 from signatures.com_microsoft.linalg import matmul_dims
 from signatures.kit.helpers import norm_axis, same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 _Q, _S = ("tensor(int8)",), F32
 _ORDERS = {f"order_{m}": (INT, REQUIRED) for m in ("input", "output", "weight")}
 _GEMMS = "scale_Q_gemm:S scale_K_gemm:S scale_V_gemm:S"
 _WEIGHTS = "Q_weight:Q K_weight:Q V_weight:Q scale_Q_weight:S scale_K_weight:S scale_V_weight:S"
 
-op("QuantizeWithOrder", "input:F scale_input:S", "output:Q",
-   {"Q": _Q, "F": ("tensor(float16)", "tensor(float)"), "S": _S},
-   {"order_input": (INT, REQUIRED), "order_output": (INT, REQUIRED)})  # fmt: skip
-op("QOrderedMatMul", "A:Q scale_A:S B:Q scale_B:S scale_Y:S bias?:S C?:Q scale_C?:S", "Y:Q", {"Q": _Q, "S": _S},
-   {"order_A": (INT, REQUIRED), "order_B": (INT, REQUIRED), "order_Y": (INT, REQUIRED)})  # fmt: skip
-op("QOrderedGelu", "X:Q scale_X:S scale_Y:S", "Y:Q", {"Q": _Q, "S": _S},
-   {"order_X": (INT, None), "order_Y": (INT, None)})  # fmt: skip
-op("QOrderedLayerNormalization", "X:Q scale_X:S scale:F B?:F scale_Y:S", "Y:Q",
-   {"F": ("tensor(float16)", "tensor(float)"), "S": _S, "Q": _Q},
-   {"axis": (INT, -1), "epsilon": (FLOAT, 1e-5), "order_X": (INT, 1), "order_Y": (INT, 1)})  # fmt: skip
-op("QOrderedAttention",
-   f"input:Q scale_input:S {_GEMMS} {_WEIGHTS} Q_bias:S K_bias:S V_bias:S scale_QKT_gemm?:S "
-   "scale_QKT_softmax?:S scale_values_gemm:S mask_index?:G past?:Q attention_bias?:S",
-   "output:Q", {"Q": _Q, "S": _S, "G": INT32},
-   {"num_heads": (INT, REQUIRED), **_ORDERS, "qkv_hidden_sizes": (INTS, None), "unidirectional": (INT, 0)})  # fmt: skip
-op("QOrderedLongformerAttention",
-   "input:Q scale_input:S weight:Q scale_weight:S bias:S scale_bias:S scale_qkv_gemm:S mask:F global_weight:Q "
-   "scale_global_weight:S global_bias:S scale_global_gemm:S global:G scale_output:S",
-   "output:Q", {"Q": _Q, "S": _S, "G": INT32, "F": ("tensor(float16)",)},
-   {"num_heads": (INT, REQUIRED), "order_global_weight": (INT, REQUIRED), **_ORDERS,
-    "window": (INT, REQUIRED)})  # fmt: skip
-op("QuantizeBFP", "x:T1", "y:T2 shape:T3 strides:T3",
-   {"T1": FLOAT_TYPES, "T2": ("tensor(uint8)",), "T3": ("tensor(int64)",)},
-   {"bfp_type": (INT, REQUIRED), "block_dim": (INT, -1)})  # fmt: skip
+_SC = "float[]"
 
 
-@rule(["QuantizeWithOrder", "QOrderedGelu"], domain=MS)
+@operator(
+    "QuantizeWithOrder",
+    "input:F scale_input:S",
+    "output:Q",
+    domain=MS,
+    types={"Q": _Q, "F": ("tensor(float16)", "tensor(float)"), "S": _S},
+    attrs={"order_input": (INT, REQUIRED), "order_output": (INT, REQUIRED)},
+    examples=[case(["float16[B,R,C]", _SC], ["int8[B,R,C]"], order_input=1, order_output=2)],
+)
+@operator(
+    "QOrderedGelu",
+    "X:Q scale_X:S scale_Y:S",
+    "Y:Q",
+    domain=MS,
+    types={"Q": _Q, "S": _S},
+    attrs={"order_X": (INT, None), "order_Y": (INT, None)},
+    examples=[case(["int8[B,S,H]", _SC, _SC], ["int8[B,S,H]"])],
+)
 def reordered(ctx: RuleContext) -> list:
     """The input's shape (an order changes the layout in memory only)."""
     return [ctx.shape(0)]
 
 
-@rule("QOrderedLayerNormalization", domain=MS)
+@operator(
+    "QOrderedLayerNormalization",
+    "X:Q scale_X:S scale:F B?:F scale_Y:S",
+    "Y:Q",
+    domain=MS,
+    types={"F": ("tensor(float16)", "tensor(float)"), "S": _S, "Q": _Q},
+    attrs={"axis": (INT, -1), "epsilon": (FLOAT, 1e-5), "order_X": (INT, 1), "order_Y": (INT, 1)},
+    examples=[
+        case(["int8[B,S,H]", _SC, "float16[H]", "float16[H]", _SC], ["int8[B,S,H]"]),
+        case(["int8[B,S,H]", _SC, "float16[H]", "", _SC], ["int8[*]"], axis=3, error="bad-attribute"),
+    ],
+)
 def qordered_layer_normalization(ctx: RuleContext) -> list:
     """X's shape; ``axis`` must name one of its axes."""
     x = ctx.shape(0)
@@ -68,7 +72,21 @@ def qordered_layer_normalization(ctx: RuleContext) -> list:
     return [x]
 
 
-@rule("QOrderedMatMul", domain=MS)
+_ORD = {"order_A": 1, "order_B": 0, "order_Y": 1}
+
+
+@operator(
+    "QOrderedMatMul",
+    "A:Q scale_A:S B:Q scale_B:S scale_Y:S bias?:S C?:Q scale_C?:S",
+    "Y:Q",
+    domain=MS,
+    types={"Q": _Q, "S": _S},
+    attrs={"order_A": (INT, REQUIRED), "order_B": (INT, REQUIRED), "order_Y": (INT, REQUIRED)},
+    examples=[
+        case(["int8[B,M,K]", _SC, "int8[K,N]", _SC, _SC], ["int8[B,M,N]"], **_ORD),
+        case(["int8[B,M,64]", _SC, "int8[32,N]", _SC, _SC], ["int8[B,M,N]"], **_ORD, error="shape-mismatch"),
+    ],
+)
 def qordered_matmul(ctx: RuleContext) -> list:
     """numpy matmul of A and B (B's order is its layout: a column-ordered B is (K, N) still)."""
     a, b = ctx.shape(0), ctx.shape(2)
@@ -78,7 +96,29 @@ def qordered_matmul(ctx: RuleContext) -> list:
     return [matmul_dims(ctx, a, b)]
 
 
-@rule("QOrderedAttention", domain=MS)
+_QA = ["int8[B,S,64]", _SC, _SC, _SC, _SC, "int8[64,64]", "int8[64,64]", "int8[64,64]", _SC, _SC, _SC,
+       "float[64]", "float[64]", "float[64]", _SC, _SC, _SC]  # fmt: skip
+_QA_ORD = {"num_heads": 4, "order_input": 1, "order_output": 1, "order_weight": 0}
+
+
+@operator(
+    "QOrderedAttention",
+    f"input:Q scale_input:S {_GEMMS} {_WEIGHTS} Q_bias:S K_bias:S V_bias:S scale_QKT_gemm?:S "
+    "scale_QKT_softmax?:S scale_values_gemm:S mask_index?:G past?:Q attention_bias?:S",
+    "output:Q",
+    domain=MS,
+    types={"Q": _Q, "S": _S, "G": INT32},
+    attrs={"num_heads": (INT, REQUIRED), **_ORDERS, "qkv_hidden_sizes": (INTS, None), "unidirectional": (INT, 0)},
+    examples=[
+        case(_QA, ["int8[B,S,64]"], **_QA_ORD),
+        case(
+            ["int8[B,S,64]", *_QA[1:5], "int8[64,32]", "int8[64,32]", "int8[64,32]", *_QA[8:]],
+            ["int8[B,S,?]"],
+            **_QA_ORD,
+        ),
+        case(["int8[B,64]", *_QA[1:]], ["int8[*]"], **_QA_ORD, error="shape-mismatch"),
+    ],
+)
 def qordered_attention(ctx: RuleContext) -> list:
     """(batch, sequence, hidden). The documentation's hidden is the weights' width, onnxruntime's
     schema gives the input's: claimed where the two agree (the kernel supports nothing else)."""
@@ -87,13 +127,31 @@ def qordered_attention(ctx: RuleContext) -> list:
         raise RuleError("shape-mismatch", f"input must be 3-D, has rank {len(x)}")
     if x is None:
         return [None]
-    hidden = x[2] if w is not None and len(w) == 2 and D.equal(x[2], w[1]) is True else None
+    hidden = x[2] if w is not None and len(w) == 2 and ctx.equal(x[2], w[1]) is True else None
     if hidden is None:
         ctx.because("the hidden size is the weights' width by the documentation, the input's by the schema")
     return [(x[0], x[1], hidden)]
 
 
-@rule("QOrderedLongformerAttention", domain=MS)
+_LF = ["int8[B,S,64]", _SC, "int8[64,192]", _SC, "float[192]", _SC, _SC, "float16[B,S]", "int8[64,192]", _SC,
+       "float[192]", _SC, "int32[B,S]", _SC]  # fmt: skip
+_LF_ORD = {"num_heads": 4, "window": 32, "order_input": 1, "order_output": 1, "order_weight": 0,
+           "order_global_weight": 0}  # fmt: skip
+
+
+@operator(
+    "QOrderedLongformerAttention",
+    "input:Q scale_input:S weight:Q scale_weight:S bias:S scale_bias:S scale_qkv_gemm:S mask:F global_weight:Q "
+    "scale_global_weight:S global_bias:S scale_global_gemm:S global:G scale_output:S",
+    "output:Q",
+    domain=MS,
+    types={"Q": _Q, "S": _S, "G": INT32, "F": ("tensor(float16)",)},
+    attrs={"num_heads": (INT, REQUIRED), "order_global_weight": (INT, REQUIRED), **_ORDERS, "window": (INT, REQUIRED)},
+    examples=[
+        case(_LF, ["int8[B,S,64]"], **_LF_ORD),
+        case([_LF[0], _LF[1], "int8[32,96]", *_LF[3:]], ["int8[B,S,64]"], **_LF_ORD, error="shape-mismatch"),
+    ],
+)
 def qordered_longformer_attention(ctx: RuleContext) -> list:
     """The input's (batch, sequence, hidden); the weights are (hidden, 3 * hidden)."""
     x, w = ctx.shape(0), ctx.shape(2)
@@ -104,7 +162,18 @@ def qordered_longformer_attention(ctx: RuleContext) -> list:
     return [x]
 
 
-@rule("QuantizeBFP", domain=MS)
+@operator(
+    "QuantizeBFP",
+    "x:T1",
+    "y:T2 shape:T3 strides:T3",
+    domain=MS,
+    types={"T1": FLOAT_TYPES, "T2": ("tensor(uint8)",), "T3": ("tensor(int64)",)},
+    attrs={"bfp_type": (INT, REQUIRED), "block_dim": (INT, -1)},
+    examples=[
+        case(["float[B,64]"], ["uint8[?]", "int64[2]={B,64}", "int64[2]"], bfp_type=1),
+        case(["bfloat16[*]"], ["uint8[?]", "int64[?]", "int64[?]"], bfp_type=1),
+    ],
+)
 def quantize_bfp(ctx: RuleContext) -> list:
     """y: 1-D bytes (their count depends on bfp_type's format); shape: x's shape as a tensor;
     strides: one per axis."""
@@ -114,33 +183,3 @@ def quantize_bfp(ctx: RuleContext) -> list:
         return [(None,), (None,), (None,)]
     n = len(x)
     return [(None,), Value(TensorType(TensorProto.INT64, (n,)), Known((n,), tuple(x))), (n,)]
-
-
-_SC = "float[]"
-example("QuantizeWithOrder", ["float16[B,R,C]", _SC], ["int8[B,R,C]"], domain=MS,
-        attrs={"order_input": 1, "order_output": 2})  # fmt: skip
-example("QOrderedGelu", ["int8[B,S,H]", _SC, _SC], ["int8[B,S,H]"], domain=MS)
-example("QOrderedLayerNormalization", ["int8[B,S,H]", _SC, "float16[H]", "float16[H]", _SC], ["int8[B,S,H]"],
-        domain=MS)  # fmt: skip
-example("QOrderedLayerNormalization", ["int8[B,S,H]", _SC, "float16[H]", "", _SC], ["int8[*]"], domain=MS,
-        attrs={"axis": 3}, error="bad-attribute")  # fmt: skip
-_ORD = {"order_A": 1, "order_B": 0, "order_Y": 1}
-example("QOrderedMatMul", ["int8[B,M,K]", _SC, "int8[K,N]", _SC, _SC], ["int8[B,M,N]"], domain=MS, attrs=_ORD)
-example("QOrderedMatMul", ["int8[B,M,64]", _SC, "int8[32,N]", _SC, _SC], ["int8[B,M,N]"], domain=MS, attrs=_ORD,
-        error="shape-mismatch")  # fmt: skip
-_QA = ["int8[B,S,64]", _SC, _SC, _SC, _SC, "int8[64,64]", "int8[64,64]", "int8[64,64]", _SC, _SC, _SC,
-       "float[64]", "float[64]", "float[64]", _SC, _SC, _SC]  # fmt: skip
-_QA_ORD = {"num_heads": 4, "order_input": 1, "order_output": 1, "order_weight": 0}
-example("QOrderedAttention", _QA, ["int8[B,S,64]"], domain=MS, attrs=_QA_ORD)
-example("QOrderedAttention", ["int8[B,S,64]", *_QA[1:5], "int8[64,32]", "int8[64,32]", "int8[64,32]", *_QA[8:]],
-        ["int8[B,S,?]"], domain=MS, attrs=_QA_ORD)  # fmt: skip
-example("QOrderedAttention", ["int8[B,64]", *_QA[1:]], ["int8[*]"], domain=MS, attrs=_QA_ORD, error="shape-mismatch")
-_LF = ["int8[B,S,64]", _SC, "int8[64,192]", _SC, "float[192]", _SC, _SC, "float16[B,S]", "int8[64,192]", _SC,
-       "float[192]", _SC, "int32[B,S]", _SC]  # fmt: skip
-_LF_ORD = {"num_heads": 4, "window": 32, "order_input": 1, "order_output": 1, "order_weight": 0,
-           "order_global_weight": 0}  # fmt: skip
-example("QOrderedLongformerAttention", _LF, ["int8[B,S,64]"], domain=MS, attrs=_LF_ORD)
-example("QOrderedLongformerAttention", [_LF[0], _LF[1], "int8[32,96]", *_LF[3:]], ["int8[B,S,64]"], domain=MS,
-        attrs=_LF_ORD, error="shape-mismatch")  # fmt: skip
-example("QuantizeBFP", ["float[B,64]"], ["uint8[?]", "int64[2]={B,64}", "int64[2]"], domain=MS, attrs={"bfp_type": 1})
-example("QuantizeBFP", ["bfloat16[*]"], ["uint8[?]", "int64[?]", "int64[?]"], domain=MS, attrs={"bfp_type": 1})

@@ -13,52 +13,87 @@ from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
-from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INTS, MS, REQUIRED, op
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, INT8_TYPES, INTS, MS, REQUIRED
 from signatures.kit.helpers import broadcast, norm_axes, norm_axis, same_dim
-from signatures.kit.registry import example, rule, shape_rule
+from signatures.kit.operator import case, operator
 
 _F = "tensor(float)"
 _Q_UNARY = f"X:T X_scale:{_F} X_zero_point?:T Y_scale:{_F} Y_zero_point?:T"
 _Q_BINARY = f"A:T A_scale:{_F} A_zero_point?:T B:T B_scale:{_F} B_zero_point?:T C_scale:{_F} C_zero_point?:T"
 
-op("QLinearAdd", _Q_BINARY, "C:T", {"T": INT8_TYPES})
-op("QLinearMul", _Q_BINARY, "C:T", {"T": INT8_TYPES})
-op("QLinearSigmoid", _Q_UNARY, "Y:T", {"T": INT8_TYPES})
-op("QLinearLeakyRelu", _Q_UNARY, "Y:T", {"T": INT8_TYPES}, {"alpha": (FLOAT, 0.01)})
-op("QLinearSoftmax", f"X:T X_scale:{_F} x_zero_point?:T y_scale:{_F} y_zero_point:T", "Y:T", {"T": INT8_TYPES},
-   {"axis": (INT, -1), "opset": (INT, REQUIRED)})  # fmt: skip
-op("QLinearConcat", "Y_scale:TF Y_zero_point:T8 inputs...~:TV", "Y:T8",
-   {"T8": INT8_TYPES, "TF": (_F,), "TV": INT8_TYPES + (_F,)}, {"axis": (INT, REQUIRED)})  # fmt: skip
-op("QLinearWhere", "condition:B X:T x_scale:TF x_zero_point:T Y:T y_scale:TF y_zero_point:T z_scale:TF z_zero_point:T",
-   "Z:T", {"B": ("tensor(bool)",), "TF": (_F,), "T": INT8_TYPES})  # fmt: skip
 _QUANT = ("tensor(int8)", "tensor(uint8)", "tensor(int16)", "tensor(uint16)")
-op(
-    "QuantizeLinear",
-    "x:T1 y_scale:T1 y_zero_point?:T2",
-    "y:T2",
-    {"T1": ("tensor(float16)", _F), "T2": _QUANT + ("tensor(int4)", "tensor(uint4)")},
-    {"axis": (INT, None)},
-)
-op("DequantizeLinear", "x:T1 x_scale:T2 x_zero_point?:T1", "y:T2",
-   {"T1": _QUANT + ("tensor(int32)", "tensor(int4)", "tensor(uint4)"), "T2": ("tensor(float16)", _F)},
-   {"axis": (INT, None)})  # fmt: skip
-op("GatherBlockQuantized", "data:T1 indices:Tind scales:T2 zero_points?:T1", "output:T2",
-   {"T1": ("tensor(int4)", "tensor(uint4)", "tensor(uint8)", "tensor(float8e4m3fn)", "tensor(float8e4m3fnuz)",
-           "tensor(float8e5m2)", "tensor(float8e5m2fnuz)", "tensor(float4e2m1)"),
-    "T2": FLOAT_TYPES, "Tind": ("tensor(int32)", "tensor(int64)")},
-   {"gather_axis": (INT, 0), "quantize_axis": (INT, 1), "block_size": (INT, 128), "bits": (INT, 4)})  # fmt: skip
 
-op("QLinearReduceMean",
-   f"data:T data_scale:{_F} data_zero_point?:T reduced_scale:{_F} reduced_zero_point?:T", "reduced:T",
-   {"T": INT8_TYPES}, {"axes": (INTS, REQUIRED), "keepdims": (INT, REQUIRED)})  # fmt: skip
-
+_QA = ["float[]", "uint8[]"]
 # Elementwise maps keep the shape; Softmax normalizes along an axis.
-shape_rule(["QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"], "X[*s] -> Y[*s]", domain=MS)
+operator(
+    "QLinearSigmoid",
+    _Q_UNARY,
+    "Y:T",
+    domain=MS,
+    types={"T": INT8_TYPES},
+    rule="X[*s] -> Y[*s]",
+    examples=[case(["uint8[N,C,H,W]", *_QA, *_QA], ["uint8[N,C,H,W]"])],
+)
+operator(
+    "QLinearLeakyRelu",
+    _Q_UNARY,
+    "Y:T",
+    domain=MS,
+    types={"T": INT8_TYPES},
+    attrs={"alpha": (FLOAT, 0.01)},
+    rule="X[*s] -> Y[*s]",
+    examples=[case(["int8[N,C]", "float[]", "int8[]", "float[]", "int8[]"], ["int8[N,C]"], alpha=0.1)],
+)
+operator(
+    "QLinearSoftmax",
+    f"X:T X_scale:{_F} x_zero_point?:T y_scale:{_F} y_zero_point:T",
+    "Y:T",
+    domain=MS,
+    types={"T": INT8_TYPES},
+    attrs={"axis": (INT, -1), "opset": (INT, REQUIRED)},
+    rule="X[*s] -> Y[*s]",
+    examples=[case(["uint8[N,10]", *_QA, *_QA], ["uint8[N,10]"], attrs={"opset": 13})],
+)
 # DequantizeLinear keeps x's shape; its type is the scale's (bound by the schema).
-shape_rule("DequantizeLinear", "X[*s] -> Y[*s]", domain=MS)
+operator(
+    "DequantizeLinear",
+    "x:T1 x_scale:T2 x_zero_point?:T1",
+    "y:T2",
+    domain=MS,
+    types={"T1": _QUANT + ("tensor(int32)", "tensor(int4)", "tensor(uint4)"), "T2": ("tensor(float16)", _F)},
+    attrs={"axis": (INT, None)},
+    rule="X[*s] -> Y[*s]",
+    examples=[
+        case(["int8[N,C,H,W]", "float[]", "int8[]"], ["float[N,C,H,W]"]),
+        case(["int32[C]", "float16[C]"], ["float16[C]"], axis=0),
+    ],
+)
 
 
-@rule(["QLinearAdd", "QLinearMul"], domain=MS)
+@operator(
+    "QLinearAdd",
+    _Q_BINARY,
+    "C:T",
+    domain=MS,
+    types={"T": INT8_TYPES},
+    examples=[
+        case(["uint8[N,C,H,W]", *_QA, "uint8[N,C,H,W]", *_QA, *_QA], ["uint8[N,C,H,W]"]),
+        case(["uint8[N,3]", *_QA, "uint8[4]", *_QA, *_QA], ["uint8[N,?]"], error="shape-mismatch"),
+    ],
+)
+@operator(
+    "QLinearMul",
+    _Q_BINARY,
+    "C:T",
+    domain=MS,
+    types={"T": INT8_TYPES},
+    examples=[
+        case(
+            ["int8[N,C,H,W]", "float[]", "int8[]", "int8[C,1,1]", "float[]", "int8[]", "float[]", "int8[]"],
+            ["int8[N,C,H,W]"],
+        )
+    ],
+)
 def qlinear_binary(ctx: RuleContext) -> list:
     """Numpy broadcasting of A (input 0) and B (input 3)."""
     out = broadcast(ctx, ctx.shape(0), ctx.shape(3))
@@ -67,7 +102,14 @@ def qlinear_binary(ctx: RuleContext) -> list:
     return [out]
 
 
-@rule("QLinearWhere", domain=MS)
+@operator(
+    "QLinearWhere",
+    "condition:B X:T x_scale:TF x_zero_point:T Y:T y_scale:TF y_zero_point:T z_scale:TF z_zero_point:T",
+    "Z:T",
+    domain=MS,
+    types={"B": ("tensor(bool)",), "TF": (_F,), "T": INT8_TYPES},
+    examples=[case(["bool[N,1]", "uint8[C]", *_QA, "uint8[N,C]", *_QA, *_QA], ["uint8[N,C]"])],
+)
 def qlinear_where(ctx: RuleContext) -> list:
     out = broadcast(ctx, ctx.shape(0), ctx.shape(1), ctx.shape(4))
     if out is None:
@@ -75,7 +117,19 @@ def qlinear_where(ctx: RuleContext) -> list:
     return [out]
 
 
-@rule("QuantizeLinear", domain=MS)
+@operator(
+    "QuantizeLinear",
+    "x:T1 y_scale:T1 y_zero_point?:T2",
+    "y:T2",
+    domain=MS,
+    types={"T1": ("tensor(float16)", _F), "T2": _QUANT + ("tensor(int4)", "tensor(uint4)")},
+    attrs={"axis": (INT, None)},
+    examples=[
+        case(["float[N,C]", "float[]"], ["uint8[N,C]"]),
+        case(["float16[N,C]", "float16[C]", "int8[C]"], ["int8[N,C]"], axis=1),
+        case(["float[N,C]", "float[]", "uint16[]"], ["uint16[N,C]"]),
+    ],
+)
 def quantize_linear(ctx: RuleContext) -> list:
     """x's shape; the zero point's type, uint8 when there is none."""
     if ctx.has(2):
@@ -83,7 +137,26 @@ def quantize_linear(ctx: RuleContext) -> list:
     return [TensorType(TensorProto.UINT8, ctx.shape(0))]
 
 
-@rule("QLinearConcat", domain=MS)
+@operator(
+    "QLinearConcat",
+    "Y_scale:TF Y_zero_point:T8 inputs...~:TV",
+    "Y:T8",
+    domain=MS,
+    types={"T8": INT8_TYPES, "TF": (_F,), "TV": INT8_TYPES + (_F,)},
+    attrs={"axis": (INT, REQUIRED)},
+    examples=[
+        case(["float[]", "uint8[]", "uint8[N,8,H,W]", *_QA, "uint8[N,4,H,W]", *_QA], ["uint8[N,12,H,W]"], axis=1),
+        case(["float[]", "uint8[]", "uint8[N,C,H,W]", *_QA, "uint8[N,D,H,W]", *_QA], ["uint8[N,C + D,H,W]"], axis=-3),
+        case(["float[]", "uint8[]", "uint8[N,8,H,W]", *_QA, "uint8[N,4,5,W]", *_QA], ["uint8[N,12,5,W]"], axis=1),
+        case(
+            ["float[]", "uint8[]", "uint8[N,8]", *_QA, "uint8[N,4,5]", *_QA],
+            ["uint8[*]"],
+            axis=1,
+            error="shape-mismatch",
+        ),
+        case(["float[]", "uint8[]", "uint8[N,8]", "float[]"], ["uint8[*]"], axis=1, error="arity"),
+    ],
+)
 def qlinear_concat(ctx: RuleContext) -> list:
     """Concat of the tensors among (tensor, scale, zero point) triples after Y's scale and zero point."""
     if (ctx.n_inputs - 2) % 3:
@@ -111,7 +184,18 @@ def concat_dims(ctx: RuleContext, shapes: list[tuple[Dim, ...] | None], axis: in
     return tuple(out)
 
 
-@rule("QLinearReduceMean", domain=MS)
+@operator(
+    "QLinearReduceMean",
+    f"data:T data_scale:{_F} data_zero_point?:T reduced_scale:{_F} reduced_zero_point?:T",
+    "reduced:T",
+    domain=MS,
+    types={"T": INT8_TYPES},
+    attrs={"axes": (INTS, REQUIRED), "keepdims": (INT, REQUIRED)},
+    examples=[
+        case(["uint8[N,C,H,W]", *_QA, *_QA], ["uint8[N,C]"], axes=[2, -1], keepdims=0),
+        case(["int8[N,C,H,W]", "float[]", "int8[]", "float[]", "int8[]"], ["int8[N,1,H,W]"], axes=[1], keepdims=1),
+    ],
+)
 def qlinear_reduce_mean(ctx: RuleContext) -> list:
     """ReduceMean over ``axes``: each becomes 1 (keepdims) or is dropped."""
     x = ctx.shape(0)
@@ -122,7 +206,33 @@ def qlinear_reduce_mean(ctx: RuleContext) -> list:
     return [tuple(1 if i in axes else d for i, d in enumerate(x) if keep or i not in axes)]
 
 
-@rule("GatherBlockQuantized", domain=MS)
+@operator(
+    "GatherBlockQuantized",
+    "data:T1 indices:Tind scales:T2 zero_points?:T1",
+    "output:T2",
+    domain=MS,
+    types={
+        "T1": (
+            "tensor(int4)",
+            "tensor(uint4)",
+            "tensor(uint8)",
+            "tensor(float8e4m3fn)",
+            "tensor(float8e4m3fnuz)",
+            "tensor(float8e5m2)",
+            "tensor(float8e5m2fnuz)",
+            "tensor(float4e2m1)",
+        ),
+        "T2": FLOAT_TYPES,
+        "Tind": ("tensor(int32)", "tensor(int64)"),
+    },
+    attrs={"gather_axis": (INT, 0), "quantize_axis": (INT, 1), "block_size": (INT, 128), "bits": (INT, 4)},
+    examples=[
+        case(["uint4[100,32]", "int64[B,S]", "float[100,2]", "uint4[100,2]"], ["float[B,S,32]"], block_size=16),
+        case(["uint8[100,16]", "int32[B,S]", "float16[100,2]"], ["float16[B,S,32]"], block_size=16, bits=4),
+        case(["int4[V,64]", "int64[K]", "float[V,2]"], ["float[V,K]"], block_size=32, gather_axis=1, quantize_axis=0),
+        case(["uint4[100,32]", "int64[B,S]", "float[100,2]"], ["float[*]"], gather_axis=2, error="bad-attribute"),
+    ],
+)
 def gather_block_quantized(ctx: RuleContext) -> list:
     """Gather along gather_axis: data's shape with that axis replaced by the indices' shape.
 
@@ -141,42 +251,3 @@ def gather_block_quantized(ctx: RuleContext) -> list:
         data = data[:-1] + (D.mul(data[-1], 8 // bits),)
     axis = norm_axis(ctx, ctx.attr("gather_axis", 0), len(data), "gather_axis")
     return [data[:axis] + tuple(idx) + data[axis + 1 :]]
-
-
-_QA = ["float[]", "uint8[]"]
-example("QLinearAdd", ["uint8[N,C,H,W]", *_QA, "uint8[N,C,H,W]", *_QA, *_QA], ["uint8[N,C,H,W]"], domain=MS)
-example("QLinearMul", ["int8[N,C,H,W]", "float[]", "int8[]", "int8[C,1,1]", "float[]", "int8[]", "float[]", "int8[]"],
-        ["int8[N,C,H,W]"], domain=MS)  # fmt: skip
-example("QLinearAdd", ["uint8[N,3]", *_QA, "uint8[4]", *_QA, *_QA], ["uint8[N,?]"], domain=MS, error="shape-mismatch")
-example("QLinearSigmoid", ["uint8[N,C,H,W]", *_QA, *_QA], ["uint8[N,C,H,W]"], domain=MS)
-example("QLinearLeakyRelu", ["int8[N,C]", "float[]", "int8[]", "float[]", "int8[]"], ["int8[N,C]"], domain=MS,
-        attrs={"alpha": 0.1})  # fmt: skip
-example("QLinearSoftmax", ["uint8[N,10]", *_QA, *_QA], ["uint8[N,10]"], domain=MS, attrs={"opset": 13})
-example("QLinearConcat", ["float[]", "uint8[]", "uint8[N,8,H,W]", *_QA, "uint8[N,4,H,W]", *_QA],
-        ["uint8[N,12,H,W]"], domain=MS, attrs={"axis": 1})  # fmt: skip
-example("QLinearConcat", ["float[]", "uint8[]", "uint8[N,C,H,W]", *_QA, "uint8[N,D,H,W]", *_QA],
-        ["uint8[N,C + D,H,W]"], domain=MS, attrs={"axis": -3})  # fmt: skip
-example("QLinearConcat", ["float[]", "uint8[]", "uint8[N,8,H,W]", *_QA, "uint8[N,4,5,W]", *_QA],
-        ["uint8[N,12,5,W]"], domain=MS, attrs={"axis": 1})  # fmt: skip
-example("QLinearConcat", ["float[]", "uint8[]", "uint8[N,8]", *_QA, "uint8[N,4,5]", *_QA], ["uint8[*]"], domain=MS,
-        attrs={"axis": 1}, error="shape-mismatch")  # fmt: skip
-example("QLinearConcat", ["float[]", "uint8[]", "uint8[N,8]", "float[]"], ["uint8[*]"], domain=MS, attrs={"axis": 1},
-        error="arity")  # fmt: skip
-example("QLinearWhere", ["bool[N,1]", "uint8[C]", *_QA, "uint8[N,C]", *_QA, *_QA], ["uint8[N,C]"], domain=MS)
-example("QuantizeLinear", ["float[N,C]", "float[]"], ["uint8[N,C]"], domain=MS)
-example("QuantizeLinear", ["float16[N,C]", "float16[C]", "int8[C]"], ["int8[N,C]"], domain=MS, attrs={"axis": 1})
-example("QuantizeLinear", ["float[N,C]", "float[]", "uint16[]"], ["uint16[N,C]"], domain=MS)
-example("DequantizeLinear", ["int8[N,C,H,W]", "float[]", "int8[]"], ["float[N,C,H,W]"], domain=MS)
-example("DequantizeLinear", ["int32[C]", "float16[C]"], ["float16[C]"], domain=MS, attrs={"axis": 0})
-example("GatherBlockQuantized", ["uint4[100,32]", "int64[B,S]", "float[100,2]", "uint4[100,2]"], ["float[B,S,32]"],
-        domain=MS, attrs={"block_size": 16})  # fmt: skip
-example("GatherBlockQuantized", ["uint8[100,16]", "int32[B,S]", "float16[100,2]"], ["float16[B,S,32]"],
-        domain=MS, attrs={"block_size": 16, "bits": 4})  # fmt: skip
-example("GatherBlockQuantized", ["int4[V,64]", "int64[K]", "float[V,2]"], ["float[V,K]"], domain=MS,
-        attrs={"block_size": 32, "gather_axis": 1, "quantize_axis": 0})  # fmt: skip
-example("GatherBlockQuantized", ["uint4[100,32]", "int64[B,S]", "float[100,2]"], ["float[*]"], domain=MS,
-        attrs={"gather_axis": 2}, error="bad-attribute")  # fmt: skip
-example("QLinearReduceMean", ["uint8[N,C,H,W]", *_QA, *_QA], ["uint8[N,C]"], domain=MS,
-        attrs={"axes": [2, -1], "keepdims": 0})  # fmt: skip
-example("QLinearReduceMean", ["int8[N,C,H,W]", "float[]", "int8[]", "float[]", "int8[]"], ["int8[N,1,H,W]"],
-        domain=MS, attrs={"axes": [1], "keepdims": 1})  # fmt: skip

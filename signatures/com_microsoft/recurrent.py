@@ -29,52 +29,16 @@ from signatures.com_microsoft import (
     REQUIRED,
     STRING,
     STRINGS,
-    op,
 )
 from signatures.com_microsoft.common import choice, in_range
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 Shape = tuple[Dim, ...]
 
-op("CausalConvWithState", "input:T weight:T bias?:T past_state?:T", "output:T present_state:T state_update?:T",
-   {"T": FLOAT_TYPES},
-   {"dilation": (INT, 1), "ndim": (INT, 1), "activation": (STRING, "none"), "state_update_capacity": (INT, 0),
-    "state_channels_last": (INT, -1), "state_window": (INT, 0), "state_length": (INT, 0),
-    "input_channel_offset": (INT, 0), "channels_last": (INT, 0), "input_channels": (INT, 0)})  # fmt: skip
-op("LinearAttention", "query:T key:T value:T past_state?:S decay?:T beta?:T", "output:T present_state:S",
-   {"T": FLOAT_TYPES, "S": FLOAT_TYPES},
-   {"chunk_size": (INT, 64), "kv_num_heads": (INT, REQUIRED), "state_window": (INT, 0), "q_num_heads": (INT, REQUIRED),
-    "scale": (FLOAT, 0.0), "update_rule": (STRING, "gated_delta")})  # fmt: skip
-op("LinearAttentionGate", "a:T dt_bias:TF decay_scale:TF b?:T", "decay:T beta?:T", {"T": FLOAT_TYPES, "TF": F32})
-op("GatedDeltaNet",
-   "query:T key?:T value?:T cu_seqlens?:TI decay?:TG beta?:TG initial_state?:TS a_log?:TS dt_bias?:TS "
-   "capture_count?:TI state_update_active?:TI",
-   "output:T final_state?:TS state_update?:TS", {"T": FLOAT_TYPES, "TS": F32, "TG": FLOAT_TYPES, "TI": INT32},
-   {"state_update_capacity": (INT, 0), "chunk_size": (INT, 64), "beta_activation": (STRING, "none"),
-    "gate_activation": (STRING, "none"), "scale": (FLOAT, 0.0), "qk_l2_norm": (INT, 0),
-    "gate_lower_bound": (FLOAT, -5.0), "update_rule": (STRING, "gated_delta")})  # fmt: skip
 _LSTM = {"direction": (STRING, "forward"), "hidden_size": (INT, None), "input_forget": (INT, 0),
          "clip": (FLOAT, None), "activation_beta": (FLOATS, None), "activation_alpha": (FLOATS, None),
          "activations": (STRINGS, None)}  # fmt: skip
-op("AttnLSTM",
-   "X:T W:T R:T B?:T sequence_lens?:T1 initial_h?:T initial_c?:T P?:T QW?:T MW?:T V?:T M?:T memory_seq_lens?:T1 AW?:T",
-   "Y?:T Y_h?:T Y_c?:T", {"T": ("tensor(float)", "tensor(double)"), "T1": INT32}, _LSTM)  # fmt: skip
-op("DynamicQuantizeLSTM",
-   "X:T W:T2 R:T2 B?:T sequence_lens?:T1 initial_h?:T initial_c?:T P?:T W_scale:T W_zero_point:T2 R_scale:T "
-   "R_zero_point:T2",
-   "Y?:T Y_h?:T Y_c?:T", {"T": F32, "T1": INT32, "T2": INT8_TYPES}, _LSTM)  # fmt: skip
-op("ConvStateReplay", "source_backing:T capture_backing:T destination_backing:T metadata:TI", "destination_out:T",
-   {"T": ("tensor(float16)", "tensor(float)"), "TI": ("tensor(int64)",)})  # fmt: skip
-op("GatedDeltaNetStateReplay", "source_backing:T capsule_backing:T destination_backing:T metadata:TI",
-   "destination_out:T", {"T": F32, "TI": ("tensor(int64)",)})  # fmt: skip
-op("Mamba2Verify",
-   "projection:T conv_state:T ssm_state:F conv_weight:T conv_bias:T dt_bias:F A_negative:F D:F norm_weight:F "
-   "state_row:I",
-   "Y:T conv_snapshots:T ssm_snapshots:F xbc?:T readout?:F",
-   {"T": ("tensor(bfloat16)",), "F": F32, "I": INT32},
-   {"epsilon": (FLOAT, 1e-5), "time_step_min": (FLOAT, 0.001), "d_state": (INT, 128), "head_dim": (INT, 64),
-    "n_groups": (INT, REQUIRED), "heads": (INT, REQUIRED)})  # fmt: skip
 
 _UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
 _MAX_STATE_WINDOW = 8
@@ -83,7 +47,54 @@ _MAX_STATE_WINDOW = 8
 # -- CausalConvWithState --------------------------------------------------------------------------
 
 
-@rule("CausalConvWithState", domain=MS)
+@operator(
+    "CausalConvWithState",
+    "input:T weight:T bias?:T past_state?:T",
+    "output:T present_state:T state_update?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES},
+    attrs={
+        "dilation": (INT, 1),
+        "ndim": (INT, 1),
+        "activation": (STRING, "none"),
+        "state_update_capacity": (INT, 0),
+        "state_channels_last": (INT, -1),
+        "state_window": (INT, 0),
+        "state_length": (INT, 0),
+        "input_channel_offset": (INT, 0),
+        "channels_last": (INT, 0),
+        "input_channels": (INT, 0),
+    },
+    examples=[
+        case(["float[B,C,L]", "float[C,1,K]"], ["float[B,C,L]", "float[B,C,K - 1]"]),
+        case(
+            ["float16[B,8,L]", "float16[8,1,4]", "float16[8]", "float16[B,8,6]"],
+            ["float16[B,8,L]", "float16[B,8,6]"],
+            dilation=2,
+            activation="silu",
+        ),
+        case(["float[B,S,3,2]", "float[6,1,4]"], ["float[B,S,3,2]", "float[B,3,3,2]"], channels_last=1),
+        case(["float[B,C,H,W]", "float[C,1,2,4]"], ["float[B,C,H,W]", "float[B,C,H,3]"], ndim=2),
+        case(["float[B,C,L]", "float[C,1,4]"], ["float[B,C,L]", "float[2,B,C,3]"], state_window=2),
+        case(
+            ["float[B,S,12]", "float[8,1,4]"],
+            ["float[B,S,8]", "float[B,8,7]", "float[B,2,8]"],
+            channels_last=1,
+            input_channels=8,
+            state_length=7,
+            state_channels_last=0,
+            state_update_capacity=2,
+        ),
+        case(["float[B,C,L]", "float[C,1,4]"], ["float[*]", "float[*]", "float[*]"], error="bad-attribute"),
+        case(["float[B,3,L]", "float[3,2,4]"], ["float[*]", "float[*]"], error="shape-mismatch"),
+        case(
+            ["float[B,3,L]", "float[3,1,4]", "", "float[B,3,2]"],
+            ["float[B,3,L]", "float[B,3,3]"],
+            error="shape-mismatch",
+        ),
+        case(["float[B,3,L]", "float[3,1,4]"], ["float[*]", "float[*]"], state_window=9, error="bad-attribute"),
+    ],
+)
 def causal_conv_with_state(ctx: RuleContext) -> list:
     """output has the input's shape; the carried state holds ``(k - 1) * dilation`` positions of the
     last (causal) axis: ``(B, C, spatial[:-1]..., L)``, or ``(B, L, d...)`` with ``channels_last``,
@@ -176,8 +187,75 @@ def _with_past(ctx: RuleContext, out: list) -> list:
 
 # -- LinearAttention ------------------------------------------------------------------------------
 
+_LA = {"q_num_heads": 4, "kv_num_heads": 4}
 
-@rule("LinearAttention", domain=MS)
+
+@operator(
+    "LinearAttention",
+    "query:T key:T value:T past_state?:S decay?:T beta?:T",
+    "output:T present_state:S",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "S": FLOAT_TYPES},
+    attrs={
+        "chunk_size": (INT, 64),
+        "kv_num_heads": (INT, REQUIRED),
+        "state_window": (INT, 0),
+        "q_num_heads": (INT, REQUIRED),
+        "scale": (FLOAT, 0.0),
+        "update_rule": (STRING, "gated_delta"),
+    },
+    examples=[
+        case(
+            ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]", "float[B,T,1]"],
+            ["float[B,T,32]", "float[B,4,8,8]"],
+            **_LA,
+        ),
+        case(
+            ["float[B,T,16]", "float[B,T,32]", "float[B,T,V]"],
+            ["float[B,T,V]", "float[B,4,8,V // 4]"],
+            q_num_heads=2,
+            kv_num_heads=4,
+            update_rule="linear",
+        ),
+        case(
+            ["float16[B,T,64]", "float16[B,T,32]", "float16[B,T,V]", "float[B,2,8,6]"],
+            ["float16[B,T,4*V]", "float[B,2,8,6]"],
+            q_num_heads=8,
+            kv_num_heads=2,
+            update_rule="linear",
+        ),
+        case(
+            ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]"],
+            ["float[B,T,32]", "float[B,4,8,8]"],
+            attrs={**_LA, "update_rule": "linear"},
+        ),
+        case(
+            ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"],
+            ["float[B,T,32]", "float[2,B,4,8,8]"],
+            attrs={**_LA, "update_rule": "linear", "state_window": 2},
+        ),
+        case(
+            ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"],
+            ["float[B,T,32]", "float[B,4,8,8]"],
+            **_LA,
+            error="missing-input",
+        ),
+        case(
+            ["float[B,T,48]", "float[B,T,32]", "float[B,T,32]"],
+            ["float[*]", "unknown"],
+            q_num_heads=6,
+            kv_num_heads=4,
+            update_rule="linear",
+            error="bad-attribute",
+        ),
+        case(
+            ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]", "float[B,T,3]"],
+            ["float[*]", "unknown"],
+            **_LA,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def linear_attention(ctx: RuleContext) -> list:
     """(B, T, H * D) packed inputs; output (B, T, max(H_q, H_kv) * d_v), present_state
     (B, H_kv, d_k, d_v) (with a leading window axis W when ``state_window`` is set, GPU only).
@@ -225,7 +303,19 @@ def _gate_widths(hkv: int, dk: Dim, decay: Dim, beta: Dim) -> None:
         raise RuleError("shape-mismatch", f"beta's last extent {beta} is neither 1 nor H_kv ({hkv})")
 
 
-@rule("LinearAttentionGate", domain=MS)
+@operator(
+    "LinearAttentionGate",
+    "a:T dt_bias:TF decay_scale:TF b?:T",
+    "decay:T beta?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "TF": F32},
+    examples=[
+        case(["float[B,T,H]", "float[H]", "float[H]", "float[B,T,H]"], ["float[B,T,H]", "float[B,T,H]"]),
+        case(["float16[N,8]", "float[8]", "float[8]"], ["float16[N,8]"]),
+        case(["float[B,T,8]", "float[4]", "float[8]"], ["float[B,T,8]"], error="shape-mismatch"),
+        case(["float[B,T,8]", "float[8]", "float[8]"], ["float[B,T,8]", "float[B,T,8]"], error="missing-input"),
+    ],
+)
 def linear_attention_gate(ctx: RuleContext) -> list:
     """decay and beta have a's shape (..., H); dt_bias and decay_scale hold H values, b is a's shape."""
     a = ctx.shape(0)
@@ -249,7 +339,83 @@ def linear_attention_gate(ctx: RuleContext) -> list:
 # -- GatedDeltaNet --------------------------------------------------------------------------------
 
 
-@rule("GatedDeltaNet", domain=MS)
+@operator(
+    "GatedDeltaNet",
+    "query:T key?:T value?:T cu_seqlens?:TI decay?:TG beta?:TG initial_state?:TS a_log?:TS dt_bias?:TS "
+    "capture_count?:TI state_update_active?:TI",
+    "output:T final_state?:TS state_update?:TS",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "TS": F32, "TG": FLOAT_TYPES, "TI": INT32},
+    attrs={
+        "state_update_capacity": (INT, 0),
+        "chunk_size": (INT, 64),
+        "beta_activation": (STRING, "none"),
+        "gate_activation": (STRING, "none"),
+        "scale": (FLOAT, 0.0),
+        "qk_l2_norm": (INT, 0),
+        "gate_lower_bound": (FLOAT, -5.0),
+        "update_rule": (STRING, "gated_delta"),
+    },
+    examples=[
+        case(
+            ["float[N,2,4]", "float[N,2,4]", "float[N,4,3]", "int32[B1]", "float[N,4]", "float[N,4]"],
+            ["float[N,4,3]", "float[B1 - 1,4,3,4]"],
+        ),
+        case(
+            [
+                "float16[B,S,2,4]",
+                "float16[B,S,2,4]",
+                "float16[B,S,2,3]",
+                "",
+                "float[B,S,2]",
+                "float[B,S,2]",
+                "float[B,2,3,4]",
+            ],
+            ["float16[B,S,2,3]", "float[B,2,3,4]"],
+        ),
+        case(
+            ["float[N,22]", "", "", "int32[3]", "float[N,2]", "float[N,2]", "float[2,2,3,4]"],
+            ["float[N,2,3]", "float[2,2,3,4]"],
+        ),
+        case(
+            [
+                "float[N,2,4]",
+                "float[N,2,4]",
+                "float[N,2,3]",
+                "int32[3]",
+                "float[N,2,4]",
+                "float[N,2]",
+                "",
+                "",
+                "",
+                "int32[2]",
+            ],
+            ["float[N,2,3]", "float[2,2,3,4]", "float[2,44]"],
+            state_update_capacity=2,
+        ),
+        case(
+            ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32[3]"],
+            ["float[N,2,3]", "float[2,2,3,4]", "float[2,0]"],
+            update_rule="linear",
+        ),
+        case(
+            ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32[3]", "float[N,2]"],
+            ["float[N,2,3]", "float[2,2,3,4]"],
+            update_rule="linear",
+            error="arity",
+        ),
+        case(
+            ["float[N,4,4]", "float[N,4,4]", "float[N,2,3]", "int32[3]", "float[N,2]", "float[N,2]"],
+            ["float[*]", "float[*]"],
+            error="shape-mismatch",
+        ),
+        case(
+            ["float[B,S,2,4]", "float[B,S,2,4]", "float[B,S,2,3]", "int32[3]", "float[B,S,2]", "float[B,S,2]"],
+            ["float[*]", "float[*]"],
+            error="shape-mismatch",
+        ),
+    ],
+)
 def gated_delta_net(ctx: RuleContext) -> list:
     """Token-major q/k/v ``(N, H, D)`` (or ``(B, S, H, D)``): output ``(..., H_v, d_v)``, final_state
     ``(batch, H_v, d_v, d_k)`` (float), state_update ``(batch, C * (decay width + H_k d_k + H_v d_v))``.
@@ -345,13 +511,94 @@ def _lstm(ctx: RuleContext, w_hidden_axis: int) -> list:
     return [(at(x, 0), dirs, batch, hidden), y_h, y_h][: ctx.n_outputs]
 
 
-@rule("AttnLSTM", domain=MS)
+@operator(
+    "AttnLSTM",
+    "X:T W:T R:T B?:T sequence_lens?:T1 initial_h?:T initial_c?:T P?:T QW?:T MW?:T V?:T M?:T memory_seq_lens?:T1 AW?:T",
+    "Y?:T Y_h?:T Y_c?:T",
+    domain=MS,
+    types={"T": ("tensor(float)", "tensor(double)"), "T1": INT32},
+    attrs=_LSTM,
+    examples=[
+        case(
+            [
+                "float[S,B,3]",
+                "float[1,20,10]",
+                "float[1,20,5]",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "float[1,5,8]",
+                "float[1,7,8]",
+                "float[1,8]",
+                "float[B,M,7]",
+            ],
+            ["float[S,1,B,5]", "float[1,B,5]", "float[1,B,5]"],
+            hidden_size=5,
+        ),
+        case(
+            ["double[S,B,3]", "double[2,20,10]", "double[2,20,5]"],
+            ["double[S,2,B,5]"],
+            hidden_size=5,
+            direction="bidirectional",
+        ),
+        case(["float[S,B,3]", "float[1,20,10]", "float[1,20,5]"], ["float[*]"], error="bad-attribute"),
+    ],
+)
 def attn_lstm(ctx: RuleContext) -> list:
     """W is (dirs, 4H, input + attention size): the attention state is concatenated to X."""
     return _lstm(ctx, 1)
 
 
-@rule("DynamicQuantizeLSTM", domain=MS)
+@operator(
+    "DynamicQuantizeLSTM",
+    "X:T W:T2 R:T2 B?:T sequence_lens?:T1 initial_h?:T initial_c?:T P?:T W_scale:T W_zero_point:T2 R_scale:T "
+    "R_zero_point:T2",
+    "Y?:T Y_h?:T Y_c?:T",
+    domain=MS,
+    types={"T": F32, "T1": INT32, "T2": INT8_TYPES},
+    attrs=_LSTM,
+    examples=[
+        case(
+            [
+                "float[S,B,3]",
+                "int8[1,3,20]",
+                "int8[1,5,20]",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "float[1]",
+                "int8[1]",
+                "float[1]",
+                "int8[1]",
+            ],
+            ["float[S,1,B,5]", "float[1,B,5]", "float[1,B,5]"],
+            hidden_size=5,
+        ),
+        case(
+            [
+                "float[S,B,3]",
+                "uint8[1,3,20]",
+                "uint8[1,5,20]",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "float[1]",
+                "uint8[1]",
+                "float[1]",
+                "uint8[1]",
+            ],
+            ["float[S,1,B,6]"],
+            hidden_size=6,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def dynamic_quantize_lstm(ctx: RuleContext) -> list:
     """W is (dirs, input, 4H) and R (dirs, H, 4H): LSTM's weights transposed, quantized."""
     out = _lstm(ctx, 2)
@@ -374,19 +621,91 @@ def _replay(ctx: RuleContext, fields: int) -> list:
     return [ctx.shape(2)]
 
 
-@rule("ConvStateReplay", domain=MS)
+@operator(
+    "ConvStateReplay",
+    "source_backing:T capture_backing:T destination_backing:T metadata:TI",
+    "destination_out:T",
+    domain=MS,
+    types={"T": ("tensor(float16)", "tensor(float)"), "TI": ("tensor(int64)",)},
+    examples=[
+        case(["float16[S]", "float16[C]", "float16[D]", "int64[8]"], ["float16[D]"]),
+        case(["float[S]", "float[C]", "float[D,2]", "int64[8]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def conv_state_replay(ctx: RuleContext) -> list:
     """From the schema only (WebGPU kernel): the destination backing's shape."""
     return _replay(ctx, 8)
 
 
-@rule("GatedDeltaNetStateReplay", domain=MS)
+@operator(
+    "GatedDeltaNetStateReplay",
+    "source_backing:T capsule_backing:T destination_backing:T metadata:TI",
+    "destination_out:T",
+    domain=MS,
+    types={"T": F32, "TI": ("tensor(int64)",)},
+    examples=[
+        case(["float[S]", "float[C]", "float[D]", "int64[11]"], ["float[D]"]),
+        case(["float[S]", "float[C]", "float[D]", "int64[8]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def gated_delta_net_state_replay(ctx: RuleContext) -> list:
     """From the schema only (WebGPU kernel): the destination backing's shape."""
     return _replay(ctx, 11)
 
 
-@rule("Mamba2Verify", domain=MS)
+@operator(
+    "Mamba2Verify",
+    "projection:T conv_state:T ssm_state:F conv_weight:T conv_bias:T dt_bias:F A_negative:F D:F norm_weight:F "
+    "state_row:I",
+    "Y:T conv_snapshots:T ssm_snapshots:F xbc?:T readout?:F",
+    domain=MS,
+    types={"T": ("tensor(bfloat16)",), "F": F32, "I": INT32},
+    attrs={
+        "epsilon": (FLOAT, 1e-5),
+        "time_step_min": (FLOAT, 0.001),
+        "d_state": (INT, 128),
+        "head_dim": (INT, 64),
+        "n_groups": (INT, REQUIRED),
+        "heads": (INT, REQUIRED),
+    },
+    examples=[
+        case(
+            [
+                "bfloat16[R,1028]",
+                "bfloat16[2,768,3]",
+                "float[2,4,128,64]",
+                "bfloat16[768,4]",
+                "bfloat16[768]",
+                "float[4]",
+                "float[4]",
+                "float[4]",
+                "float[256]",
+                "int32[1]",
+            ],
+            ["bfloat16[R,256]", "bfloat16[2,768,3]", "float[2,4,128,64]", "bfloat16[R,768]", "float[R,256]"],
+            heads=4,
+            n_groups=2,
+        ),
+        case(
+            [
+                "bfloat16[R,1028]",
+                "bfloat16[2,768,3]",
+                "float[2,4,128,64]",
+                "bfloat16[768,4]",
+                "bfloat16[768]",
+                "float[4]",
+                "float[4]",
+                "float[4]",
+                "float[256]",
+                "int32[1]",
+            ],
+            ["bfloat16[*]", "bfloat16[*]", "float[*]"],
+            heads=4,
+            n_groups=3,
+            error="bad-attribute",
+        ),
+    ],
+)
 def mamba2_verify(ctx: RuleContext) -> list:
     """From the schema only (a GPU kernel): Y and readout (R, heads * head_dim), the snapshots the
     states' shapes, xbc (R, heads * head_dim + 2 * n_groups * d_state)."""
@@ -398,96 +717,3 @@ def mamba2_verify(ctx: RuleContext) -> list:
     rows = at(check_rank(ctx, 0, 2, "projection"), 0)
     conv, ssm = check_rank(ctx, 1, 3, "conv_state"), check_rank(ctx, 2, 4, "ssm_state")
     return [(rows, inner), conv, ssm, (rows, channels), (rows, inner)][: ctx.n_outputs]
-
-
-_LA = {"q_num_heads": 4, "kv_num_heads": 4}
-example("CausalConvWithState", ["float[B,C,L]", "float[C,1,K]"], ["float[B,C,L]", "float[B,C,K - 1]"], domain=MS)
-example("CausalConvWithState", ["float16[B,8,L]", "float16[8,1,4]", "float16[8]", "float16[B,8,6]"],
-        ["float16[B,8,L]", "float16[B,8,6]"], domain=MS, attrs={"dilation": 2, "activation": "silu"})  # fmt: skip
-example("CausalConvWithState", ["float[B,S,3,2]", "float[6,1,4]"], ["float[B,S,3,2]", "float[B,3,3,2]"], domain=MS,
-        attrs={"channels_last": 1})  # fmt: skip
-example("CausalConvWithState", ["float[B,C,H,W]", "float[C,1,2,4]"], ["float[B,C,H,W]", "float[B,C,H,3]"],
-        domain=MS, attrs={"ndim": 2})  # fmt: skip
-example("CausalConvWithState", ["float[B,C,L]", "float[C,1,4]"], ["float[B,C,L]", "float[2,B,C,3]"], domain=MS,
-        attrs={"state_window": 2})  # fmt: skip
-example("CausalConvWithState", ["float[B,S,12]", "float[8,1,4]"], ["float[B,S,8]", "float[B,8,7]", "float[B,2,8]"],
-        domain=MS, attrs={"channels_last": 1, "input_channels": 8, "state_length": 7, "state_channels_last": 0,
-                          "state_update_capacity": 2})  # fmt: skip
-example("CausalConvWithState", ["float[B,C,L]", "float[C,1,4]"], ["float[*]", "float[*]", "float[*]"], domain=MS,
-        error="bad-attribute")  # fmt: skip
-example("CausalConvWithState", ["float[B,3,L]", "float[3,2,4]"], ["float[*]", "float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("CausalConvWithState", ["float[B,3,L]", "float[3,1,4]", "", "float[B,3,2]"], ["float[B,3,L]", "float[B,3,3]"],
-        domain=MS, error="shape-mismatch")  # fmt: skip
-example("CausalConvWithState", ["float[B,3,L]", "float[3,1,4]"], ["float[*]", "float[*]"], domain=MS,
-        attrs={"state_window": 9}, error="bad-attribute")  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]", "float[B,T,1]"],
-        ["float[B,T,32]", "float[B,4,8,8]"], domain=MS, attrs=_LA)  # fmt: skip
-example("LinearAttention", ["float[B,T,16]", "float[B,T,32]", "float[B,T,V]"], ["float[B,T,V]", "float[B,4,8,V // 4]"],
-        domain=MS, attrs={"q_num_heads": 2, "kv_num_heads": 4, "update_rule": "linear"})  # fmt: skip
-example("LinearAttention", ["float16[B,T,64]", "float16[B,T,32]", "float16[B,T,V]", "float[B,2,8,6]"],
-        ["float16[B,T,4*V]", "float[B,2,8,6]"], domain=MS,
-        attrs={"q_num_heads": 8, "kv_num_heads": 2, "update_rule": "linear"})  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]"],
-        ["float[B,T,32]", "float[B,4,8,8]"], domain=MS, attrs={**_LA, "update_rule": "linear"})  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[B,T,32]", "float[2,B,4,8,8]"],
-        domain=MS, attrs={**_LA, "update_rule": "linear", "state_window": 2})  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[B,T,32]", "float[B,4,8,8]"],
-        domain=MS, attrs=_LA, error="missing-input")  # fmt: skip
-example("LinearAttention", ["float[B,T,48]", "float[B,T,32]", "float[B,T,32]"], ["float[*]", "unknown"], domain=MS,
-        attrs={"q_num_heads": 6, "kv_num_heads": 4, "update_rule": "linear"}, error="bad-attribute")  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]", "float[B,T,3]"],
-        ["float[*]", "unknown"], domain=MS, attrs=_LA, error="shape-mismatch")  # fmt: skip
-example("LinearAttentionGate", ["float[B,T,H]", "float[H]", "float[H]", "float[B,T,H]"],
-        ["float[B,T,H]", "float[B,T,H]"], domain=MS)  # fmt: skip
-example("LinearAttentionGate", ["float16[N,8]", "float[8]", "float[8]"], ["float16[N,8]"], domain=MS)
-example("LinearAttentionGate", ["float[B,T,8]", "float[4]", "float[8]"], ["float[B,T,8]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("LinearAttentionGate", ["float[B,T,8]", "float[8]", "float[8]"], ["float[B,T,8]", "float[B,T,8]"], domain=MS,
-        error="missing-input")  # fmt: skip
-example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,4,3]", "int32[B1]", "float[N,4]", "float[N,4]"],
-        ["float[N,4,3]", "float[B1 - 1,4,3,4]"], domain=MS)  # fmt: skip
-example("GatedDeltaNet", ["float16[B,S,2,4]", "float16[B,S,2,4]", "float16[B,S,2,3]", "", "float[B,S,2]",
-                          "float[B,S,2]", "float[B,2,3,4]"],
-        ["float16[B,S,2,3]", "float[B,2,3,4]"], domain=MS)  # fmt: skip
-example("GatedDeltaNet", ["float[N,22]", "", "", "int32[3]", "float[N,2]", "float[N,2]", "float[2,2,3,4]"],
-        ["float[N,2,3]", "float[2,2,3,4]"], domain=MS)  # fmt: skip
-example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32[3]", "float[N,2,4]", "float[N,2]",
-                          "", "", "", "int32[2]"],
-        ["float[N,2,3]", "float[2,2,3,4]", "float[2,44]"], domain=MS, attrs={"state_update_capacity": 2})  # fmt: skip
-example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32[3]"],
-        ["float[N,2,3]", "float[2,2,3,4]", "float[2,0]"], domain=MS, attrs={"update_rule": "linear"})  # fmt: skip
-example("GatedDeltaNet", ["float[N,2,4]", "float[N,2,4]", "float[N,2,3]", "int32[3]", "float[N,2]"],
-        ["float[N,2,3]", "float[2,2,3,4]"], domain=MS, attrs={"update_rule": "linear"}, error="arity")  # fmt: skip
-example("GatedDeltaNet", ["float[N,4,4]", "float[N,4,4]", "float[N,2,3]", "int32[3]", "float[N,2]", "float[N,2]"],
-        ["float[*]", "float[*]"], domain=MS, error="shape-mismatch")  # fmt: skip
-example("GatedDeltaNet", ["float[B,S,2,4]", "float[B,S,2,4]", "float[B,S,2,3]", "int32[3]", "float[B,S,2]",
-                          "float[B,S,2]"],
-        ["float[*]", "float[*]"], domain=MS, error="shape-mismatch")  # fmt: skip
-example("AttnLSTM", ["float[S,B,3]", "float[1,20,10]", "float[1,20,5]", "", "", "", "", "", "float[1,5,8]",
-                     "float[1,7,8]", "float[1,8]", "float[B,M,7]"],
-        ["float[S,1,B,5]", "float[1,B,5]", "float[1,B,5]"], domain=MS, attrs={"hidden_size": 5})  # fmt: skip
-example("AttnLSTM", ["double[S,B,3]", "double[2,20,10]", "double[2,20,5]"], ["double[S,2,B,5]"], domain=MS,
-        attrs={"hidden_size": 5, "direction": "bidirectional"})  # fmt: skip
-example("AttnLSTM", ["float[S,B,3]", "float[1,20,10]", "float[1,20,5]"], ["float[*]"], domain=MS,
-        error="bad-attribute")  # fmt: skip
-example("DynamicQuantizeLSTM", ["float[S,B,3]", "int8[1,3,20]", "int8[1,5,20]", "", "", "", "", "", "float[1]",
-                                "int8[1]", "float[1]", "int8[1]"],
-        ["float[S,1,B,5]", "float[1,B,5]", "float[1,B,5]"], domain=MS, attrs={"hidden_size": 5})  # fmt: skip
-example("DynamicQuantizeLSTM", ["float[S,B,3]", "uint8[1,3,20]", "uint8[1,5,20]", "", "", "", "", "", "float[1]",
-                                "uint8[1]", "float[1]", "uint8[1]"],
-        ["float[S,1,B,6]"], domain=MS, attrs={"hidden_size": 6}, error="shape-mismatch")  # fmt: skip
-example("ConvStateReplay", ["float16[S]", "float16[C]", "float16[D]", "int64[8]"], ["float16[D]"], domain=MS)
-example("ConvStateReplay", ["float[S]", "float[C]", "float[D,2]", "int64[8]"], ["float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("GatedDeltaNetStateReplay", ["float[S]", "float[C]", "float[D]", "int64[11]"], ["float[D]"], domain=MS)
-example("GatedDeltaNetStateReplay", ["float[S]", "float[C]", "float[D]", "int64[8]"], ["float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("Mamba2Verify", ["bfloat16[R,1028]", "bfloat16[2,768,3]", "float[2,4,128,64]", "bfloat16[768,4]",
-                         "bfloat16[768]", "float[4]", "float[4]", "float[4]", "float[256]", "int32[1]"],
-        ["bfloat16[R,256]", "bfloat16[2,768,3]", "float[2,4,128,64]", "bfloat16[R,768]", "float[R,256]"], domain=MS,
-        attrs={"heads": 4, "n_groups": 2})  # fmt: skip
-example("Mamba2Verify", ["bfloat16[R,1028]", "bfloat16[2,768,3]", "float[2,4,128,64]", "bfloat16[768,4]",
-                         "bfloat16[768]", "float[4]", "float[4]", "float[4]", "float[256]", "int32[1]"],
-        ["bfloat16[*]", "bfloat16[*]", "float[*]"], domain=MS, attrs={"heads": 4, "n_groups": 3},
-        error="bad-attribute")  # fmt: skip

@@ -10,19 +10,59 @@ from __future__ import annotations
 
 from infer.contract.context import RuleContext, RuleError
 from signatures.ai_onnx.attention import check_rank
-from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INTS, MS, REQUIRED, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, INTS, MS, REQUIRED
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
-
-op("MRotaryEmbedding", "input:T position_ids:M cos_cache:T sin_cache:T", "output:T",
-   {"T": FLOAT_TYPES, "M": ("tensor(int64)",)},
-   {"mrope_section": (INTS, REQUIRED), "num_heads": (INT, 0), "rotary_embedding_dim": (INT, 0), "interleaved": (INT, 0),
-    "mrope_layout": (INT, 0), "is_packed_batching": (INT, 0), "scale": (FLOAT, 1.0)})  # fmt: skip
-op("GemmaRotaryEmbedding", "emb:U q:T q_rot:T k:T k_rot:T", "output1:T output2:T",
-   {"T": ("tensor(float16)",), "U": F32})  # fmt: skip
+from signatures.kit.operator import case, operator
 
 
-@rule("MRotaryEmbedding", domain=MS)
+@operator(
+    "MRotaryEmbedding",
+    "input:T position_ids:M cos_cache:T sin_cache:T",
+    "output:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": ("tensor(int64)",)},
+    attrs={
+        "mrope_section": (INTS, REQUIRED),
+        "num_heads": (INT, 0),
+        "rotary_embedding_dim": (INT, 0),
+        "interleaved": (INT, 0),
+        "mrope_layout": (INT, 0),
+        "is_packed_batching": (INT, 0),
+        "scale": (FLOAT, 1.0),
+    },
+    examples=[
+        case(
+            ["float[B,S,16]", "int64[3,B,S]", "float[M,4]", "float[M,4]"],
+            ["float[B,S,16]"],
+            mrope_section=[2, 1, 1],
+            num_heads=2,
+        ),
+        case(
+            ["float16[B,N,S,H]", "int64[3,B,S]", "float16[M,2]", "float16[M,2]"],
+            ["float16[B,N,S,H]"],
+            mrope_section=[1, 1, 0],
+            rotary_embedding_dim=4,
+        ),
+        case(
+            ["float[B,S,16]", "int64[3,B,S]", "float[M,4]", "float[M,4]"],
+            ["float[*]"],
+            mrope_section=[2, 1, 1],
+            error="bad-attribute",
+        ),
+        case(
+            ["float[B,N,S,H]", "int64[3,B,S]", "float[M,4]", "float[M,4]"],
+            ["float[*]"],
+            mrope_section=[2, 1],
+            error="bad-attribute",
+        ),
+        case(
+            ["float[2,2,3,8]", "int64[3,2,4]", "float[M,4]", "float[M,4]"],
+            ["float[2,2,3,8]"],
+            mrope_section=[2, 1, 1],
+            error="shape-mismatch",
+        ),
+    ],
+)
 def m_rotary_embedding(ctx: RuleContext) -> list:
     """The input's shape, (B, S, N * H) or (B, N, S, H); position_ids is (3, B, S): temporal,
     height and width positions."""
@@ -46,7 +86,24 @@ def m_rotary_embedding(ctx: RuleContext) -> list:
     return [x]
 
 
-@rule("GemmaRotaryEmbedding", domain=MS)
+@operator(
+    "GemmaRotaryEmbedding",
+    "emb:U q:T q_rot:T k:T k_rot:T",
+    "output1:T output2:T",
+    domain=MS,
+    types={"T": ("tensor(float16)",), "U": F32},
+    examples=[
+        case(
+            ["float[B,S,D]", "float16[B,N,S,D]", "float16[B,N,S,D]", "float16[B,K,S,D]", "float16[B,K,S,D]"],
+            ["float16[B,N,S,D]", "float16[B,N,S,D]"],
+        ),
+        case(
+            ["float[B,S,4]", "float16[B,N,S,8]", "float16[B,N,S,8]", "float16[B,N,S,8]", "float16[B,N,S,8]"],
+            ["float16[B,N,S,8]", "float16[B,N,S,8]"],
+            error="shape-mismatch",
+        ),
+    ],
+)
 def gemma_rotary_embedding(ctx: RuleContext) -> list:
     """From the CUDA kernel (not run): both outputs have q's shape (B, N, S, dim); emb is (B, S, dim)."""
     q = check_rank(ctx, 1, 4, "q")
@@ -57,21 +114,3 @@ def gemma_rotary_embedding(ctx: RuleContext) -> list:
     if q is None:
         q = ctx.shape(2)
     return [q, q]
-
-
-example("MRotaryEmbedding", ["float[B,S,16]", "int64[3,B,S]", "float[M,4]", "float[M,4]"], ["float[B,S,16]"],
-        domain=MS, attrs={"mrope_section": [2, 1, 1], "num_heads": 2})  # fmt: skip
-example("MRotaryEmbedding", ["float16[B,N,S,H]", "int64[3,B,S]", "float16[M,2]", "float16[M,2]"],
-        ["float16[B,N,S,H]"], domain=MS, attrs={"mrope_section": [1, 1, 0], "rotary_embedding_dim": 4})  # fmt: skip
-example("MRotaryEmbedding", ["float[B,S,16]", "int64[3,B,S]", "float[M,4]", "float[M,4]"], ["float[*]"], domain=MS,
-        attrs={"mrope_section": [2, 1, 1]}, error="bad-attribute")  # fmt: skip
-example("MRotaryEmbedding", ["float[B,N,S,H]", "int64[3,B,S]", "float[M,4]", "float[M,4]"], ["float[*]"], domain=MS,
-        attrs={"mrope_section": [2, 1]}, error="bad-attribute")  # fmt: skip
-example("MRotaryEmbedding", ["float[2,2,3,8]", "int64[3,2,4]", "float[M,4]", "float[M,4]"], ["float[2,2,3,8]"],
-        domain=MS, attrs={"mrope_section": [2, 1, 1]}, error="shape-mismatch")  # fmt: skip
-example("GemmaRotaryEmbedding", ["float[B,S,D]", "float16[B,N,S,D]", "float16[B,N,S,D]", "float16[B,K,S,D]",
-                                 "float16[B,K,S,D]"],
-        ["float16[B,N,S,D]", "float16[B,N,S,D]"], domain=MS)  # fmt: skip
-example("GemmaRotaryEmbedding", ["float[B,S,4]", "float16[B,N,S,8]", "float16[B,N,S,8]", "float16[B,N,S,8]",
-                                 "float16[B,N,S,8]"],
-        ["float16[B,N,S,8]", "float16[B,N,S,8]"], domain=MS, error="shape-mismatch")  # fmt: skip

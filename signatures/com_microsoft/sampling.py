@@ -16,10 +16,10 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
-from signatures.com_microsoft import F32, FLOAT, INT, INT32, MS, REQUIRED, op
+from signatures.com_microsoft import F32, FLOAT, INT, INT32, MS, REQUIRED
 from signatures.com_microsoft.generation import count, vocabulary
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 GRAPH = AttributeProto.GRAPH
 _SEARCH = {"decoder": (GRAPH, REQUIRED), "decoder_start_token_id": (INT, -1), "encoder": (GRAPH, None),
@@ -28,31 +28,47 @@ _SEARCH = {"decoder": (GRAPH, REQUIRED), "decoder_start_token_id": (INT, -1), "e
 _TOKENS = {f"{name}_token_id": (INT, None) for name in (
     "beginning_timestamp", "no_speech", "no_timestamps", "start_of_lm", "transcribe", "translate")}  # fmt: skip
 
-op("Sampling",
-   "input_ids:I max_length:I min_length?:I repetition_penalty?:T vocab_mask?:I prefix_vocab_mask?:I "
-   "attention_mask?:I presence_mask?:I seed?:I",
-   "sequences:I filtered_logits?:T", {"T": F32, "I": INT32},
-   {**_SEARCH, "custom": (INT, 0), "filter_value": (FLOAT, -1e20), "min_tokens_to_keep": (INT, 0),
-    "model_type": (INT, 0), "presence_penalty": (FLOAT, 0.0), "temperature": (FLOAT, 1.0),
-    "top_p": (FLOAT, 0.0)})  # fmt: skip
-op("WhisperBeamSearch",
-   "input_ids:F max_length:I min_length?:I num_beams:I num_return_sequences:I length_penalty?:T "
-   "repetition_penalty?:T vocab_mask?:M prefix_vocab_mask?:M attention_mask?:I decoder_input_ids?:I "
-   "logits_processor?:I cross_qk_layer_head?:I extra_decoding_ids?:I temperature?:T",
-   "sequences:I sequences_scores?:T scores?:T cross_qk?:V non_speech_probs?:T",
-   {"T": ("tensor(float)", "tensor(float16)"), "F": ("tensor(float)", "tensor(int32)", "tensor(float16)"),
-    "I": INT32, "M": INT32, "V": F32},
-   {**_SEARCH, **_TOKENS, "decoder_output_cross_qk": (INT, None), "early_stopping": (INT, 0),
-    "model_type": (INT, 2)})  # fmt: skip
-op("NGramRepeatBlock", "input_ids:Tid scores:T", "scores_out:T", {"Tid": ("tensor(int64)",), "T": F32},
-   {"ngram_size": (INT, REQUIRED)})  # fmt: skip
-op("SpeculativePrefixCommit",
-   "next_tokens:I64 input_ids:I64 status:I32 ctl:I64 ctx_commit:I64 prefixes:I64 ptrs:I64",
-   "head_c:I32 updated_ctl:I64 updated_ctx_commit:I64", {"I64": ("tensor(int64)",), "I32": INT32},
-   {"head_rows": (INT, 8)})  # fmt: skip
+# A stand-in decoder: the rules read only its declared logits (the runtime tests run real ones).
+_DECODER = helper.make_graph(
+    [helper.make_node("Constant", [], ["logits"], value=numpy_helper.from_array(np.zeros((1, 1, 100), np.float32)))],
+    "decoder",
+    [],
+    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1, 100])],
+)
+_ATTRS = {"eos_token_id": 2, "pad_token_id": 0, "vocab_size": 100, "decoder": _DECODER}
+_GPT = ["int32[B,S]", "int32[1]={16}"]
 
 
-@rule("Sampling", domain=MS)
+@operator(
+    "Sampling",
+    "input_ids:I max_length:I min_length?:I repetition_penalty?:T vocab_mask?:I prefix_vocab_mask?:I "
+    "attention_mask?:I presence_mask?:I seed?:I",
+    "sequences:I filtered_logits?:T",
+    domain=MS,
+    types={"T": F32, "I": INT32},
+    attrs={
+        **_SEARCH,
+        "custom": (INT, 0),
+        "filter_value": (FLOAT, -1e20),
+        "min_tokens_to_keep": (INT, 0),
+        "model_type": (INT, 0),
+        "presence_penalty": (FLOAT, 0.0),
+        "temperature": (FLOAT, 1.0),
+        "top_p": (FLOAT, 0.0),
+    },
+    examples=[
+        case(_GPT, ["int32[B,16]", "float[B,100]"], **_ATTRS),
+        case(
+            ["int32[B,S]", "int32[1]", "", "", "int32[V]"],
+            ["int32[B,?]", "float[B,V]"],
+            eos_token_id=2,
+            pad_token_id=0,
+            decoder=_DECODER,
+        ),
+        case(["int32[B,16]", "int32[1]={16}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+        case(["int32[B,S]", "int32[2]"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+    ],
+)
 def sampling(ctx: RuleContext) -> list:
     """sequences (batch, max_length), filtered_logits (batch, vocabulary); max_length must
     exceed the prompt's length."""
@@ -61,13 +77,41 @@ def sampling(ctx: RuleContext) -> list:
         raise RuleError("shape-mismatch", f"input_ids must be 2-D, has rank {len(ids)}")
     b, s = ids if ids is not None else (None, None)
     length = count(ctx, 1, "max_length")
-    if D.less(s, length) is False:
+    if ctx.less(s, length) is False:
         raise RuleError("shape-mismatch", f"max_length {D.to_str(length)} must exceed the prompt length {D.to_str(s)}")
     vocab = vocabulary(ctx, ((4, 0), (5, 1), (7, 1)))
     return [(b, length), (b, vocab)][: ctx.n_outputs]
 
 
-@rule("WhisperBeamSearch", domain=MS)
+_W = ["float[B,80,3000]", "int32[1]={448}", "", "int32[1]={4}", "int32[1]={2}"]
+
+
+@operator(
+    "WhisperBeamSearch",
+    "input_ids:F max_length:I min_length?:I num_beams:I num_return_sequences:I length_penalty?:T "
+    "repetition_penalty?:T vocab_mask?:M prefix_vocab_mask?:M attention_mask?:I decoder_input_ids?:I "
+    "logits_processor?:I cross_qk_layer_head?:I extra_decoding_ids?:I temperature?:T",
+    "sequences:I sequences_scores?:T scores?:T cross_qk?:V non_speech_probs?:T",
+    domain=MS,
+    types={
+        "T": ("tensor(float)", "tensor(float16)"),
+        "F": ("tensor(float)", "tensor(int32)", "tensor(float16)"),
+        "I": INT32,
+        "M": INT32,
+        "V": F32,
+    },
+    attrs={
+        **_SEARCH,
+        **_TOKENS,
+        "decoder_output_cross_qk": (INT, None),
+        "early_stopping": (INT, 0),
+        "model_type": (INT, 2),
+    },
+    examples=[
+        case([*_W, "float[1]"], ["int32[B,2,448]", "float[B,2]", "float[447,B,4,100]"], **_ATTRS),
+        case(_W[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+    ],
+)
 def whisper_beam_search(ctx: RuleContext) -> list:
     """sequences (batch, num_return_sequences, max_length), sequences_scores (batch,
     num_return_sequences), scores (max_length - the decoder's prompt length, batch, num_beams,
@@ -90,7 +134,19 @@ def whisper_beam_search(ctx: RuleContext) -> list:
     return [(b, ret, length), (b, ret), (steps, b, beams, vocab), (b, ret, kept, None, None), (b,)][: ctx.n_outputs]
 
 
-@rule("NGramRepeatBlock", domain=MS)
+@operator(
+    "NGramRepeatBlock",
+    "input_ids:Tid scores:T",
+    "scores_out:T",
+    domain=MS,
+    types={"Tid": ("tensor(int64)",), "T": F32},
+    attrs={"ngram_size": (INT, REQUIRED)},
+    examples=[
+        case(["int64[B,S]", "float[B,V]"], ["float[B,V]"], ngram_size=3),
+        case(["int64[2,S]", "float[3,V]"], ["float[3,V]"], ngram_size=3, error="shape-mismatch"),
+        case(["int64[B,S]", "float[B,V]"], ["float[*]"], ngram_size=0, error="bad-attribute"),
+    ],
+)
 def ngram_repeat_block(ctx: RuleContext) -> list:
     """scores_out has the scores' shape (batch, vocabulary); input_ids is (batch, sequence)."""
     if ctx.require("ngram_size") <= 0:
@@ -104,7 +160,25 @@ def ngram_repeat_block(ctx: RuleContext) -> list:
     return [scores]
 
 
-@rule("SpeculativePrefixCommit", domain=MS)
+_SPC = ["int64[B,8]", "int64[B,8]", "int32[4]", "int64[B,16]", "int64[B,2]", "int64[B,16]", "int64[2]"]
+
+
+@operator(
+    "SpeculativePrefixCommit",
+    "next_tokens:I64 input_ids:I64 status:I32 ctl:I64 ctx_commit:I64 prefixes:I64 ptrs:I64",
+    "head_c:I32 updated_ctl:I64 updated_ctx_commit:I64",
+    domain=MS,
+    types={"I64": ("tensor(int64)",), "I32": INT32},
+    attrs={"head_rows": (INT, 8)},
+    examples=[
+        case(_SPC, ["int32[B]", "int64[B,16]", "int64[B,2]"]),
+        case(
+            ["int64[8]", "int64[8]", "int32[4]", "int64[16]", "int64[2]", "int64[16]", "int64[2]"],
+            ["int32[1]", "int64[16]", "int64[2]"],
+        ),
+        case(_SPC, ["int32[*]", "int64[*]", "int64[*]"], head_rows=9, error="bad-attribute"),
+    ],
+)
 def speculative_prefix_commit(ctx: RuleContext) -> list:
     """head_c (batch): batch is next_tokens' first extent, 1 for a 1-D next_tokens; the updated
     state has the state's shape. No CPU kernel: onnxruntime's schema inference says the same."""
@@ -116,35 +190,3 @@ def speculative_prefix_commit(ctx: RuleContext) -> list:
         raise RuleError("shape-mismatch", f"next_tokens must be 1-D or 2-D, has rank {len(nt)}")
     batch = None if nt is None else (1 if len(nt) == 1 else nt[0])
     return [(batch,), ctx.shape(3), ctx.shape(4)]
-
-
-_GPT = ["int32[B,S]", "int32[1]={16}"]
-# A stand-in decoder: the rules read only its declared logits (the runtime tests run real ones).
-_DECODER = helper.make_graph(
-    [helper.make_node("Constant", [], ["logits"], value=numpy_helper.from_array(np.zeros((1, 1, 100), np.float32)))],
-    "decoder",
-    [],
-    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1, 100])],
-)
-_ATTRS = {"eos_token_id": 2, "pad_token_id": 0, "vocab_size": 100, "decoder": _DECODER}
-example("Sampling", _GPT, ["int32[B,16]", "float[B,100]"], domain=MS, attrs=_ATTRS)
-example("Sampling", ["int32[B,S]", "int32[1]", "", "", "int32[V]"], ["int32[B,?]", "float[B,V]"], domain=MS,
-        attrs={"eos_token_id": 2, "pad_token_id": 0, "decoder": _DECODER})  # fmt: skip
-example("Sampling", ["int32[B,16]", "int32[1]={16}"], ["int32[*]"], domain=MS, attrs=_ATTRS, error="shape-mismatch")
-example("Sampling", ["int32[B,S]", "int32[2]"], ["int32[*]"], domain=MS, attrs=_ATTRS, error="shape-mismatch")
-_W = ["float[B,80,3000]", "int32[1]={448}", "", "int32[1]={4}", "int32[1]={2}"]
-example("WhisperBeamSearch", [*_W, "float[1]"], ["int32[B,2,448]", "float[B,2]", "float[447,B,4,100]"], domain=MS,
-        attrs=_ATTRS)  # fmt: skip
-example("WhisperBeamSearch", _W[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], domain=MS, attrs=_ATTRS,
-        error="shape-mismatch")  # fmt: skip
-example("NGramRepeatBlock", ["int64[B,S]", "float[B,V]"], ["float[B,V]"], domain=MS, attrs={"ngram_size": 3})
-example("NGramRepeatBlock", ["int64[2,S]", "float[3,V]"], ["float[3,V]"], domain=MS, attrs={"ngram_size": 3},
-        error="shape-mismatch")  # fmt: skip
-example("NGramRepeatBlock", ["int64[B,S]", "float[B,V]"], ["float[*]"], domain=MS, attrs={"ngram_size": 0},
-        error="bad-attribute")  # fmt: skip
-_SPC = ["int64[B,8]", "int64[B,8]", "int32[4]", "int64[B,16]", "int64[B,2]", "int64[B,16]", "int64[2]"]
-example("SpeculativePrefixCommit", _SPC, ["int32[B]", "int64[B,16]", "int64[B,2]"], domain=MS)
-example("SpeculativePrefixCommit", ["int64[8]", "int64[8]", "int32[4]", "int64[16]", "int64[2]", "int64[16]",
-                                    "int64[2]"], ["int32[1]", "int64[16]", "int64[2]"], domain=MS)  # fmt: skip
-example("SpeculativePrefixCommit", _SPC, ["int32[*]", "int64[*]", "int64[*]"], domain=MS, attrs={"head_rows": 9},
-        error="bad-attribute")  # fmt: skip

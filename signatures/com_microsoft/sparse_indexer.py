@@ -16,9 +16,9 @@ from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
-from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import FLOAT, FLOAT_TYPES, INT, INT32, MS, REQUIRED, STRING
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 Shape = tuple[Dim, ...]
 _I64 = ("tensor(int64)",)
@@ -26,27 +26,6 @@ _POLICY = {"compress_ratio": (INT, REQUIRED), "epsilon": (FLOAT, 1e-6), "head_we
            "index_topk": (INT, None), "policy_mode": (STRING, REQUIRED), "scale": (FLOAT, None),
            "token_budget": (INT, None)}  # fmt: skip
 _CSA_IN = "gate?:T position_bias?:T head_weights?:T position_ids?:I"
-
-op("SparseAttentionIndexer",
-   f"query:T key?:T query_norm_weight:T key_norm_weight:T cos_cache:T sin_cache:T mask?:TB past_key:T {_CSA_IN} "
-   "past_sequence_length?:M past_proj_buffer?:T",
-   "selected_indices:M present_key:T present_proj_buffer?:T",
-   {"T": FLOAT_TYPES, "TB": _I64, "I": _I64, "M": INT32}, _POLICY)  # fmt: skip
-op("PackedSparseAttentionIndexer",
-   "query:T key?:T query_norm_weight:T key_norm_weight:T cos_cache:T sin_cache:T cumulative_sequence_lengths:M "
-   f"past_sequence_lengths:M {_CSA_IN} past_key_state:T_KEY past_kv_buffer:T past_gate_buffer?:T "
-   "past_state_lengths:M state_update_capture_count?:M state_update_active?:M indexshare_mode?:M merged_indices?:M "
-   "merged_counts?:M merged_status?:M",
-   "selected_indices:M selected_counts:M present_key_state:T_KEY present_kv_buffer:T present_gate_buffer?:T "
-   "present_state_lengths:M state_update?:T indexshare_status?:M state_status?:M",
-   {"T": FLOAT_TYPES, "T_KEY": FLOAT_TYPES, "I": _I64, "M": INT32},
-   {**_POLICY, "indexshare_state_policy": (STRING, "default"), "max_output_entries": (INT, 0),
-    "state_capacity": (INT, REQUIRED), "state_update_capacity": (INT, 0)})  # fmt: skip
-op("PackedSparseAttentionIndexerMerge",
-   "base_indices:T base_counts:T base_row_indices:T range_starts?:T range_ends?:T additional_indices?:T "
-   "additional_counts?:T",
-   "selected_indices:T selected_counts:T status:T", {"T": INT32},
-   {"max_output_entries": (INT, REQUIRED), "policy_mode": (STRING, REQUIRED)})  # fmt: skip
 
 
 def _capacity(ctx: RuleContext) -> tuple[str, int, int]:
@@ -81,22 +60,90 @@ def _outputs_for(ctx: RuleContext, mode: str, csa_only: tuple[int, ...]) -> None
             raise RuleError("arity", f"output {k} must be omitted when policy_mode is 'qsa'")
 
 
-def _new_entries(b: Dim, s: Dim, ratio: int) -> tuple[Dim, Dim]:
+def _new_entries(ctx: RuleContext, b: Dim, s: Dim, ratio: int) -> tuple[Dim, Dim]:
     """(compressed entries a 'csa' call emits, its buffer's new length), from the buffer's length
     ``b`` and the new tokens ``s``. A buffer of at least ``ratio`` holds the previous complete
     window before its pending tokens; every ``ratio`` pending tokens close a window, and the last
     closed window stays in the buffer with the remainder."""
-    over = D.less(b, ratio)
+    over = ctx.less(b, ratio)
     if over is None:
         return None, None
     pending = D.add(D.sub(b, ratio) if over is False else b, s)
-    closes = D.less(pending, ratio)
+    closes = ctx.less(pending, ratio)
     if closes is None:
         return D.floordiv(pending, ratio), None
     return D.floordiv(pending, ratio), D.add(b, s) if closes else D.add(ratio, D.mod(pending, ratio))
 
 
-@rule("SparseAttentionIndexer", domain=MS)
+_CSA = ["float[B,S,32]", "float[B,S,16]", "float[8]", "float[8]", "float[C,2]", "float[C,2]", "", "float[B,P,8]",
+        "float[B,S,16]", "float[2,16]", "float[B,S,4]", "int64[B,S]", "", "float[2,B,1,16]"]  # fmt: skip
+_CSA_ATTRS = {"policy_mode": "csa", "compress_ratio": 2, "index_topk": 3}
+_CSA_OUT = ["int32[B,S,3]", "float[B,P + floor((S + 1)/2),8]", "float[2,B,mod(S + 1, 2) + 2,16]"]
+_IDX = ["float[B,S,32]", "float[B,S,8]", "float[8]", "float[8]", "float[C,4]", "float[C,4]"]
+
+
+@operator(
+    "SparseAttentionIndexer",
+    f"query:T key?:T query_norm_weight:T key_norm_weight:T cos_cache:T sin_cache:T mask?:TB past_key:T {_CSA_IN} "
+    "past_sequence_length?:M past_proj_buffer?:T",
+    "selected_indices:M present_key:T present_proj_buffer?:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "TB": _I64, "I": _I64, "M": INT32},
+    attrs=_POLICY,
+    examples=[
+        case(
+            [*_IDX, "", "float[B,P,8]"],
+            ["int32[B,S,5]", "float[B,P + S,8]"],
+            policy_mode="qsa",
+            compress_ratio=2,
+            token_budget=4,
+        ),
+        case(
+            [*_IDX, "", "float[B,M,8]", "", "", "", "", "int32[1]"],
+            ["int32[B,S,5]", "float[B,M,8]"],
+            policy_mode="qsa",
+            compress_ratio=2,
+            token_budget=4,
+        ),
+        case(_CSA, _CSA_OUT, **_CSA_ATTRS),
+        case([*_CSA[:13], "float[2,B,3,16]"], _CSA_OUT, **_CSA_ATTRS),
+        case(
+            [
+                "float[B,3,32]",
+                "float[B,3,16]",
+                *_IDX[2:],
+                "",
+                "float[B,5,8]",
+                "float[B,3,16]",
+                "float[2,16]",
+                "float[B,3,4]",
+                "int64[B,3]",
+                "",
+                "float[2,B,1,16]",
+            ],
+            ["int32[B,3,3]", "float[B,7,8]", "float[2,B,2,16]"],
+            policy_mode="csa",
+            compress_ratio=2,
+            index_topk=3,
+        ),
+        case(
+            [*_IDX, "", "float[B,P,8]"],
+            ["int32[*]", "float[*]"],
+            policy_mode="qsa",
+            compress_ratio=2,
+            token_budget=5,
+            error="bad-attribute",
+        ),
+        case(
+            [*_IDX, "", "float[B,P,8]"],
+            ["int32[*]", "float[*]", "float[*]"],
+            policy_mode="qsa",
+            compress_ratio=2,
+            token_budget=4,
+            error="arity",
+        ),
+    ],
+)
 def sparse_attention_indexer(ctx: RuleContext) -> list:
     """selected_indices (batch, sequence, capacity); present_key the past cache when its valid
     length is an input (past_sequence_length), else grown by this call's entries: every new token
@@ -120,11 +167,11 @@ def sparse_attention_indexer(ctx: RuleContext) -> list:
     elif mode == "qsa":
         present = (past[0], D.add(past[1], s), past[2])
     else:
-        added, _ = _new_entries(0 if buffer is None else buffer[2], s, ratio)
+        added, _ = _new_entries(ctx, 0 if buffer is None else buffer[2], s, ratio)
         present = (past[0], D.add(past[1], added), past[2])
     if mode == "qsa":
         return [selected, present]
-    _, length = _new_entries(0 if buffer is None else buffer[2], s, ratio)
+    _, length = _new_entries(ctx, 0 if buffer is None else buffer[2], s, ratio)
     width = None if buffer is None else buffer[3]
     return [selected, present, (2, b, length, width)][: ctx.n_outputs]
 
@@ -151,12 +198,47 @@ def _index_share(ctx: RuleContext, batch: Dim, selected: int) -> int:
         if len(merged) != 2:
             raise RuleError("shape-mismatch", f"merged_indices must be 2-D, has rank {len(merged)}")
         same_dim(ctx, merged[1], width, "merged_indices' width and max_output_entries")
-        if D.equal(merged[0], 0) is not True and batch is not None:
+        if ctx.equal(merged[0], 0) is not True and batch is not None:
             same_dim(ctx, merged[0], batch, "merged_indices' rows and the batch")
     return width
 
 
-@rule("PackedSparseAttentionIndexer", domain=MS)
+_CSA_P = {"policy_mode": "csa", "compress_ratio": 2, "index_topk": 3, "state_capacity": 6}
+_PIDX = ["float[T,32]", "float[T,8]", "float[8]", "float[8]", "float[C,4]", "float[C,4]", "int32[B + 1]", "int32[B]",
+         "", "", "", "", "float[B,6,8]", "float[B,3,8]", "", "int32[B,2]"]  # fmt: skip
+# ('qsa' omits present_gate_buffer, the fifth of six or more outputs, which examples cannot
+# express: tests/test_contrib_b_runtime.py checks that form against onnxruntime's schema.)
+_PCSA = [*_PIDX[:1], "float[T,16]", *_PIDX[2:8], "float[T,16]", "float[2,16]", "float[T,4]", "int64[T]",
+         "float[B,6,8]", "float[B,3,16]", "float[B,3,16]", "int32[B,2]"]  # fmt: skip
+_PSAI_ERR = ["int32[*]", "int32[*]", "float[*]", "float[*]", "float[*]", "int32[*]"]
+_QSA = {"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 4, "state_capacity": 6}
+
+
+@operator(
+    "PackedSparseAttentionIndexer",
+    "query:T key?:T query_norm_weight:T key_norm_weight:T cos_cache:T sin_cache:T cumulative_sequence_lengths:M "
+    f"past_sequence_lengths:M {_CSA_IN} past_key_state:T_KEY past_kv_buffer:T past_gate_buffer?:T "
+    "past_state_lengths:M state_update_capture_count?:M state_update_active?:M indexshare_mode?:M merged_indices?:M "
+    "merged_counts?:M merged_status?:M",
+    "selected_indices:M selected_counts:M present_key_state:T_KEY present_kv_buffer:T present_gate_buffer?:T "
+    "present_state_lengths:M state_update?:T indexshare_status?:M state_status?:M",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "T_KEY": FLOAT_TYPES, "I": _I64, "M": INT32},
+    attrs={
+        **_POLICY,
+        "indexshare_state_policy": (STRING, "default"),
+        "max_output_entries": (INT, 0),
+        "state_capacity": (INT, REQUIRED),
+        "state_update_capacity": (INT, 0),
+    },
+    examples=[
+        case(
+            _PCSA, ["int32[T,3]", "int32[T]", "float[B,6,8]", "float[B,3,16]", "float[B,3,16]", "int32[B,2]"], **_CSA_P
+        ),
+        case(_PCSA, _PSAI_ERR, attrs={**_CSA_P, "state_update_capacity": 9}, error="bad-attribute"),
+        case(_PIDX, _PSAI_ERR, **_QSA, error="arity"),
+    ],
+)
 def packed_sparse_attention_indexer(ctx: RuleContext) -> list:
     """selected_indices (tokens, capacity), selected_counts (tokens); the fixed-capacity state
     outputs are their past inputs; state_update (batch, state_update_capacity, head_size);
@@ -195,7 +277,43 @@ def packed_sparse_attention_indexer(ctx: RuleContext) -> list:
     ]
 
 
-@rule("PackedSparseAttentionIndexerMerge", domain=MS)
+@operator(
+    "PackedSparseAttentionIndexerMerge",
+    "base_indices:T base_counts:T base_row_indices:T range_starts?:T range_ends?:T additional_indices?:T "
+    "additional_counts?:T",
+    "selected_indices:T selected_counts:T status:T",
+    domain=MS,
+    types={"T": INT32},
+    attrs={"max_output_entries": (INT, REQUIRED), "policy_mode": (STRING, REQUIRED)},
+    examples=[
+        case(
+            ["int32[R,C]", "int32[R]", "int32[N]", "int32[N]", "int32[N]"],
+            ["int32[N,16]", "int32[N]", "int32[N]"],
+            policy_mode="append_range",
+            max_output_entries=16,
+        ),
+        case(
+            ["int32[R,C]", "int32[R]", "int32[N]", "", "", "int32[N,A]", "int32[N]"],
+            ["int32[N,16]", "int32[N]", "int32[N]"],
+            policy_mode="append_indices",
+            max_output_entries=16,
+        ),
+        case(
+            ["int32[R,C]", "int32[R]", "int32[N]", "int32[N]", "int32[N]"],
+            ["int32[*]"] * 3,
+            policy_mode="append_indices",
+            max_output_entries=16,
+            error="arity",
+        ),
+        case(
+            ["int32[3,5]", "int32[4]", "int32[7]", "int32[7]", "int32[7]"],
+            ["int32[7,16]", "int32[7]", "int32[7]"],
+            policy_mode="append_range",
+            max_output_entries=16,
+            error="shape-mismatch",
+        ),
+    ],
+)
 def packed_sparse_attention_indexer_merge(ctx: RuleContext) -> list:
     """(N, max_output_entries), (N), (N): N is base_row_indices' length, the output queries."""
     mode, width = ctx.require("policy_mode"), ctx.require("max_output_entries")
@@ -217,52 +335,3 @@ def packed_sparse_attention_indexer_merge(ctx: RuleContext) -> list:
         if s is not None and len(s) == 1:
             n = s[0] if n is None else same_dim(ctx, n, s[0], f"the rows of input {i} and base_row_indices")
     return [(n, width), (n,), (n,)]
-
-
-_IDX = ["float[B,S,32]", "float[B,S,8]", "float[8]", "float[8]", "float[C,4]", "float[C,4]"]
-example("SparseAttentionIndexer", [*_IDX, "", "float[B,P,8]"], ["int32[B,S,5]", "float[B,P + S,8]"], domain=MS,
-        attrs={"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 4})  # fmt: skip
-example("SparseAttentionIndexer", [*_IDX, "", "float[B,M,8]", "", "", "", "", "int32[1]"],
-        ["int32[B,S,5]", "float[B,M,8]"], domain=MS,
-        attrs={"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 4})  # fmt: skip
-_CSA = ["float[B,S,32]", "float[B,S,16]", "float[8]", "float[8]", "float[C,2]", "float[C,2]", "", "float[B,P,8]",
-        "float[B,S,16]", "float[2,16]", "float[B,S,4]", "int64[B,S]", "", "float[2,B,1,16]"]  # fmt: skip
-_CSA_OUT = ["int32[B,S,3]", "float[B,P + floor((S + 1)/2),8]", "float[2,B,mod(S + 1, 2) + 2,16]"]
-_CSA_ATTRS = {"policy_mode": "csa", "compress_ratio": 2, "index_topk": 3}
-example("SparseAttentionIndexer", _CSA, _CSA_OUT, domain=MS, attrs=_CSA_ATTRS)
-example("SparseAttentionIndexer", [*_CSA[:13], "float[2,B,3,16]"], _CSA_OUT, domain=MS, attrs=_CSA_ATTRS)
-example("SparseAttentionIndexer", ["float[B,3,32]", "float[B,3,16]", *_IDX[2:], "", "float[B,5,8]", "float[B,3,16]",
-                                   "float[2,16]", "float[B,3,4]", "int64[B,3]", "", "float[2,B,1,16]"],
-        ["int32[B,3,3]", "float[B,7,8]", "float[2,B,2,16]"], domain=MS,
-        attrs={"policy_mode": "csa", "compress_ratio": 2, "index_topk": 3})  # fmt: skip
-example("SparseAttentionIndexer", [*_IDX, "", "float[B,P,8]"], ["int32[*]", "float[*]"], domain=MS,
-        attrs={"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 5}, error="bad-attribute")  # fmt: skip
-example("SparseAttentionIndexer", [*_IDX, "", "float[B,P,8]"], ["int32[*]", "float[*]", "float[*]"], domain=MS,
-        attrs={"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 4}, error="arity")  # fmt: skip
-_PIDX = ["float[T,32]", "float[T,8]", "float[8]", "float[8]", "float[C,4]", "float[C,4]", "int32[B + 1]", "int32[B]",
-         "", "", "", "", "float[B,6,8]", "float[B,3,8]", "", "int32[B,2]"]  # fmt: skip
-_QSA = {"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 4, "state_capacity": 6}
-# ('qsa' omits present_gate_buffer, the fifth of six or more outputs, which examples cannot
-# express: tests/test_contrib_b_runtime.py checks that form against onnxruntime's schema.)
-_PCSA = [*_PIDX[:1], "float[T,16]", *_PIDX[2:8], "float[T,16]", "float[2,16]", "float[T,4]", "int64[T]",
-         "float[B,6,8]", "float[B,3,16]", "float[B,3,16]", "int32[B,2]"]  # fmt: skip
-_CSA_P = {"policy_mode": "csa", "compress_ratio": 2, "index_topk": 3, "state_capacity": 6}
-example("PackedSparseAttentionIndexer", _PCSA,
-        ["int32[T,3]", "int32[T]", "float[B,6,8]", "float[B,3,16]", "float[B,3,16]", "int32[B,2]"], domain=MS,
-        attrs=_CSA_P)  # fmt: skip
-_PSAI_ERR = ["int32[*]", "int32[*]", "float[*]", "float[*]", "float[*]", "int32[*]"]
-example("PackedSparseAttentionIndexer", _PCSA, _PSAI_ERR, domain=MS,
-        attrs={**_CSA_P, "state_update_capacity": 9}, error="bad-attribute")  # fmt: skip
-example("PackedSparseAttentionIndexer", _PIDX, _PSAI_ERR, domain=MS, attrs=_QSA, error="arity")
-example("PackedSparseAttentionIndexerMerge", ["int32[R,C]", "int32[R]", "int32[N]", "int32[N]", "int32[N]"],
-        ["int32[N,16]", "int32[N]", "int32[N]"], domain=MS,
-        attrs={"policy_mode": "append_range", "max_output_entries": 16})  # fmt: skip
-example("PackedSparseAttentionIndexerMerge", ["int32[R,C]", "int32[R]", "int32[N]", "", "", "int32[N,A]", "int32[N]"],
-        ["int32[N,16]", "int32[N]", "int32[N]"], domain=MS,
-        attrs={"policy_mode": "append_indices", "max_output_entries": 16})  # fmt: skip
-example("PackedSparseAttentionIndexerMerge", ["int32[R,C]", "int32[R]", "int32[N]", "int32[N]", "int32[N]"],
-        ["int32[*]"] * 3, domain=MS, attrs={"policy_mode": "append_indices", "max_output_entries": 16},
-        error="arity")  # fmt: skip
-example("PackedSparseAttentionIndexerMerge", ["int32[3,5]", "int32[4]", "int32[7]", "int32[7]", "int32[7]"],
-        ["int32[7,16]", "int32[7]", "int32[7]"], domain=MS,
-        attrs={"policy_mode": "append_range", "max_output_entries": 16}, error="shape-mismatch")  # fmt: skip

@@ -11,17 +11,32 @@ from __future__ import annotations
 
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
-from signatures.com_microsoft import INT, MS, REQUIRED, op
+from signatures.com_microsoft import INT, MS, REQUIRED
 from signatures.kit.helpers import broadcast
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 _T = {"T": ("tensor(float)", "tensor(double)", "tensor(float16)")}
-op("ComplexMul", "A:T B:T", "C:T", _T)
-op("ComplexMulConj", "A:T B:T", "C:T", _T)
-op("Irfft", "X:T", "Y:T", _T, {"onesided": (INT, 1), "normalized": (INT, 0), "signal_ndim": (INT, REQUIRED)})
 
 
-@rule(["ComplexMul", "ComplexMulConj"], domain=MS)
+@operator(
+    "ComplexMul",
+    "A:T B:T",
+    "C:T",
+    domain=MS,
+    types=_T,
+    examples=[
+        case(["float[B,S,2]", "float[S,2]"], ["float[B,S,2]"]),
+        case(["float[B,S,3]", "float[S,2]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
+@operator(
+    "ComplexMulConj",
+    "A:T B:T",
+    "C:T",
+    domain=MS,
+    types=_T,
+    examples=[case(["float16[B,1,2]", "float16[T,2]"], ["float16[B,T,2]"])],
+)
 def complex_mul(ctx: RuleContext) -> list:
     """A * B (or A * conj(B)) elementwise: the broadcast shape; each last axis must be 2."""
     for i in (0, 1):
@@ -34,7 +49,19 @@ def complex_mul(ctx: RuleContext) -> list:
     return [out]
 
 
-@rule("Irfft", domain=MS)
+@operator(
+    "Irfft",
+    "X:T",
+    "Y:T",
+    domain=MS,
+    types=_T,
+    attrs={"onesided": (INT, 1), "normalized": (INT, 0), "signal_ndim": (INT, REQUIRED)},
+    examples=[
+        case(["float[B,M,2]"], ["float[B,2*M - 1]"], signal_ndim=1),
+        case(["double[B,H,M,2]"], ["double[B,H,M]"], signal_ndim=2, onesided=0),
+        case(["float[B,M,3]"], ["float[*]"], signal_ndim=1, error="shape-mismatch"),
+    ],
+)
 def irfft(ctx: RuleContext) -> list:
     """(..., m, 2) -> (..., 2 m - 1) one-sided; (..., m, 2) -> (..., m) two-sided."""
     ndim = ctx.require("signal_ndim")
@@ -50,11 +77,3 @@ def irfft(ctx: RuleContext) -> list:
     if ctx.attr("onesided", 1):
         return [x[:-2] + (D.sub(D.mul(x[-2], 2), 1),)]
     return [x[:-1]]
-
-
-example("ComplexMul", ["float[B,S,2]", "float[S,2]"], ["float[B,S,2]"], domain=MS)
-example("ComplexMulConj", ["float16[B,1,2]", "float16[T,2]"], ["float16[B,T,2]"], domain=MS)
-example("ComplexMul", ["float[B,S,3]", "float[S,2]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("Irfft", ["float[B,M,2]"], ["float[B,2*M - 1]"], domain=MS, attrs={"signal_ndim": 1})
-example("Irfft", ["double[B,H,M,2]"], ["double[B,H,M]"], domain=MS, attrs={"signal_ndim": 2, "onesided": 0})
-example("Irfft", ["float[B,M,3]"], ["float[*]"], domain=MS, attrs={"signal_ndim": 1}, error="shape-mismatch")

@@ -11,34 +11,31 @@ from __future__ import annotations
 
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
-from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 _HALF_FLOAT = ("tensor(float16)", "tensor(bfloat16)", "tensor(float)")
 _SWIGLU = {"activation_alpha": (FLOAT, 1.0), "activation_beta": (FLOAT, 0.0), "limit": (FLOAT, 0.0)}
 
-op("ScaledSiLU", "X:T scale?:M", "Y:T", {"T": FLOAT_TYPES, "M": FLOAT_TYPES}, {"alpha": (FLOAT, 1.0)})
-op("SwiGLU", "gate:T up?:T", "output:T", {"T": _HALF_FLOAT}, {**_SWIGLU, "round_activation": (INT, 0)})
-op("RouterGateUpProj", "X:T W:T", "router:T activated:T", {"T": ("tensor(bfloat16)", "tensor(float16)")},
-   {**_SWIGLU, "activation": (STRING, "swiglu"), "router_size": (INT, REQUIRED)})  # fmt: skip
 _FC = "fc1_experts_weights:T1 fc1_scales?:T2 fc1_experts_bias?:T fc2_experts_weights:T1 fc2_scales?:T2 " \
       "fc2_experts_bias?:T fc3_experts_weights?:T1 fc3_scales?:T2 fc3_experts_bias?:T fc1_zero_points?:T1 " \
       "fc2_zero_points?:T1 fc3_zero_points?:T1"  # fmt: skip
-op("QMoE", f"input:T router_probs:T {_FC} router_weights?:T fc1_global_scale?:T4 fc2_global_scale?:T4 "
-   "fc1_act_scale?:T4 fc2_act_scale?:T4 fc1_act_block_scale?:T2 fc2_act_block_scale?:T2", "output:T",
-   {"T": FLOAT_TYPES, "T1": ("tensor(uint8)", "tensor(float8e4m3fn)"),
-    "T2": ("tensor(float)", "tensor(float16)", "tensor(bfloat16)", "tensor(float8e8m0)", "tensor(float8e4m3fn)"),
-    "T4": F32},
-   {"accuracy_level": (INT, 0), "activation_alpha": (FLOAT, 1.0), "activation_beta": (FLOAT, 0.0),
-    "activation_type": (STRING, "relu"), "block_size": (INT, None), "expert_weight_bits": (INT, 4),
-    "fc1_expert_weight_bits": (INT, None), "fc2_expert_weight_bits": (INT, None), "fc3_expert_weight_bits": (INT, None),
-    "k": (INT, 1), "normalize_routing_weights": (INT, 0), "quant_type": (STRING, "int"), "swiglu_fusion": (INT, 0),
-    "swiglu_limit": (FLOAT, None), "swiglu_limit_after_activation": (INT, 0), "use_sparse_mixer": (INT, 0),
-    "weights_prepacked": (INT, -1)})  # fmt: skip
 
 
-@rule("ScaledSiLU", domain=MS)
+@operator(
+    "ScaledSiLU",
+    "X:T scale?:M",
+    "Y:T",
+    domain=MS,
+    types={"T": FLOAT_TYPES, "M": FLOAT_TYPES},
+    attrs={"alpha": (FLOAT, 1.0)},
+    examples=[
+        case(["float16[B,S,H]"], ["float16[B,S,H]"]),
+        case(["float[B,S,H]", "bfloat16[]"], ["float[B,S,H]"]),
+        case(["float[B,S,H]", "float[1]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def scaled_silu(ctx: RuleContext) -> list:
     """X's shape; the optional scale must be a scalar (onnxruntime refuses even a 1-element vector)."""
     s = ctx.shape(1) if ctx.has(1) else None
@@ -47,7 +44,20 @@ def scaled_silu(ctx: RuleContext) -> list:
     return [ctx.shape(0)]
 
 
-@rule("SwiGLU", domain=MS)
+@operator(
+    "SwiGLU",
+    "gate:T up?:T",
+    "output:T",
+    domain=MS,
+    types={"T": _HALF_FLOAT},
+    attrs={**_SWIGLU, "round_activation": (INT, 0)},
+    examples=[
+        case(["float16[T,2048]"], ["float16[T,1024]"]),
+        case(["bfloat16[B,S,I]", "bfloat16[B,S,I]"], ["bfloat16[B,S,I]"]),
+        case(["float[B,S,2*I]"], ["float[B,S,I]"]),
+        case(["float[B,S,7]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def swiglu(ctx: RuleContext) -> list:
     """With ``up`` the gate's shape; without, the gate holds both halves along its last axis,
     which is halved. No CPU kernel: onnxruntime's schema inference says the same."""
@@ -64,7 +74,19 @@ def swiglu(ctx: RuleContext) -> list:
     return [g[:-1] + (D.floordiv(last, 2),)]
 
 
-@rule("RouterGateUpProj", domain=MS)
+@operator(
+    "RouterGateUpProj",
+    "X:T W:T",
+    "router:T activated:T",
+    domain=MS,
+    types={"T": ("tensor(bfloat16)", "tensor(float16)")},
+    attrs={**_SWIGLU, "activation": (STRING, "swiglu"), "router_size": (INT, REQUIRED)},
+    examples=[
+        case(["bfloat16[T,64]", "bfloat16[64,40]"], ["bfloat16[T,8]", "bfloat16[T,16]"], router_size=8),
+        case(["float16[B,S,K]", "float16[K,W]"], ["float16[B,S,8]", "float16[B,S,floor((W - 8)/2)]"], router_size=8),
+        case(["float16[T,64]", "float16[64,31]"], ["float16[*]", "float16[*]"], router_size=8, error="shape-mismatch"),
+    ],
+)
 def router_gate_up_proj(ctx: RuleContext) -> list:
     """One GEMM ``X (.., K) * W (K, router_size + 2 * inter)``, split into the router logits
     ``(.., router_size)`` and the activated shared expert ``(.., inter)``. No CPU kernel."""
@@ -87,7 +109,48 @@ def router_gate_up_proj(ctx: RuleContext) -> list:
     return [x[:-1] + (size,), x[:-1] + (inter,)]
 
 
-@rule("QMoE", domain=MS)
+_Q4 = ["uint8[4,32,8]", "float[4,32]", "", "uint8[4,16,16]", "float[4,16]"]
+
+
+@operator(
+    "QMoE",
+    f"input:T router_probs:T {_FC} router_weights?:T fc1_global_scale?:T4 fc2_global_scale?:T4 "
+    "fc1_act_scale?:T4 fc2_act_scale?:T4 fc1_act_block_scale?:T2 fc2_act_block_scale?:T2",
+    "output:T",
+    domain=MS,
+    types={
+        "T": FLOAT_TYPES,
+        "T1": ("tensor(uint8)", "tensor(float8e4m3fn)"),
+        "T2": ("tensor(float)", "tensor(float16)", "tensor(bfloat16)", "tensor(float8e8m0)", "tensor(float8e4m3fn)"),
+        "T4": F32,
+    },
+    attrs={
+        "accuracy_level": (INT, 0),
+        "activation_alpha": (FLOAT, 1.0),
+        "activation_beta": (FLOAT, 0.0),
+        "activation_type": (STRING, "relu"),
+        "block_size": (INT, None),
+        "expert_weight_bits": (INT, 4),
+        "fc1_expert_weight_bits": (INT, None),
+        "fc2_expert_weight_bits": (INT, None),
+        "fc3_expert_weight_bits": (INT, None),
+        "k": (INT, 1),
+        "normalize_routing_weights": (INT, 0),
+        "quant_type": (STRING, "int"),
+        "swiglu_fusion": (INT, 0),
+        "swiglu_limit": (FLOAT, None),
+        "swiglu_limit_after_activation": (INT, 0),
+        "use_sparse_mixer": (INT, 0),
+        "weights_prepacked": (INT, -1),
+    },
+    examples=[
+        case(["float[T,16]", "float[T,4]", *_Q4], ["float[T,16]"], k=2),
+        case(["float[B,S,16]", "float[B*S,4]", *_Q4], ["float[B,S,16]"]),
+        case(["float[3,16]", "float[4,4]", *_Q4], ["float[3,16]"], error="shape-mismatch"),
+        case(["float[T,16]", "float[T,4]", *_Q4], ["float[*]"], k=5, error="bad-attribute"),
+        case(["float[16]", "float[1,4]", *_Q4], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def qmoe(ctx: RuleContext) -> list:
     """The input's shape: (tokens, hidden) or (batch, sequence, hidden). router_probs is
     (tokens, experts), the experts as many as fc1's weights hold, and ``k`` at most that."""
@@ -107,24 +170,3 @@ def qmoe(ctx: RuleContext) -> list:
     if isinstance(experts, int) and not 0 < k <= experts:
         raise RuleError("bad-attribute", f"k {k} must be between 1 and the number of experts {experts}")
     return [x]
-
-
-example("ScaledSiLU", ["float16[B,S,H]"], ["float16[B,S,H]"], domain=MS)
-example("ScaledSiLU", ["float[B,S,H]", "bfloat16[]"], ["float[B,S,H]"], domain=MS)
-example("ScaledSiLU", ["float[B,S,H]", "float[1]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("SwiGLU", ["float16[T,2048]"], ["float16[T,1024]"], domain=MS)
-example("SwiGLU", ["bfloat16[B,S,I]", "bfloat16[B,S,I]"], ["bfloat16[B,S,I]"], domain=MS)
-example("SwiGLU", ["float[B,S,2*I]"], ["float[B,S,I]"], domain=MS)
-example("SwiGLU", ["float[B,S,7]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("RouterGateUpProj", ["bfloat16[T,64]", "bfloat16[64,40]"], ["bfloat16[T,8]", "bfloat16[T,16]"], domain=MS,
-        attrs={"router_size": 8})  # fmt: skip
-example("RouterGateUpProj", ["float16[B,S,K]", "float16[K,W]"], ["float16[B,S,8]", "float16[B,S,floor((W - 8)/2)]"],
-        domain=MS, attrs={"router_size": 8})  # fmt: skip
-example("RouterGateUpProj", ["float16[T,64]", "float16[64,31]"], ["float16[*]", "float16[*]"], domain=MS,
-        attrs={"router_size": 8}, error="shape-mismatch")  # fmt: skip
-_Q4 = ["uint8[4,32,8]", "float[4,32]", "", "uint8[4,16,16]", "float[4,16]"]
-example("QMoE", ["float[T,16]", "float[T,4]", *_Q4], ["float[T,16]"], domain=MS, attrs={"k": 2})
-example("QMoE", ["float[B,S,16]", "float[B*S,4]", *_Q4], ["float[B,S,16]"], domain=MS)
-example("QMoE", ["float[3,16]", "float[4,4]", *_Q4], ["float[3,16]"], domain=MS, error="shape-mismatch")
-example("QMoE", ["float[T,16]", "float[T,4]", *_Q4], ["float[*]"], domain=MS, attrs={"k": 5}, error="bad-attribute")
-example("QMoE", ["float[16]", "float[1,4]", *_Q4], ["float[*]"], domain=MS, error="shape-mismatch")

@@ -16,39 +16,47 @@ from infer.core.types import TensorType
 from signatures.ai_onnx.attention import at, check_rank
 from signatures.ai_onnx.image import grid_sample
 from signatures.ai_onnx.tensor import gather_nd
-from signatures.com_microsoft import F32, FLOAT, FLOAT_DOUBLE, FLOAT_DOUBLE_BF16, INT, INT32, MS, STRING, op
+from signatures.com_microsoft import F32, FLOAT, FLOAT_DOUBLE, FLOAT_DOUBLE_BF16, INT, INT32, MS, STRING
 from signatures.kit.helpers import same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
 ALL_TYPES = ("tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)", "tensor(int8)", "tensor(int16)",
              "tensor(int32)", "tensor(int64)", "tensor(float16)", "tensor(float)", "tensor(double)", "tensor(string)",
              "tensor(bool)", "tensor(complex64)", "tensor(complex128)")  # fmt: skip
 
-op("ExpandDims", "X:T axis:tensor(int32)", "Y:T", {"T": ALL_TYPES})
-op("GatherND", "data:T indices:Tind", "output:T", {"T": ALL_TYPES, "Tind": ("tensor(int32)", "tensor(int64)")})
-op("GridSample", "X:T1 Grid:T1", "Y:T2", {"T1": ALL_TYPES, "T2": FLOAT_DOUBLE},
-   {"align_corners": (INT, 0), "padding_mode": (STRING, "zeros"), "mode": (STRING, "bilinear")})  # fmt: skip
-op("CropAndResize", "X:T1 rois:T1 batch_indices:T2 crop_size:T2", "Y:T1", {"T1": FLOAT_DOUBLE, "T2": INT32},
-   {"extrapolation_value": (FLOAT, 0.0), "mode": (STRING, "bilinear")})  # fmt: skip
-op("CDist", "A:T B:T", "C:T", {"T": ("tensor(float)", "tensor(double)")}, {"metric": (STRING, "sqeuclidean")})
-op("DynamicTimeWarping", "input:F", "output:I", {"F": F32, "I": INT32})
-op("BifurcationDetector", "src_tokens:T cur_tokens:T prev_suffix_match_idx:T pred_tokens?:T",
-   "tokens:T suffix_match_idx:T", {"T": ("tensor(int64)",)},
-   {"max_ngram_size": (INT, 3), "min_ngram_size": (INT, 1)})  # fmt: skip
-op("MurmurHash3", "X:T1", "Y:T2",
-   {"T1": ("tensor(uint32)", "tensor(int32)", "tensor(uint64)", "tensor(int64)", "tensor(float)", "tensor(double)",
-           "tensor(string)"), "T2": ("tensor(uint32)", "tensor(int32)")},
-   {"positive": (INT, 1), "seed": (INT, 0)})  # fmt: skip
-op("IsAllFinite", "input...:V", "output:T", {"V": FLOAT_DOUBLE_BF16, "T": ("tensor(bool)",)},
-   {"isnan_only": (INT, 0), "isinf_only": (INT, 0)})  # fmt: skip
-
 # Indices address the leading axes of data (no batch_dims in this older form).
-rule("GatherND", domain=MS)(gather_nd)
+operator(
+    "GatherND",
+    "data:T indices:Tind",
+    "output:T",
+    domain=MS,
+    types={"T": ALL_TYPES, "Tind": ("tensor(int32)", "tensor(int64)")},
+    rule=gather_nd,
+    examples=[
+        case(["float[A,B,C]", "int64[N,2]"], ["float[N,C]"]),
+        case(["int32[A,B,C]", "int32[N,M,0]"], ["int32[N,M,A,B,C]"]),
+        case(["float[A,B,C]", "int64[N,4]"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 
 _FLOAT_OUT = {TensorProto.FLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE}
 
 
-@rule("ExpandDims", domain=MS)
+@operator(
+    "ExpandDims",
+    "X:T axis:tensor(int32)",
+    "Y:T",
+    domain=MS,
+    types={"T": ALL_TYPES},
+    examples=[
+        case(["float[N,C]", "int32[]={1}"], ["float[N,1,C]"]),
+        case(["string[N,C]", "int32[1]={-1}"], ["string[N,C,1]"]),
+        case(["float[]", "int32[]={-1}"], ["float[1]"]),
+        case(["int64[A,B,C]", "int32[]"], ["int64[?,?,?,?]"]),
+        case(["float[N,C]", "int32[]={3}"], ["float[*]"], error="bad-attribute"),
+        case(["float[N,C]", "int32[2]={0,1}"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def expand_dims(ctx: RuleContext) -> list:
     """A 1 inserted at the axis held by the one-element ``axis`` input, in ``[-r - 1, r]``."""
     x = ctx.shape(0)
@@ -67,14 +75,42 @@ def expand_dims(ctx: RuleContext) -> list:
     return [x[:axis] + (1,) + x[axis:]]
 
 
-@rule("GridSample", domain=MS)
+@operator(
+    "GridSample",
+    "X:T1 Grid:T1",
+    "Y:T2",
+    domain=MS,
+    types={"T1": ALL_TYPES, "T2": FLOAT_DOUBLE},
+    attrs={"align_corners": (INT, 0), "padding_mode": (STRING, "zeros"), "mode": (STRING, "bilinear")},
+    examples=[
+        case(["float[N,C,H,W]", "float[N,P,Q,2]"], ["float[N,C,P,Q]"], mode="bicubic", padding_mode="border"),
+        case(["float[N,C,D,H,W]", "float[N,P,Q,R,3]"], ["unknown"], error="shape-mismatch"),
+        case(["float[N,C,H,W]", "float[N,P,Q,3]"], ["unknown"], error="shape-mismatch"),
+    ],
+)
 def grid_sample_ms(ctx: RuleContext) -> list:
     """GridSample-16's shape (4-D only); Y has X's type (the kernels compute T -> T, float only on CPU)."""
     shape = grid_sample(ctx)[0]
     return [TensorType(ctx.elem(0) if ctx.elem(0) in _FLOAT_OUT else None, shape)]
 
 
-@rule("CropAndResize", domain=MS)
+@operator(
+    "CropAndResize",
+    "X:T1 rois:T1 batch_indices:T2 crop_size:T2",
+    "Y:T1",
+    domain=MS,
+    types={"T1": FLOAT_DOUBLE, "T2": INT32},
+    attrs={"extrapolation_value": (FLOAT, 0.0), "mode": (STRING, "bilinear")},
+    examples=[
+        case(["float[N,C,H,W]", "float[R,4]", "int32[R]", "int32[2]={7,5}"], ["float[R,C,7,5]"]),
+        case(["float16[N,C,H,W]", "float16[R,4]", "int32[R]", "int32[2]"], ["float16[R,C,?,?]"], mode="nearest"),
+        case(["float[N,C,H,W]", "float[R,5]", "int32[R]", "int32[2]"], ["float[*]"], error="shape-mismatch"),
+        case(
+            ["float[N,C,H,W]", "float[4,4]", "int32[3]", "int32[2]={7,5}"], ["float[4,C,7,5]"], error="shape-mismatch"
+        ),
+        case(["float[N,C,H,W]", "float[R,4]", "int32[R]", "int32[2]={0,5}"], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def crop_and_resize(ctx: RuleContext) -> list:
     """(num_rois, C, crop_height, crop_width); the crop size is read from ``crop_size``'s contents."""
     x = check_rank(ctx, 0, 4, "X")
@@ -101,7 +137,20 @@ def crop_and_resize(ctx: RuleContext) -> list:
 _METRICS = ("sqeuclidean", "euclidean")
 
 
-@rule("CDist", domain=MS)
+@operator(
+    "CDist",
+    "A:T B:T",
+    "C:T",
+    domain=MS,
+    types={"T": ("tensor(float)", "tensor(double)")},
+    attrs={"metric": (STRING, "sqeuclidean")},
+    examples=[
+        case(["float[M,D]", "float[K,D]"], ["float[M,K]"]),
+        case(["double[3,4]", "double[5,4]"], ["double[3,5]"], metric="euclidean"),
+        case(["float[3,4]", "float[5,3]"], ["float[3,5]"], error="shape-mismatch"),
+        case(["float[M,D]", "float[K,D]"], ["float[*]"], metric="cosine", error="bad-attribute"),
+    ],
+)
 def cdist(ctx: RuleContext) -> list:
     """A (M, N) and B (K, N) -> (M, K). The kernel implements the two Euclidean metrics only."""
     if ctx.attr("metric", "sqeuclidean") not in _METRICS:
@@ -112,7 +161,18 @@ def cdist(ctx: RuleContext) -> list:
     return [(at(a, 0), at(b, 0))]
 
 
-@rule("DynamicTimeWarping", domain=MS)
+@operator(
+    "DynamicTimeWarping",
+    "input:F",
+    "output:I",
+    domain=MS,
+    types={"F": F32, "I": INT32},
+    examples=[
+        case(["float[M,N]"], ["int32[2,?]"]),
+        case(["float[1,M,N]"], ["int32[2,?]"]),
+        case(["float[2,M,N]"], ["int32[*]"], error="shape-mismatch"),
+    ],
+)
 def dynamic_time_warping(ctx: RuleContext) -> list:
     """(2, x): the path's length x lies between max(M, N) and M + N - 1 and depends on the costs."""
     x = ctx.shape(0)
@@ -122,7 +182,26 @@ def dynamic_time_warping(ctx: RuleContext) -> list:
     return [(2, None)]
 
 
-@rule("BifurcationDetector", domain=MS)
+@operator(
+    "BifurcationDetector",
+    "src_tokens:T cur_tokens:T prev_suffix_match_idx:T pred_tokens?:T",
+    "tokens:T suffix_match_idx:T",
+    domain=MS,
+    types={"T": ("tensor(int64)",)},
+    attrs={"max_ngram_size": (INT, 3), "min_ngram_size": (INT, 1)},
+    examples=[
+        case(["int64[S]", "int64[T]", "int64[]"], ["int64[T]", "int64[]"]),
+        case(["int64[S]", "int64[T]", "int64[1]", "int64[P]"], ["int64[?]", "int64[1]"]),
+        case(["int64[S]", "int64[1,T]", "int64[]"], ["int64[*]", "int64[*]"], error="shape-mismatch"),
+        case(
+            ["int64[S]", "int64[T]", "int64[]"],
+            ["int64[*]", "int64[*]"],
+            min_ngram_size=4,
+            max_ngram_size=2,
+            error="bad-attribute",
+        ),
+    ],
+)
 def bifurcation_detector(ctx: RuleContext) -> list:
     """tokens: cur_tokens, extended by the matched prefix of pred_tokens when given (its length
     depends on the tokens); suffix_match_idx has prev_suffix_match_idx's shape."""
@@ -138,56 +217,41 @@ def bifurcation_detector(ctx: RuleContext) -> list:
     return [tokens, ctx.shape(2)]
 
 
-@rule("MurmurHash3", domain=MS)
+@operator(
+    "MurmurHash3",
+    "X:T1",
+    "Y:T2",
+    domain=MS,
+    types={
+        "T1": (
+            "tensor(uint32)",
+            "tensor(int32)",
+            "tensor(uint64)",
+            "tensor(int64)",
+            "tensor(float)",
+            "tensor(double)",
+            "tensor(string)",
+        ),
+        "T2": ("tensor(uint32)", "tensor(int32)"),
+    },
+    attrs={"positive": (INT, 1), "seed": (INT, 0)},
+    examples=[case(["string[N]"], ["uint32[N]"]), case(["int64[N,M]"], ["int32[N,M]"], positive=0, seed=42)],
+)
 def murmur_hash3(ctx: RuleContext) -> list:
     """X's shape; uint32 when ``positive`` is 1, int32 for any other value (as the kernel reads it)."""
     elem = TensorProto.UINT32 if ctx.attr("positive", 1) == 1 else TensorProto.INT32
     return [TensorType(elem, ctx.shape(0))]
 
 
-@rule("IsAllFinite", domain=MS)
+@operator(
+    "IsAllFinite",
+    "input...:V",
+    "output:T",
+    domain=MS,
+    types={"V": FLOAT_DOUBLE_BF16, "T": ("tensor(bool)",)},
+    attrs={"isnan_only": (INT, 0), "isinf_only": (INT, 0)},
+    examples=[case(["float[N,C]", "float[K]"], ["bool[]"])],
+)
 def is_all_finite(ctx: RuleContext) -> list:
     """One boolean for all inputs: a scalar. No CPU kernel; the schema's inference says so too."""
     return [()]
-
-
-example("ExpandDims", ["float[N,C]", "int32[]={1}"], ["float[N,1,C]"], domain=MS)
-example("ExpandDims", ["string[N,C]", "int32[1]={-1}"], ["string[N,C,1]"], domain=MS)
-example("ExpandDims", ["float[]", "int32[]={-1}"], ["float[1]"], domain=MS)
-example("ExpandDims", ["int64[A,B,C]", "int32[]"], ["int64[?,?,?,?]"], domain=MS)
-example("ExpandDims", ["float[N,C]", "int32[]={3}"], ["float[*]"], domain=MS, error="bad-attribute")
-example("ExpandDims", ["float[N,C]", "int32[2]={0,1}"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("GatherND", ["float[A,B,C]", "int64[N,2]"], ["float[N,C]"], domain=MS)
-example("GatherND", ["int32[A,B,C]", "int32[N,M,0]"], ["int32[N,M,A,B,C]"], domain=MS)
-example("GatherND", ["float[A,B,C]", "int64[N,4]"], ["float[*]"], domain=MS, error="shape-mismatch")
-example("GridSample", ["float[N,C,H,W]", "float[N,P,Q,2]"], ["float[N,C,P,Q]"], domain=MS,
-        attrs={"mode": "bicubic", "padding_mode": "border"})  # fmt: skip
-example("GridSample", ["float[N,C,D,H,W]", "float[N,P,Q,R,3]"], ["unknown"], domain=MS, error="shape-mismatch")
-example("GridSample", ["float[N,C,H,W]", "float[N,P,Q,3]"], ["unknown"], domain=MS, error="shape-mismatch")
-example("CropAndResize", ["float[N,C,H,W]", "float[R,4]", "int32[R]", "int32[2]={7,5}"], ["float[R,C,7,5]"],
-        domain=MS)  # fmt: skip
-example("CropAndResize", ["float16[N,C,H,W]", "float16[R,4]", "int32[R]", "int32[2]"], ["float16[R,C,?,?]"],
-        domain=MS, attrs={"mode": "nearest"})  # fmt: skip
-example("CropAndResize", ["float[N,C,H,W]", "float[R,5]", "int32[R]", "int32[2]"], ["float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("CropAndResize", ["float[N,C,H,W]", "float[4,4]", "int32[3]", "int32[2]={7,5}"], ["float[4,C,7,5]"],
-        domain=MS, error="shape-mismatch")  # fmt: skip
-example("CropAndResize", ["float[N,C,H,W]", "float[R,4]", "int32[R]", "int32[2]={0,5}"], ["float[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("CDist", ["float[M,D]", "float[K,D]"], ["float[M,K]"], domain=MS)
-example("CDist", ["double[3,4]", "double[5,4]"], ["double[3,5]"], domain=MS, attrs={"metric": "euclidean"})
-example("CDist", ["float[3,4]", "float[5,3]"], ["float[3,5]"], domain=MS, error="shape-mismatch")
-example("CDist", ["float[M,D]", "float[K,D]"], ["float[*]"], domain=MS, attrs={"metric": "cosine"},
-        error="bad-attribute")  # fmt: skip
-example("DynamicTimeWarping", ["float[M,N]"], ["int32[2,?]"], domain=MS)
-example("DynamicTimeWarping", ["float[1,M,N]"], ["int32[2,?]"], domain=MS)
-example("DynamicTimeWarping", ["float[2,M,N]"], ["int32[*]"], domain=MS, error="shape-mismatch")
-example("BifurcationDetector", ["int64[S]", "int64[T]", "int64[]"], ["int64[T]", "int64[]"], domain=MS)
-example("BifurcationDetector", ["int64[S]", "int64[T]", "int64[1]", "int64[P]"], ["int64[?]", "int64[1]"], domain=MS)
-example("BifurcationDetector", ["int64[S]", "int64[1,T]", "int64[]"], ["int64[*]", "int64[*]"], domain=MS,
-        error="shape-mismatch")  # fmt: skip
-example("BifurcationDetector", ["int64[S]", "int64[T]", "int64[]"], ["int64[*]", "int64[*]"], domain=MS,
-        attrs={"min_ngram_size": 4, "max_ngram_size": 2}, error="bad-attribute")  # fmt: skip
-example("MurmurHash3", ["string[N]"], ["uint32[N]"], domain=MS)
-example("MurmurHash3", ["int64[N,M]"], ["int32[N,M]"], domain=MS, attrs={"positive": 0, "seed": 42})
-example("IsAllFinite", ["float[N,C]", "float[K]"], ["bool[]"], domain=MS)

@@ -9,19 +9,33 @@ with a convolution over its characters. Both have CPU kernels (tests/test_contri
 from __future__ import annotations
 
 from infer.contract.context import RuleContext, RuleError
-from infer.core import dims as D
-from signatures.com_microsoft import F32, INT, INT32, MS, REQUIRED, STRING, STRINGS, op
+from signatures.com_microsoft import F32, INT, INT32, MS, REQUIRED, STRING, STRINGS
 from signatures.kit.helpers import NONZERO, flag, same_dim
-from signatures.kit.registry import example, rule
+from signatures.kit.operator import case, operator
 
-op("Tokenizer", "X:T", "Y:T", {"T": ("tensor(string)",)},
-   {"mark": (INT, REQUIRED), "mincharnum": (INT, REQUIRED), "pad_value": (STRING, REQUIRED),
-    "separators": (STRINGS, None), "tokenexp": (STRING, None)})  # fmt: skip
-op("WordConvEmbedding", "Sequence:T W:T1 B:T1 C:T1", "Y:T1", {"T": INT32, "T1": F32},
-   {"char_embedding_size": (INT, None), "conv_window_size": (INT, None), "embedding_size": (INT, None)})  # fmt: skip
+_TOK = {"mark": 0, "pad_value": "#", "mincharnum": 1, "separators": [" "]}
 
 
-@rule("Tokenizer", domain=MS)
+@operator(
+    "Tokenizer",
+    "X:T",
+    "Y:T",
+    domain=MS,
+    types={"T": ("tensor(string)",)},
+    attrs={
+        "mark": (INT, REQUIRED),
+        "mincharnum": (INT, REQUIRED),
+        "pad_value": (STRING, REQUIRED),
+        "separators": (STRINGS, None),
+        "tokenexp": (STRING, None),
+    },
+    examples=[
+        case(["string[N,C]"], ["string[N,C,?]"], **_TOK),
+        case(["string[2,0]"], ["string[2,0]"], attrs={**_TOK, "mark": 1}),
+        case(["string[N,C,3]"], ["string[*]"], **_TOK, error="shape-mismatch"),
+        case(["string[C]"], ["string[*]"], mark=0, pad_value="#", mincharnum=1, error="bad-attribute"),
+    ],
+)
 def tokenizer(ctx: RuleContext) -> list:
     """[C] -> [C, D], [N, C] -> [N, C, D], D the most tokens of a string (with two markers when
     ``mark``, none at all when no string has a token); an empty C gives the input's shape."""
@@ -44,7 +58,24 @@ def tokenizer(ctx: RuleContext) -> list:
     return [x + (None,)]
 
 
-@rule("WordConvEmbedding", domain=MS)
+_WCE = ["float[4,1,2,3]", "float[4]", "float[10,3]"]
+
+
+@operator(
+    "WordConvEmbedding",
+    "Sequence:T W:T1 B:T1 C:T1",
+    "Y:T1",
+    domain=MS,
+    types={"T": INT32, "T1": F32},
+    attrs={"char_embedding_size": (INT, None), "conv_window_size": (INT, None), "embedding_size": (INT, None)},
+    examples=[
+        case(["int32[W,L]", *_WCE], ["float[W,4]"]),
+        case(["int32[W,L]", "float[E,1,K,D]", "float[E]", "float[V,D]"], ["float[W,E]"], embedding_size=-1),
+        case(["int32[W,L]", *_WCE], ["float[W,4]"], embedding_size=5, error="shape-mismatch"),
+        case(["int32[W,1]", *_WCE], ["float[*]"], error="shape-mismatch"),
+        case(["int32[W]", *_WCE], ["float[*]"], error="shape-mismatch"),
+    ],
+)
 def word_conv_embedding(ctx: RuleContext) -> list:
     """Sequence (words, characters, ...) and W (embedding, 1, window, char_embedding):
     (words, embedding). The attributes, the bias (embedding), the character table C
@@ -62,26 +93,10 @@ def word_conv_embedding(ctx: RuleContext) -> list:
                 same_dim(ctx, w[axis], v, f"W's extent {axis} and {attr}")
         if c is not None and len(c) == 2:
             same_dim(ctx, c[1], w[3], "C's char embedding and W's")
-        if seq is not None and D.less(seq[1], w[2]) is True:
+        if seq is not None and ctx.less(seq[1], w[2]) is True:
             raise RuleError("shape-mismatch", f"the window {w[2]} is wider than a word ({seq[1]} characters)")
     if b is not None:
         if len(b) != 1:
             raise RuleError("shape-mismatch", f"B must be 1-D, has rank {len(b)}")
         emb = b[0] if emb is None else same_dim(ctx, emb, b[0], "B's length and the embedding size")
     return [(None if seq is None else seq[0], emb)]
-
-
-_TOK = {"mark": 0, "pad_value": "#", "mincharnum": 1, "separators": [" "]}
-example("Tokenizer", ["string[N,C]"], ["string[N,C,?]"], domain=MS, attrs=_TOK)
-example("Tokenizer", ["string[2,0]"], ["string[2,0]"], domain=MS, attrs={**_TOK, "mark": 1})
-example("Tokenizer", ["string[N,C,3]"], ["string[*]"], domain=MS, attrs=_TOK, error="shape-mismatch")
-example("Tokenizer", ["string[C]"], ["string[*]"], domain=MS, attrs={"mark": 0, "pad_value": "#", "mincharnum": 1},
-        error="bad-attribute")  # fmt: skip
-_WCE = ["float[4,1,2,3]", "float[4]", "float[10,3]"]
-example("WordConvEmbedding", ["int32[W,L]", *_WCE], ["float[W,4]"], domain=MS)
-example("WordConvEmbedding", ["int32[W,L]", "float[E,1,K,D]", "float[E]", "float[V,D]"], ["float[W,E]"], domain=MS,
-        attrs={"embedding_size": -1})  # fmt: skip
-example("WordConvEmbedding", ["int32[W,L]", *_WCE], ["float[W,4]"], domain=MS, attrs={"embedding_size": 5},
-        error="shape-mismatch")  # fmt: skip
-example("WordConvEmbedding", ["int32[W,1]", *_WCE], ["float[*]"], domain=MS, error="shape-mismatch")
-example("WordConvEmbedding", ["int32[W]", *_WCE], ["float[*]"], domain=MS, error="shape-mismatch")

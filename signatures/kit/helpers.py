@@ -92,7 +92,7 @@ def broadcast_dim(ctx: RuleContext, ds: Sequence[Dim]) -> Dim:
         return _broadcast_many(ctx, distinct)
     out = others[0]
     for d in others[1:]:
-        if D.equal(out, d):
+        if ctx.equal(out, d):
             continue
         ctx.require_broadcast((out, d), f"{D.to_str(out)} and {D.to_str(d)} broadcast (each equal or 1)")
         if not all((lb := ctx.lower_bound(e)) is not None and lb >= 1 for e in (out, d)):
@@ -202,7 +202,7 @@ def flag(ctx: RuleContext, name: str, default: int, reads: FlagReading) -> bool:
 
 def same_dim(ctx: RuleContext, a: Dim, b: Dim, what: str) -> Dim:
     """Two extents the operator requires equal: report a contradiction, keep the better one."""
-    eq = D.equal(a, b)
+    eq = ctx.equal(a, b)
     if eq is False:
         ctx.error(
             "shape-mismatch",

@@ -1,16 +1,17 @@
-"""The table of inference rules, looked up by (domain, op_type, version).
+"""Registering inference rules in the contract layer's table (``infer.contract.registry.REGISTRY``,
+read at each registration, so a test may put a table of its own there), and the examples kept
+beside them.
 
-An entry covers one operator from ``since`` up to the next entry of the same operator. It is
-either a rule (a Python function or a compiled DSL pattern) or an explicit "unsupported,
-because ..." that ``explain`` and the conformance statement read.
-
-Registering, in a family module::
+Registering, in a family module of a standard domain (whose signatures ``onnx.defs`` has)::
 
     @rule("Reshape", since=5)
     def reshape(ctx): ...
 
     shape_rule(["Sin", "Cos"], "X[*s] -> Y[*s]")
-    unsupported("Snpe", domain="com.microsoft", reason="its outputs are those of an opaque payload")
+    example("Reshape", ["float[2,3]", "int64[1]={6}"], ["float[6]"])
+
+An operator of any other domain is one record of ``signatures.kit.operator.operator``, which
+registers through these.
 
 Every entry records the module that declared it (``Entry.module``), which the conformance
 statement shows.
@@ -18,66 +19,26 @@ statement shows.
 
 from __future__ import annotations
 
-import bisect
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infer.contract import registry as table
+from infer.contract.registry import Entry, RuleFn, lookup
 from infer.contract.signature import canonical_domain
 
-RuleFn = Callable[[Any], Sequence[Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    domain: str
-    op_type: str
-    since: int
-    rule: RuleFn | None = None
-    reason: str | None = None  # set for unsupported entries
-    pattern: str | None = None  # the DSL source, for documentation
-    module: str = ""  # the module that declared the entry
-    # False for a rule whose result rests on more than its node and inputs (what the walk has
-    # recorded elsewhere): never reused for another node (infer/walk/memo.py).
-    pure: bool = True
-
-    @property
-    def supported(self) -> bool:
-        return self.rule is not None
-
-
-class Registry:
-    def __init__(self) -> None:
-        self._entries: dict[tuple[str, str], list[Entry]] = {}
-        # Bumped by every registration: results of rules kept across calls (infer/walk/memo.py) are
-        # kept for one set of rules.
-        self.generation = 0
-
-    def add(self, entry: Entry) -> None:
-        self.generation += 1
-        key = (entry.domain, entry.op_type)
-        versions = self._entries.setdefault(key, [])
-        if any(e.since == entry.since for e in versions):
-            raise ValueError(f"duplicate rule for {entry.domain}:{entry.op_type} since {entry.since}")
-        bisect.insort(versions, entry, key=lambda e: e.since)
-
-    def lookup(self, domain: str, op_type: str, version: int) -> Entry | None:
-        """The entry in force at ``version`` (a schema's since_version, or the imported opset)."""
-        versions = self._entries.get((canonical_domain(domain), op_type))
-        if not versions:
-            return None
-        i = bisect.bisect_right(versions, version, key=lambda e: e.since)
-        return versions[i - 1] if i else None
-
-    def entries(self) -> list[Entry]:
-        return [e for versions in self._entries.values() for e in versions]
-
-    def operators(self) -> set[tuple[str, str]]:
-        return set(self._entries)
-
-
-REGISTRY = Registry()
+__all__ = [
+    "Entry",
+    "RuleFn",
+    "lookup",
+    "rule",
+    "shape_rule",
+    "unsupported",
+    "example",
+    "Example",
+    "EXAMPLES",
+]
 
 
 def _names(ops: str | Iterable[str]) -> list[str]:
@@ -90,7 +51,7 @@ def rule(ops: str | Iterable[str], since: int = 1, domain: str = "", pure: bool 
 
     def wrap(fn: RuleFn) -> RuleFn:
         for op in _names(ops):
-            REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
+            table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
         return fn
 
     return wrap
@@ -113,18 +74,15 @@ def shape_rule(
     fn.__module__ = module
     source = pattern if isinstance(pattern, str) else " | ".join(pattern)
     for op in _names(ops):
-        REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module=module))
+        table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, pattern=source, module=module))
 
 
-def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "") -> None:
-    """Declare that outputs stay unknown (beyond their schema types), and why."""
-    module = caller_module()
+def unsupported(ops: str | Iterable[str], reason: str, since: int = 1, domain: str = "", module: str = "") -> None:
+    """Declare that outputs stay unknown (beyond their schema types), and why; ``module`` (the
+    calling one unless given) declares them."""
+    module = module or caller_module()
     for op in _names(ops):
-        REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
-
-
-def lookup(domain: str, op_type: str, version: int) -> Entry | None:
-    return REGISTRY.lookup(domain, op_type, version)
+        table.REGISTRY.add(Entry(canonical_domain(domain), op, since, reason=reason, module=module))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ operators too: importing it is enough for them).
 from __future__ import annotations
 
 import argparse
-import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -23,14 +22,15 @@ OUT = Path(__file__).resolve().parents[1] / "index.py"
 
 def _collect() -> dict[tuple[str, str], list[str]]:
     from infer.contract import signature as schema
+    from infer.contract.registry import REGISTRY
+    from infer.core import imports
     from signatures import family_modules
-    from signatures.kit.registry import REGISTRY
 
     found: dict[tuple[str, str], list[str]] = {}
     for name in family_modules(indexed=True):
         before = set(REGISTRY.operators()) | set(schema._custom)
         counts = {k: len(v) for k, v in REGISTRY._entries.items()}
-        importlib.import_module(name)
+        imports.module(name)
         now = set(REGISTRY.operators()) | set(schema._custom)
         grown = {k for k, v in REGISTRY._entries.items() if len(v) != counts.get(k, 0)}
         for key in sorted((now - before) | grown):

@@ -157,13 +157,32 @@ SUB = lift(D.sub, lambda a, b: a - b)
 MUL = lift(D.mul, lambda a, b: a * b)
 DIV = lift(_sym_div, _trunc_div)
 MOD = lift(D.mod, lambda a, b: _fmod_int(a, b) if isinstance(a, int) and isinstance(b, int) else math.fmod(a, b))
-MAX = lift(D.dmax, _nan_max(max))
-MIN = lift(D.dmin, _nan_max(min))
-EQUAL = _cmp(D.equal, lambda a, b: a == b)
-LESS = _cmp(D.less, lambda a, b: a < b)
-GREATER = _cmp(lambda a, b: D.less(b, a), lambda a, b: a > b)
-LESS_EQUAL = _cmp(lambda a, b: _not(D.less(b, a)), lambda a, b: a <= b)
-GREATER_EQUAL = _cmp(lambda a, b: _not(D.less(a, b)), lambda a, b: a >= b)
+
+
+def _extremum(facts: Facts, larger: bool) -> Callable[[Any, Any], Any]:
+    """Max (``larger``) or Min of two integers: the one the run proves it is, else the term."""
+
+    def op(a: Any, b: Any) -> Any:
+        a_first = facts.less(a, b)  # True: a < b; False: a >= b
+        if a_first is None and facts.less(b, a) is False:  # b >= a
+            a_first = True
+        if a_first is None:
+            return D.dmax(a, b) if larger else D.dmin(a, b)
+        return (b if a_first else a) if larger else (a if a_first else b)
+
+    return op
+
+
+def _comparisons(facts: Facts) -> dict[str, Op]:
+    """The comparisons of integers, decided by what the run proves (``facts``)."""
+    less, equal = facts.less, facts.equal
+    return {
+        "equal": _cmp(equal, lambda a, b: a == b),
+        "less": _cmp(less, lambda a, b: a < b),
+        "greater": _cmp(lambda a, b: less(b, a), lambda a, b: a > b),
+        "less_equal": _cmp(lambda a, b: _not(less(b, a)), lambda a, b: a <= b),
+        "greater_equal": _cmp(lambda a, b: _not(less(a, b)), lambda a, b: a >= b),
+    }
 
 
 def _not(x: bool | None) -> bool | None:
@@ -308,12 +327,14 @@ def arith(elem: int | None, facts: Facts) -> Arith:
         return _UNTRACKED  # float8, strings, ...: contents of such types are not computed on
     g = _int_guard
     remainder = lift(lambda a, b: _c_remainder(a, b, lower_bound), _c_remainder)
+    compare = {name: g(op) for name, op in _comparisons(facts).items()}
     return Arith(
         add=g(ADD), add_exact=g(ADD), mul_exact=g(MUL), sub=g(SUB), mul=g(MUL), div=g(div_with(lower_bound)),
-        mod=g(MOD), fmod=g(remainder), pow=g(lift(_int_pow, _int_pow)), max=g(MAX), min=g(MIN), equal=g(EQUAL),
-        less=g(LESS), greater=g(GREATER), less_equal=g(LESS_EQUAL), greater_equal=g(GREATER_EQUAL), neg=g(neg),
-        abs=g(lambda a: absolute(a, bounds)), relu=g(lambda a: _relu(a, bounds)), sign=g(lambda a: _sign(a, bounds)),
-        floor=g(_same), ceil=g(_same), round=g(_same), sqrt=_none, reciprocal=_none, logical_not=logical_not,
+        mod=g(MOD), fmod=g(remainder), pow=g(lift(_int_pow, _int_pow)),
+        max=g(lift(_extremum(facts, True), _nan_max(max))), min=g(lift(_extremum(facts, False), _nan_max(min))),
+        neg=g(neg), abs=g(lambda a: absolute(a, bounds)), relu=g(lambda a: _relu(a, bounds)),
+        sign=g(lambda a: _sign(a, bounds)), floor=g(_same), ceil=g(_same), round=g(_same), sqrt=_none,
+        reciprocal=_none, logical_not=logical_not, **compare,
     )  # fmt: skip
 
 
@@ -481,12 +502,24 @@ def transpose(k: Known | None, perm: Sequence[int]) -> Known | None:
     return _from_array(np.transpose(arr, perm))
 
 
-def where(cond: Known | None, x: Known | None, y: Known | None) -> Known | None:
-    def pick(c: Elem, a: Elem, b: Elem) -> Elem:
-        if c is None or _is_sym(c):
-            return None
-        return a if c else b
+def where(cond: Known | None, x: Known | None, y: Known | None, facts: Facts, shape: Any = None) -> Known | None:
+    """Where on contents: the chosen element, or where the condition is unknown, the element both
+    branches hold (two integers the run proves equal). ``shape`` is the output's: a condition
+    whose contents are all unknown gives contents only where it does not broadcast the branches."""
 
+    def same(a: Elem, b: Elem) -> Elem:
+        if (_is_sym(a) or type(a) is int) and (_is_sym(b) or type(b) is int) and facts.equal(a, b) is True:
+            return a
+        return None
+
+    def pick(c: Elem, a: Elem, b: Elem) -> Elem:
+        return same(a, b) if c is None or _is_sym(c) else a if c else b
+
+    if cond is None:
+        if x is None or y is None or x.shape != y.shape or tuple(shape or ()) != x.shape or shape is None:
+            return None
+        elems = tuple(same(a, b) for a, b in zip(x.elems, y.elems))
+        return Known(x.shape, elems) if any(e is not None for e in elems) else None
     return elementwise(pick, cond, x, y)
 
 

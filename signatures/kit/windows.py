@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from infer.contract.context import RuleContext, RuleError
+from infer.contract.context import Facts, RuleContext, RuleError
 from infer.core import dims as D
 from infer.core.dims import Dim
 from signatures.kit.helpers import ONE, flag, same_dim
@@ -267,6 +267,7 @@ def transpose_window(ctx: RuleContext, x: Shape, w: Shape | None, bias_index: in
 
 
 def window_extent(
+    facts: Facts,
     x: Dim,
     k: Dim,
     stride: int,
@@ -304,8 +305,8 @@ def window_extent(
             return valid
         # With ceil_mode the definition and the reference evaluator keep this extent, onnxruntime
         # rounds up as with explicit zero pads: claim it only where the two agree.
-        ort = window_extent(x, k, stride, dilation, 0, 0, "NOTSET", True)
-        return valid if D.equal(valid, ort) is True else None
+        ort = window_extent(facts, x, k, stride, dilation, 0, 0, "NOTSET", True)
+        return valid if facts.equal(valid, ort) is True else None
     span = D.sub(D.add(x, pad_begin + pad_end), eff)
     if not ceil_mode:
         return D.add(D.floordiv(span, stride), 1)
@@ -343,7 +344,7 @@ def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dil
             least = ctx.lower_bound(short)
             if least is None or least < 0:  # the window may not fit: the definition's floor is not the runtime's
                 return truncated_extent(short, stride)
-    return window_extent(x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
+    return window_extent(ctx, x, k, stride, dilation, pad_begin, pad_end, auto_pad, ceil_mode, dilated_same=conv)
 
 
 def truncated_extent(span: Dim, stride: int) -> Dim:

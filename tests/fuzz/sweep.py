@@ -29,13 +29,13 @@ from onnx import AttributeProto, GraphProto, TensorProto, helper
 
 import infer
 import signatures
+from infer.contract.registry import REGISTRY
 from infer.contract.signature import ONNX_OPSET, Signature, normalize_type_str, signature
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.dims.bounds import lower
 from infer.core.limits import MAX_RANK
 from infer.core.values import Known, Value
-from signatures.kit.registry import REGISTRY
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
