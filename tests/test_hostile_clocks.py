@@ -15,9 +15,10 @@ import pytest
 from onnx import TensorProto, helper
 
 import infer
+from infer.contract import registry
 from infer.core import dims as D
 from infer.core.dims import bounds as B
-from infer.walk import dispatch, reuse
+from infer.walk import reuse
 from infer.walk.rulerun import RuleRunner
 
 CLOCK = 0.5
@@ -114,7 +115,7 @@ def _big(n: int, tag: str) -> D.Expr:
 @pytest.fixture
 def relu_rule(monkeypatch):
     """Relu's rule replaced by the function the test sets (``relu_rule.fn``)."""
-    real = dispatch.lookup
+    real = registry.lookup
 
     class Entry:
         reason = None
@@ -124,7 +125,7 @@ def relu_rule(monkeypatch):
         def rule(ctx):
             return Entry.fn(ctx)
 
-    monkeypatch.setattr(dispatch, "lookup", lambda d, op, v: Entry() if op == "Relu" else real(d, op, v))
+    monkeypatch.setattr(registry, "lookup", lambda d, op, v: Entry() if op == "Relu" else real(d, op, v))
     with reuse.disabled():  # (each test's rule runs: no result of an earlier call stands for it)
         yield Entry
 

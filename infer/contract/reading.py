@@ -42,6 +42,7 @@ class Reading:
         return self.inputs[i] if i < len(self.inputs) else None
 
     def type(self, i: int) -> Type:
+        tick()  # a rule over variadic inputs reads each: it obeys the node's clock however many
         v = self.value(i)
         return UNKNOWN if v is None else v.type
 
