@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
@@ -401,30 +402,100 @@ class Fit:
         }
 
 
-@dataclass
 class Cost:
-    """What the shapes of one inferred model cost (``result.cost``)."""
+    """What the shapes of one inferred model cost (``result.cost``). Each part is computed when
+    first asked for: evaluating the peak at a binding or fitting a budget needs the values' spans
+    only, not the peak's term, whose simplification is the dearest part."""
 
-    values: dict[tuple[str, str], Amount]
-    nodes: list[nodework.NodeWork]
-    spans: list[Lifetime]
-    peak: Peak
-    weights: Amount
-    weight_count: int
-    inputs: Amount
-    activations: Amount
-    flops: Dim  # over the nodes whose work is known
-    macs: Dim
-    unknown_work: int  # nodes whose work is unknown: ``flops`` and ``macs`` are then lower bounds
-    not_expressed: list[str]
-    domain: Domain
-    table: DimTable
-    variables: list[str] = field(default_factory=list)
-    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    def __init__(
+        self,
+        records: Mapping[str, GraphRecord],
+        scope: DimScope | None,
+        domain: Domain,
+        source: ModelProto,
+        table: DimTable,
+        variables: Sequence[str],
+    ):
+        self.records, self.scope, self.domain, self.source = records, scope, domain, source
+        self.table, self.variables = table, list(variables)
+        self.rec = records[MAIN]
+        self._memo: dict[Any, Any] = {}
+
+    @cached_property
+    def values(self) -> dict[tuple[str, str], Amount]:
+        """(graph, name) -> bytes of every value that is not an initializer, subgraphs' too."""
+        return {
+            (g, name): tensor_bytes(v.type)
+            for g, r in self.records.items()
+            if r.kind == "graph"
+            for name, v in r.values.items()
+            if name not in r.initializers
+        }
+
+    @cached_property
+    def spans(self) -> list[Lifetime]:
+        return lifetimes(self.rec)
+
+    @cached_property
+    def nodes(self) -> list[nodework.NodeWork]:
+        return [nodework.node_work(self.rec, i, node) for i, node in enumerate(self.rec.nodes)]
+
+    @cached_property
+    def peak(self) -> Peak:
+        terms = live_terms(self.spans, len(self.rec.nodes))
+        return Peak(None, [], terms) if isinstance(terms, str) else simplify_max(list(enumerate(terms)), self.scope)
+
+    @cached_property
+    def _weights(self) -> tuple[Amount, int]:
+        return weights_of(self.source)
+
+    @property
+    def weights(self) -> Amount:
+        """The bytes of every initializer (external data by its stated length)."""
+        return self._weights[0]
+
+    @property
+    def weight_count(self) -> int:
+        return self._weights[1]
+
+    @cached_property
+    def inputs(self) -> Amount:
+        return _sum((s for s in self.spans if not s.produced), "graph inputs")
+
+    @cached_property
+    def activations(self) -> Amount:
+        """The bytes of every node output of the main graph (no memory reused)."""
+        return _sum((s for s in self.spans if s.produced), "node outputs")
+
+    @cached_property
+    def _work(self) -> tuple[Dim, Dim, int]:
+        flops, unknown = nodework.total(self.nodes, "flops")
+        return flops, nodework.total(self.nodes, "macs")[0], unknown
+
+    @property
+    def flops(self) -> Dim:
+        """FLOPs over the nodes whose work is known (``unknown_work`` counts the others)."""
+        return self._work[0]
+
+    @property
+    def macs(self) -> Dim:
+        return self._work[1]
+
+    @property
+    def unknown_work(self) -> int:
+        return self._work[2]
+
+    @cached_property
+    def not_expressed(self) -> list[str]:
+        return [
+            f"values made inside {w.op_type} `{w.name}` (node {w.index}) are not in the peak"
+            for w in self.nodes
+            if w.subgraphs
+        ]
 
     @property
     def node_count(self) -> int:
-        return len(self.nodes)
+        return len(self.rec.nodes)
 
     def bytes_of(self, name: str, graph: str = MAIN) -> Amount:
         """The bytes of value ``name`` (of ``graph``, the main graph by default)."""
@@ -436,7 +507,7 @@ class Cost:
         """The live bytes at each node and their peak at ``bindings``, by summing the values'
         bytes (the same numbers as the peak term, without building it)."""
         b = dict(bindings)
-        n = max(len(self.nodes), 1)
+        n = max(self.node_count, 1)
         delta = [0] * (n + 1)
         memo: dict[Dim, Dim] = {}
         for s in self.spans:
@@ -520,47 +591,8 @@ def build(
     table: DimTable,
     variables: Sequence[str],
 ) -> Cost:
-    """The cost of a finished inference (``InferenceResult.cost``)."""
-    rec = records[MAIN]
-    values = {
-        (g, name): tensor_bytes(v.type)
-        for g, r in records.items()
-        if r.kind == "graph"
-        for name, v in r.values.items()
-        if name not in r.initializers
-    }
-    spans = lifetimes(rec)
-    nodes = [nodework.node_work(rec, i, node) for i, node in enumerate(rec.nodes)]
-    terms = live_terms(spans, len(rec.nodes))
-    if isinstance(terms, str):
-        peak = Peak(None, [], terms)
-    else:
-        peak = simplify_max(list(enumerate(terms)), scope)
-    weights, count = weights_of(source)
-    inputs = _sum((s for s in spans if not s.produced), "graph inputs")
-    acts = _sum((s for s in spans if s.produced), "node outputs")
-    not_expressed = [
-        f"values made inside {w.op_type} `{w.name}` (node {w.index}) are not in the peak" for w in nodes if w.subgraphs
-    ]
-    flops, unknown = nodework.total(nodes, "flops")
-    macs, _ = nodework.total(nodes, "macs")
-    return Cost(
-        values,
-        nodes,
-        spans,
-        peak,
-        weights,
-        count,
-        inputs,
-        acts,
-        flops,
-        macs,
-        unknown,
-        not_expressed,
-        domain,
-        table,
-        list(variables),
-    )
+    """The cost of a finished inference (``InferenceResult.cost``); nothing computed yet."""
+    return Cost(records, scope, domain, source, table, variables)
 
 
 def _sum(spans: Iterable[Lifetime], what: str) -> Amount:
