@@ -559,6 +559,59 @@ def _binding_str(b: dict[str, int]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in b.items()) + "}"
 
 
+def cmd_cost(args: argparse.Namespace) -> int:
+    """What the shapes cost (docs/cost.md): totals, the peak, top nodes; ``--fit`` solves for one
+    variable under a budget."""
+    at = _bindings(args.at or [])
+    if (args.fit is None) != (args.vary is None):
+        raise CliError("--fit and --vary go together: --fit SIZE --vary NAME")
+    budget = None
+    if args.fit is not None:
+        from infer.out.cost import parse_size
+
+        try:
+            budget = parse_size(args.fit)
+        except ValueError as e:
+            raise CliError(f"--fit: {e}") from None
+    result = _infer(args)
+    cost = result.cost
+    unknown = sorted(set(at) - set(cost.variables))
+    if unknown:
+        known = ", ".join(cost.variables) or "none"
+        raise CliError(f"--bind: no input variable named {', '.join(unknown)} (the model has {known})")
+    fit = None
+    if budget is not None:
+        try:
+            fit = cost.fit(budget, args.vary, at)
+        except ValueError as e:
+            raise CliError(f"--vary: {e}") from None
+    if args.json:
+        _emit({**cost.to_json(at), **({"fit": fit.to_json()} if fit else {})})
+        return EXIT_OK
+    if args.quiet:
+        return EXIT_OK
+    from infer.out.cost import sections
+
+    style = _style(args)
+    for title, rows in sections(cost, at, args.top):
+        print(style("bold", title))
+        print(table(rows, style))
+        print()
+    for note in cost.not_expressed:
+        print(f"not expressed: {note}")
+    worst, how = cost.worst()
+    print(f"worst case over the input domain: {_peak_text(worst)} ({how})")
+    if fit is not None:
+        print(str(fit))
+    return EXIT_OK
+
+
+def _peak_text(ev: Any) -> str:
+    if ev is None:
+        return "not computed"
+    return f"{ev.peak} bytes at {_binding_str(ev.bindings)}" if ev.peak is not None else f"unknown ({ev.why})"
+
+
 def cmd_ops(args: argparse.Namespace) -> int:
     from infer.out.conformance import markdown, statement
 
@@ -701,6 +754,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = verb("verify", "check inference's claims against onnxruntime on random inputs", cmd_verify)
     _verify_options(v)
+
+    co = verb("cost", "what the shapes cost: bytes, work, weights and peak live memory (docs/cost.md)", cmd_cost)
+    co.add_argument("model", help="path of the .onnx model")
+    co.add_argument(
+        "--bind",
+        action="append",
+        dest="at",
+        metavar="NAME=INT",
+        help="evaluate with the input variable NAME at INT (repeatable); inference stays general",
+    )
+    co.add_argument("--fit", metavar="SIZE", help="a memory budget (K, M, G suffixes): the largest --vary that fits")
+    co.add_argument("--vary", metavar="NAME", help="the variable --fit solves for, the others bound with --bind")
+    co.add_argument("--top", type=int, default=10, metavar="K", help="nodes listed per table (default 10)")
+    _common_options(co, infer_opts=False)
 
     o = verb("ops", "the conformance statement: what is supported, per operator version", cmd_ops)
     o.add_argument("--domain", help="only this domain ('' or ai.onnx for the default)")

@@ -154,7 +154,7 @@ def test_ops_statement():
     assert cli("ops").returncode == 0
 
 
-VERBS = ("annotate", "check", "domain", "explain", "report", "verify", "ops")
+VERBS = ("annotate", "check", "domain", "explain", "report", "verify", "ops", "cost")
 
 
 def _relu_model(path: Path) -> Path:
@@ -178,6 +178,7 @@ def test_every_verb_runs_in_a_fresh_process(tmp_path, verb):
         "report": (["report", relu, "-o", str(tmp_path / "r.html")], 0, "r.html"),
         "verify": (["verify", relu, "--samples", "1"], 0, "none contradicted"),
         "ops": (["ops", "--json", "--domain", "ai.onnx"], 0, '"MatMul"'),
+        "cost": (["cost", relu, "--bind", "N=4"], 0, "peak live"),
     }[verb]
     r = C.spawn(*argv)
     assert r.returncode == status, (r.stdout, r.stderr)

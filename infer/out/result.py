@@ -21,6 +21,8 @@ from infer.core.limits import how_to_raise
 from infer.core.scopes import MAIN, GraphRecord
 from infer.core.values import Value
 from infer.out.annotate import write_annotations
+from infer.out.cost import Cost
+from infer.out.cost import build as build_cost
 from infer.out.explain import Explanation, explain
 from infer.walk.engine import Engine
 
@@ -84,6 +86,7 @@ class InferenceResult:
         self._dims_style = dims_style
         self._model: ModelProto | None = None
         self._domain: Domain | None = None
+        self._cost: Cost | None = None
 
     # -- the annotated model ------------------------------------------------------------------
 
@@ -164,6 +167,16 @@ class InferenceResult:
         if self._domain is None:
             self._domain = domain_of(self._engine.state.scope, self.input_variables)
         return self._domain
+
+    @property
+    def cost(self) -> Cost:
+        """What the shapes cost: bytes of values, work of nodes, weights, the peak of live memory
+        (``infer.out.cost``; docs/cost.md), computed on first access; nothing is run."""
+        if self._cost is None:
+            state = self._engine.state
+            self._cost = build_cost(state.records, state.scope, self.domain, self._source, state.table,
+                                    self.input_variables)  # fmt: skip
+        return self._cost
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

@@ -1,0 +1,334 @@
+"""The arithmetic work of a node, from its inferred shapes (a part of ``infer.out.cost``).
+
+Convention (docs/cost.md): ``macs`` counts the multiply-accumulates of contractions (MatMul and
+its quantized and contrib forms, Gemm, Conv, ConvTranspose, attention, Einsum) and is 0 for every
+other operator; ``flops`` is 2 per multiply-accumulate, plus one per output element for a bias
+added, plus for other operators: one per output element (elementwise), one per input element
+(reductions), one per window element per output element (pooling), a stated constant per input
+element (normalizations, Softmax), 0 for operators that only move or reshape data. Anything else
+is unknown, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from onnx import AttributeProto, NodeProto, helper
+
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.dims import Dim
+from infer.core.scopes import GraphRecord
+
+ELEMENTWISE = frozenset(
+    "Abs Acos Acosh Add And Asin Asinh Atan Atanh BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor Cast "
+    "CastLike Ceil Celu Clip Cos Cosh DequantizeLinear Div Elu Equal Erf Exp Floor Gelu Greater GreaterOrEqual "
+    "HardSigmoid HardSwish IsInf IsNaN LeakyRelu Less LessOrEqual Log Max Mean Min Mish Mod Mul Neg Not Or "
+    "PRelu Pow QuantizeLinear Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softplus Softsign Sqrt "
+    "Sub Sum Tan Tanh ThresholdedRelu Trilu Where Xor BiasGelu FastGelu QuickGelu BiasAdd Range "
+    "DynamicQuantizeLinear".split()
+)
+REDUCTIONS = frozenset(
+    "ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp "
+    "ReduceSumSquare ArgMax ArgMin CumSum".split()
+)
+MOVES = frozenset(
+    "Reshape Flatten Squeeze Unsqueeze Identity Shape Size Transpose Gather GatherElements GatherND Concat "
+    "Slice Split Expand Tile Pad Constant ConstantOfShape DepthToSpace SpaceToDepth ScatterND ScatterElements "
+    "Dropout EyeLike OneHot".split()
+)
+# FLOPs per input element: mean, variance, normalize, scale, shift (what each form does).
+PER_ELEMENT = {
+    "BatchNormalization": 2,
+    "InstanceNormalization": 5,
+    "LayerNormalization": 5,
+    "GroupNormalization": 5,
+    "SimplifiedLayerNormalization": 4,
+    "RMSNormalization": 4,
+    "SkipLayerNormalization": 6,
+    "SkipSimplifiedLayerNormalization": 5,
+    "LpNormalization": 3,
+    "MeanVarianceNormalization": 5,
+    "Softmax": 3,
+    "LogSoftmax": 4,
+    "Hardmax": 1,
+}
+POOLS = frozenset("MaxPool AveragePool LpPool".split())
+GLOBAL_POOLS = frozenset("GlobalMaxPool GlobalAveragePool GlobalLpPool".split())
+CONTROL = frozenset("If Loop Scan SequenceMap".split())
+
+
+@dataclass(frozen=True)
+class NodeWork:
+    """One node of the main graph: its multiply-accumulates and FLOPs, or why not known."""
+
+    index: int
+    name: str
+    op_type: str
+    domain: str
+    macs: Dim
+    flops: Dim
+    why: str = ""  # why the work is unknown
+    subgraphs: bool = False  # holds a graph (If, Loop, Scan): its values are not in the peak
+
+    @property
+    def known(self) -> bool:
+        return self.flops is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.index,
+            "name": self.name,
+            "op_type": self.op_type,
+            "domain": self.domain,
+            "macs": _text(self.macs),
+            "flops": _text(self.flops),
+            "why": self.why or None,
+        }
+
+
+def _text(d: Dim) -> str | None:
+    return None if d is None else D.to_str(d)
+
+
+class _Shapes:
+    """A node's input and output shapes (``None`` when absent or not fully known) and attributes."""
+
+    def __init__(self, rec: GraphRecord, node: NodeProto):
+        self.rec, self.node = rec, node
+        self.attrs = {a.name: a for a in node.attribute}
+
+    def _shape(self, names: Iterable[str], k: int) -> tuple[Dim, ...] | None:
+        names = list(names)
+        if k >= len(names) or not names[k] or names[k] not in self.rec.values:
+            return None
+        t = self.rec.values[names[k]].type
+        if not isinstance(t, T.TensorType) or t.shape is None or any(d is None for d in t.shape):
+            return None
+        return t.shape
+
+    def inp(self, k: int) -> tuple[Dim, ...] | None:
+        return self._shape(self.node.input, k)
+
+    def out(self, k: int) -> tuple[Dim, ...] | None:
+        return self._shape(self.node.output, k)
+
+    def has_input(self, k: int) -> bool:
+        return k < len(self.node.input) and bool(self.node.input[k])
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        a = self.attrs.get(name)
+        return default if a is None or a.ref_attr_name else helper.get_attribute_value(a)
+
+
+Formula = Callable[[_Shapes], "tuple[Dim, Dim] | str"]
+
+
+def _elements(shape: tuple[Dim, ...] | None) -> Dim:
+    return None if shape is None else D.product(shape)
+
+
+def _contraction(out: tuple[Dim, ...] | None, k: Dim, bias: Dim = 0) -> tuple[Dim, Dim] | str:
+    """Work of ``out``'s elements each a dot product of length ``k``, plus ``bias`` FLOPs."""
+    if out is None or k is None:
+        return "a shape it needs is not fully known"
+    macs = D.mul(D.product(out), k)
+    return macs, D.add(D.mul(macs, 2), bias)
+
+
+def _matmul(a_index: int) -> Formula:
+    def formula(s: _Shapes) -> tuple[Dim, Dim] | str:
+        a = s.inp(a_index)
+        if s.attr("transBatchA", 0) or s.attr("transBatchB", 0):
+            return "a batch transposition is not costed"
+        if not a:
+            return "a shape it needs is not fully known"
+        k = a[-2] if s.attr("transA", 0) and len(a) >= 2 else a[-1]
+        return _contraction(s.out(0), k)
+
+    return formula
+
+
+def _gemm(s: _Shapes) -> tuple[Dim, Dim] | str:
+    a, y = s.inp(0), s.out(0)
+    if a is None or len(a) != 2:
+        return "a shape it needs is not fully known"
+    bias = _elements(y) if s.has_input(2) else 0
+    return _contraction(y, a[0] if s.attr("transA", 0) else a[1], bias)
+
+
+def _conv(w_index: int, bias_index: int, transposed: bool = False) -> Formula:
+    def formula(s: _Shapes) -> tuple[Dim, Dim] | str:
+        w, y = s.inp(w_index), s.out(0)
+        if w is None or y is None:
+            return "a shape it needs is not fully known"
+        bias = _elements(y) if s.has_input(bias_index) else 0
+        if not transposed:
+            return _contraction(y, D.product(w[1:]), bias)
+        # Each input element is scattered to (output channels / group) * window outputs.
+        x = s.inp(0)
+        if x is None:
+            return "a shape it needs is not fully known"
+        macs = D.mul(D.product(x), D.product(w[1:]))
+        return macs, D.add(D.mul(macs, 2), bias)
+
+    return formula
+
+
+def _attention(s: _Shapes) -> tuple[Dim, Dim] | str:
+    """com.microsoft Attention: the QKV projection, then Q.K^T and the weights times V over the
+    total (past and new) sequence."""
+    x, w, y = s.inp(0), s.inp(1), s.out(0)
+    if x is None or w is None or y is None or len(x) != 3 or len(w) != 2 or len(y) != 3:
+        return "a shape it needs is not fully known"
+    if s.attr("past_present_share_buffer", 0):
+        return "the attended length is decided at run time"
+    present = s.out(1)
+    if present is not None and len(present) == 5:
+        total = present[3]
+    elif not s.has_input(4):
+        total = x[1]
+    else:
+        return "the attended length is not known"
+    sizes = s.attr("qkv_hidden_sizes") or []
+    qk, v = (sizes[0], sizes[2]) if len(sizes) == 3 else (y[2], y[2])
+    proj = D.mul(D.product(x), w[1])
+    core = D.mul(D.mul(D.mul(x[0], x[1]), total), D.add(qk, v))
+    macs = D.add(proj, core)
+    return macs, D.mul(macs, 2)
+
+
+def _multi_head(s: _Shapes) -> tuple[Dim, Dim] | str:
+    """com.microsoft MultiHeadAttention with separate query, key and value: Q.K^T and the
+    weights times V."""
+    q, k, y = s.inp(0), s.inp(1), s.out(0)
+    if q is None or k is None or y is None or len(q) != 3 or len(y) != 3:
+        return "a packed or not fully known query, key or output is not costed"
+    present = s.out(1)
+    if present is not None and len(present) == 4:
+        total = present[2]
+    elif s.has_input(6):
+        return "the attended length (past and new) is not known"
+    elif len(k) == 3:
+        total = k[1]
+    elif len(k) == 4:
+        total = k[2]
+    else:
+        return "a packed key is not costed"
+    macs = D.mul(D.mul(D.mul(q[0], q[1]), total), D.add(q[2], y[2]))
+    return macs, D.mul(macs, 2)
+
+
+def _einsum(s: _Shapes) -> tuple[Dim, Dim] | str:
+    """Einsum: the product of every index's extent (the loop nest), times operands - 1."""
+    raw = s.attr("equation", b"")
+    eq = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw or "")).replace(" ", "")
+    lhs = eq.split("->")[0]
+    terms = lhs.split(",")
+    if not eq or any("." in t for t in terms) or len(terms) != len(s.node.input):
+        return "an equation with an ellipsis or not matching its inputs is not costed"
+    extents: dict[str, Dim] = {}
+    for k, letters in enumerate(terms):
+        shape = s.inp(k)
+        if shape is None or len(shape) != len(letters) or not re.fullmatch(r"[A-Za-z]*", letters):
+            return "a shape it needs is not fully known"
+        for c, d in zip(letters, shape):
+            if extents.setdefault(c, d) != d and D.equal(extents[c], d) is not True:
+                return f"the extents of index {c} are not proven equal"
+    space = D.product(extents.values())
+    if len(terms) == 1:
+        return 0, space
+    macs = D.mul(space, len(terms) - 1)
+    return macs, D.mul(macs, 2)
+
+
+def _pool(s: _Shapes) -> tuple[Dim, Dim] | str:
+    kernel = s.attr("kernel_shape")
+    y = s.out(0)
+    if not kernel or y is None:
+        return "a shape it needs is not fully known"
+    return 0, D.mul(D.product(y), D.product(kernel))
+
+
+CONTRACTIONS: dict[str, Formula] = {
+    "MatMul": _matmul(0),
+    "MatMulInteger": _matmul(0),
+    "QLinearMatMul": _matmul(0),
+    "FusedMatMul": _matmul(0),
+    "MatMulNBits": _matmul(0),
+    "MatMulBnb4": _matmul(0),
+    "MatMulIntegerToFloat": _matmul(0),
+    "DynamicQuantizeMatMul": _matmul(0),
+    "Gemm": _gemm,
+    "Conv": _conv(1, 2),
+    "ConvInteger": _conv(1, 99),
+    "QLinearConv": _conv(3, 8),
+    "FusedConv": _conv(1, 2),
+    "ConvTranspose": _conv(1, 2, transposed=True),
+    "Attention": _attention,
+    "MultiHeadAttention": _multi_head,
+    "Einsum": _einsum,
+}
+
+
+def _formula(op: str) -> Formula | None:
+    if op in CONTRACTIONS:
+        return CONTRACTIONS[op]
+    if op in POOLS:
+        return _pool
+    for ops, pick, per in (
+        (ELEMENTWISE, "out", 1),
+        (REDUCTIONS, "inp", 1),
+        (GLOBAL_POOLS, "inp", 1),
+        (MOVES, "out", 0),
+        (PER_ELEMENT, "inp", None),
+    ):
+        if op in ops:
+            return _per_element(pick, PER_ELEMENT[op] if per is None else per)
+    return None
+
+
+def _per_element(pick: str, per: int) -> Formula:
+    def formula(s: _Shapes) -> tuple[Dim, Dim] | str:
+        if per == 0:
+            return 0, 0
+        n = _elements(s.out(0) if pick == "out" else s.inp(0))
+        return (0, D.mul(n, per)) if n is not None else "a shape it needs is not fully known"
+
+    return formula
+
+
+def node_work(rec: GraphRecord, index: int, node: NodeProto) -> NodeWork:
+    """The work of ``node``, the ``index``-th of ``rec``, by the conventions of this module."""
+    op, dom = node.op_type, node.domain
+    held = any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute)
+    base = (index, node.name, op, dom)
+    if held or op in CONTROL:
+        return NodeWork(*base, None, None, "control flow: the work of its body is not counted", subgraphs=held)
+    formula = _formula(op) if dom in ("", "ai.onnx", "com.microsoft") else None
+    if formula is None:
+        return NodeWork(*base, None, None, f"no cost formula for {dom + '::' if dom else ''}{op}")
+    got = formula(_Shapes(rec, node))
+    if isinstance(got, str):
+        return NodeWork(*base, None, None, got)
+    macs, flops = got
+    if macs is None or flops is None:
+        return NodeWork(*base, None, None, "past the bound of extent arithmetic")
+    return NodeWork(*base, macs, flops)
+
+
+def total(nodes: Iterable[NodeWork], what: str) -> tuple[Dim, int]:
+    """The sum of ``what`` (``macs`` or ``flops``) over the nodes whose work is known, and how
+    many are not (the sum is then a lower bound)."""
+    out: Dim = 0
+    unknown = 0
+    for w in nodes:
+        d = getattr(w, what)
+        if d is None:
+            unknown += 1
+        else:
+            out = D.add(out, d)
+    return out, unknown
