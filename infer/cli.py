@@ -711,9 +711,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """``onnx-infer ARGS``: the exit status (the console script, ``onnx_infer_start.main``, calls
+    this once the package is imported)."""
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except (ModelLoadError, CliError) as e:
         print(f"onnx-infer: {e}", file=sys.stderr)

@@ -15,6 +15,10 @@ Ctrl-C at start-up, deep models through the drop-ins, and the smaller options.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
 
@@ -125,3 +129,38 @@ def test_verify_takes_any_integer_as_a_seed(tmp_path):
     assert status == 0, err
     status, _, err = C.run("verify", str(tmp_path / "m.onnx"), "--seed", "1.5")
     assert status == 2 and "--seed" in err and "Traceback" not in err
+
+
+# -- 4. Ctrl-C while the command starts ------------------------------------------------------------
+
+
+def _interrupt(args: list[str], delay: float) -> subprocess.CompletedProcess:
+    """The console script's entry (``onnx_infer_start``) in a child, sent SIGINT after ``delay``
+    seconds: while ``onnx`` and the package import (a second or more)."""
+    env = {**os.environ, "PYTHONPATH": str(C.ROOT)}
+    cmd = [sys.executable, "-m", "onnx_infer_start", *args]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=C.ROOT, env=env)
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+@pytest.mark.parametrize("verb", ["annotate", "check", "domain", "explain", "report", "verify", "ops"])
+def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_2(tmp_path, verb):
+    model = str(C.ROOT / "examples" / "bert_tiny.onnx")
+    extra = {"annotate": ["-o", str(tmp_path / "a.onnx")], "report": ["-o", str(tmp_path / "r.html")]}
+    args = [] if verb == "ops" else [model, "logits"] if verb == "explain" else [model, *extra.get(verb, [])]
+    for delay in (0.2, 0.6) if verb == "check" else (0.4,):
+        r = _interrupt([verb, *args], delay)
+        assert r.returncode == 2, (delay, r.returncode, r.stderr[-400:])
+        assert r.stderr == "onnx-infer: interrupted\n" and r.stdout == "", (delay, r.stderr[-400:])
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_the_console_script_is_the_start_module():
+    text = (C.ROOT / "pyproject.toml").read_text()
+    assert 'onnx-infer = "onnx_infer_start:main"' in text and 'py-modules = ["onnx_infer_start"]' in text
+    status, out, _ = C.run("--version")  # infer.cli.main itself still answers
+    assert status == 0 and out.startswith("onnx-infer ")
