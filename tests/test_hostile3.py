@@ -164,3 +164,68 @@ def test_the_console_script_is_the_start_module():
     assert 'onnx-infer = "onnx_infer_start:main"' in text and 'py-modules = ["onnx_infer_start"]' in text
     status, out, _ = C.run("--version")  # infer.cli.main itself still answers
     assert status == 0 and out.startswith("onnx-infer ")
+
+
+# -- 5. the drop-ins on models nested too deeply -----------------------------------------------------
+
+
+def nested_if(depth: int) -> onnx.ModelProto:
+    """An If whose then-branch holds an If, ``depth`` levels, built in memory (a file cannot
+    nest this deep: protobuf refuses to parse it)."""
+    m = onnx.ModelProto(ir_version=8)
+    m.opset_import.add(domain="", version=18)
+    g = m.graph
+    g.name = "main"
+    g.input.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"]))
+    g.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    cur = g
+    for d in range(depth):
+        n = cur.node.add(op_type="If", input=["c"], output=[f"y{d}"])
+        a = n.attribute.add(name="else_branch", type=onnx.AttributeProto.GRAPH)
+        a.g.name = f"e{d}"
+        a.g.node.add(op_type="Identity", input=["x"], output=[f"e{d}"])
+        a.g.output.add().name = f"e{d}"
+        a = n.attribute.add(name="then_branch", type=onnx.AttributeProto.GRAPH)
+        cur.output.add().name = f"y{d}"
+        cur = a.g
+        cur.name = f"t{d}"
+    cur.node.add(op_type="Identity", input=["x"], output=["leaf"])
+    cur.output.add().name = "leaf"
+    return m
+
+
+def nested_sequence(depth: int) -> onnx.ModelProto:
+    """``y = Identity(s)`` with ``s`` a sequence of a sequence ... ``depth`` levels."""
+    m = onnx.ModelProto(ir_version=8)
+    m.opset_import.add(domain="", version=18)
+    vi = m.graph.input.add(name="s")
+    t = vi.type
+    for _ in range(depth):
+        t = t.sequence_type.elem_type
+    t.tensor_type.elem_type = TensorProto.FLOAT
+    m.graph.node.add(op_type="Identity", input=["s"], output=["y"])
+    m.graph.output.add().name = "y"
+    return m
+
+
+DROPINS = {"onnx_compat": onnx_compat.infer_shapes, "ort_compat": SymbolicShapeInference.infer_shapes}
+
+
+@pytest.mark.parametrize("dropin", sorted(DROPINS))
+@pytest.mark.parametrize(("make", "why"), [(nested_if, "max_depth"), (nested_sequence, "type nests deeper")])
+@pytest.mark.parametrize("depth", [65, 1000, 3000])
+def test_a_drop_in_refuses_a_model_nested_too_deeply_with_a_value_error(dropin, make, why, depth):
+    # 1,000 levels were a RecursionError from both drop-ins, where infer_model gives a `limit` error.
+    model = make(depth)
+    for _ in range(2):  # and the same on the next call
+        with pytest.raises(ValueError, match=why) as caught:
+            DROPINS[dropin](model)
+        assert "\n" not in str(caught.value) and str(caught.value).startswith("the model is refused: ")
+    assert [d.code for d in infer.infer_model(model).errors][:1] == ["limit"]
+
+
+@pytest.mark.parametrize("dropin", sorted(DROPINS))
+def test_a_drop_in_infers_a_model_nested_within_the_limits(dropin):
+    model = nested_if(20)
+    out = DROPINS[dropin](model)
+    assert any(o.name == "y0" and o.type.tensor_type.elem_type == TensorProto.FLOAT for o in out.graph.output)
