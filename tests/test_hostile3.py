@@ -15,7 +15,9 @@ Ctrl-C at start-up, deep models through the drop-ins, and the smaller options.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -229,3 +231,90 @@ def test_a_drop_in_infers_a_model_nested_within_the_limits(dropin):
     model = nested_if(20)
     out = DROPINS[dropin](model)
     assert any(o.name == "y0" and o.type.tensor_type.elem_type == TensorProto.FLOAT for o in out.graph.output)
+
+
+# -- 6. names cannot command the terminal ------------------------------------------------------------
+
+# An OSC title, SGR colours, erase-display, a bell, OSC 52 (a clipboard write), a one-byte CSI,
+# carriage return and newline, and bidi overrides and isolates.
+SPOOF = "\x1b]0;PWNED\x07\x1b[31mRED\x1b[0m\x1b[2J\x1b]52;c;ZWNobyBwd25lZA==\x07\x9b2K\r\n\u202etxt.exe\u2066\u2069\x7f"
+FORBIDDEN = ("\x1b", "\x9b", "\x07", "\r", "\x7f", *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A)))
+
+
+def spoofing_model(path) -> onnx.ModelProto:
+    """Every name the verbs show spelled with ``SPOOF``: graph, inputs, ``dim_param``\\ s, nodes, a
+    custom operator and its domain, outputs, the doc string and metadata."""
+    x, y, n = "x" + SPOOF, "y" + SPOOF, "N" + SPOOF
+    nodes = [
+        helper.make_node("Relu", [x], ["r" + SPOOF], name="n" + SPOOF),
+        helper.make_node("F" + SPOOF, ["r" + SPOOF], ["c" + SPOOF], domain="d" + SPOOF),
+        helper.make_node("Reshape", [x, "shape"], [y], name=SPOOF),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g" + SPOOF,
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [n, 6])],
+        [
+            helper.make_tensor_value_info(y, TensorProto.FLOAT, [5, 5]),
+            helper.make_tensor_value_info("c" + SPOOF, TensorProto.FLOAT, None),
+        ],
+        [helper.make_tensor("shape", TensorProto.INT64, [2], [4, -1])],
+        doc_string=SPOOF,
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("d" + SPOOF, 1)])
+    m.ir_version, m.doc_string = 8, SPOOF
+    helper.set_model_props(m, {SPOOF: SPOOF})
+    onnx.save(m, path)
+    return m
+
+
+def _clean(text: str) -> bool:
+    return not any(c in text for c in FORBIDDEN)
+
+
+def test_the_escaping_is_visible_and_leaves_other_text_alone():
+    from infer.out.escape import escaped
+
+    assert escaped("a\x1b[2Jb\u202ec\x9b\n\x00") == "a\\x1b[2Jb\\u202ec\\x9b\\x0a\\x00"
+    assert escaped("batch_size + 1, ünïcødé, 日本, emoji 🙂") == "batch_size + 1, ünïcødé, 日本, emoji 🙂"
+    assert _clean(escaped(SPOOF))
+
+
+def _strings(doc) -> list[str]:
+    """Every string of a JSON document, keys included."""
+    if isinstance(doc, str):
+        return [doc]
+    if isinstance(doc, dict):
+        return [*doc, *(x for v in doc.values() for x in _strings(v))]
+    return [x for v in doc for x in _strings(v)] if isinstance(doc, list) else []
+
+
+@pytest.mark.parametrize("verb", ["annotate", "check", "domain", "explain", "report", "verify"])
+@pytest.mark.parametrize("json_output", [False, True])
+def test_names_reach_no_verb_raw(tmp_path, verb, json_output):
+    if verb == "verify":
+        pytest.importorskip("onnxruntime")
+    path = tmp_path / ("m" + SPOOF.replace("/", "") + ".onnx")  # the path too is shown
+    spoofing_model(path)
+    extra = {"annotate": ["-o", str(tmp_path / "a.onnx")], "report": ["-o", str(tmp_path / "r.html")]}
+    args = [verb, str(path), *extra.get(verb, []), *(["y" + SPOOF] if verb == "explain" else [])]
+    args += ["-v"] if verb == "check" else []
+    for color in ("never", "always"):
+        _, out, err = C.run(*args, "--color", color, *(["--json"] if json_output else []))
+        assert "internal error" not in err and "Traceback" not in err, err
+        # (--color always: the colour codes are the one ESC written, always as `ESC [ digits m`)
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", out) if color == "always" else out
+        assert _clean(shown) and _clean(err), (verb, out, err)
+        if not json_output and verb in ("check", "explain"):
+            assert "\\x1b]0;PWNED\\x07" in out  # shown, escaped
+    if json_output:  # --json keeps the names exact (they round-trip), written ASCII-only
+        assert out.isascii()
+        assert verb == "report" or any(SPOOF in text for text in _strings(json.loads(out)))  # (report's: counts)
+    if verb == "report":
+        page = (tmp_path / "r.html").read_text()
+        assert _clean(page) and "\\\\x1b]0;PWNED" in page  # escaped, then written as JSON
+
+
+def test_a_user_given_path_and_the_errors_naming_it_are_escaped(tmp_path):
+    status, _, err = C.run("check", str(tmp_path / ("missing" + SPOOF)))
+    assert status == 2 and _clean(err) and "\\x1b" in err and len(err.splitlines()) == 1
