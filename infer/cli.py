@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from infer import Limits, __version__, infer_model
+from infer.check.domain import SEARCH_LIMIT
 from infer.core.diagnostics import ERROR, INFO, WARNING
 from infer.core.dims import free_names, is_symbolic
 from infer.core.scopes import MAIN
@@ -162,18 +163,26 @@ class Progress:
 # -- shared pieces -------------------------------------------------------------------------------
 
 
-def _bindings(items: Sequence[str]) -> dict[str, int]:
+# The largest extent a binding may give: a tensor's extent is an int64 (Clause 6.2). Past it a
+# binding describes no tensor, so it is refused rather than inferred into overflow warnings.
+MAX_BINDING = (1 << 63) - 1
+
+
+def _bindings(items: Sequence[str], option: str = "--bind") -> dict[str, int]:
+    """``NAME=INT`` pairs of ``option``: each an extent from 0 to ``MAX_BINDING``."""
     out: dict[str, int] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise CliError(f"--bind expects NAME=INT, got {item!r}")
+            raise CliError(f"{option} expects NAME=INT, got {item!r}")
         try:
             out[name] = int(value)
         except ValueError:
-            raise CliError(f"--bind {name}: {value!r} is not an integer") from None
+            raise CliError(f"{option} {name}: {value!r} is not an integer") from None
         if out[name] < 0:
-            raise CliError(f"--bind {name}: an extent cannot be negative")
+            raise CliError(f"{option} {name}: an extent cannot be negative")
+        if out[name] > MAX_BINDING:
+            raise CliError(f"{option} {name}: {value} is past the largest extent a tensor can have, 2^63 - 1")
     return out
 
 
@@ -393,7 +402,14 @@ def _outside(args: argparse.Namespace) -> list[tuple[str, Any]]:
 def cmd_domain(args: argparse.Namespace) -> int:
     result = _infer(args)
     dom = result.domain
-    near = _bindings(args.near or [])
+    near = _bindings(args.near or [], "--near")
+    unknown = sorted(n for n in near if n not in dom.variables)
+    if unknown:
+        listed = ", ".join(dom.variables) or "none"
+        raise CliError(f"--near: the model has no input variable named {', '.join(unknown)} (its variables: {listed})")
+    far = [f"{k}={v}" for k, v in near.items() if v > SEARCH_LIMIT]
+    if far:  # the search stays within SEARCH_LIMIT: past it, "near" would be an answer far away
+        raise CliError(f"--near {', '.join(far)}: past the largest size the search reaches, {SEARCH_LIMIT} (2^20)")
     sample = dom.near(near) if near else dom.smallest()
     if args.json:
         _emit({**dom.to_json(), "sample": sample, "near": near or None})
@@ -732,11 +748,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _joined(argv: Sequence[str]) -> list[str]:
+    """``argv`` with ``--int-range -5:5`` read as ``--int-range=-5:5``: argparse takes a value that
+    starts with ``-`` and is not a plain negative number for an option, so a negative LO would be
+    refused as a missing argument."""
+    out: list[str] = []
+    args = iter(argv)
+    for a in args:
+        out.append(a)
+        if a == "--int-range":
+            value = next(args, None)
+            if value is not None and value[:1] == "-" and value[1:2].isdigit():  # a negative LO
+                out[-1] = f"--int-range={value}"
+            elif value is not None:
+                out.append(value)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``onnx-infer ARGS``: the exit status (the console script, ``onnx_infer_start.main``, calls
     this once the package is imported)."""
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else argv))
         return args.func(args)
     except (ModelLoadError, CliError) as e:
         say(f"onnx-infer: {e}", file=sys.stderr)

@@ -318,3 +318,77 @@ def test_names_reach_no_verb_raw(tmp_path, verb, json_output):
 def test_a_user_given_path_and_the_errors_naming_it_are_escaped(tmp_path):
     status, _, err = C.run("check", str(tmp_path / ("missing" + SPOOF)))
     assert status == 2 and _clean(err) and "\\x1b" in err and len(err.splitlines()) == 1
+
+
+# -- 7. the smaller options ----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="needs /dev/stdout")
+@pytest.mark.parametrize("dest", ["/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/1"])
+def test_an_output_that_is_a_standard_stream_is_refused_for_what_it_is(tmp_path, dest):
+    # The link of /dev/stdout into a pipe names `pipe:[...]`, which was refused as a link to a file
+    # that does not exist; into a regular file, a write by rename replaced the shell's file.
+    if dest.startswith("/proc") and not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc")
+    relu_model(tmp_path / "m.onnx")
+    for verb in ("annotate", "report"):
+        r = C.spawn(verb, str(tmp_path / "m.onnx"), "-o", dest)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+        assert "of onnx-infer" in r.stderr and "not a file by name" in r.stderr and "does not exist" not in r.stderr
+        assert "pipe" in r.stderr  # what it is: a pipe here (a terminal, a file elsewhere)
+    with open(tmp_path / "out", "w") as f:  # stdout a regular file: refused all the same, not replaced
+        cmd = [sys.executable, "-m", "infer.cli", "annotate", str(tmp_path / "m.onnx"), "-o", "/dev/stdout"]
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True, cwd=C.ROOT)
+    assert r.returncode == 2 and "(a regular file)" in r.stderr and (tmp_path / "out").read_bytes() == b""
+
+
+def test_near_names_only_the_models_variables_and_sizes_the_search_reaches(tmp_path):
+    relu_model(tmp_path / "m.onnx")
+    status, _, err = C.run("domain", str(tmp_path / "m.onnx"), "--near", "nosuch=3")
+    assert status == 2 and "no input variable named nosuch" in err and "its variables: N" in err
+    for big in ("100000000000000000000000000", str(2**20 + 1)):
+        status, out, err = C.run("domain", str(tmp_path / "m.onnx"), "--near", f"N={big}")
+        assert status == 2 and len(err.splitlines()) == 1 and "N=1" not in out, err
+    status, out, _ = C.run("domain", str(tmp_path / "m.onnx"), "--near", f"N={2**20}")
+    assert status == 0 and out.rstrip().endswith(f"N={2**20}")
+
+
+@pytest.mark.parametrize("verb", ["check", "domain", "verify"])
+def test_a_binding_past_int64_is_an_error(tmp_path, verb):
+    relu_model(tmp_path / "m.onnx")
+    status, _, err = C.run(verb, str(tmp_path / "m.onnx"), "--bind", f"N={10**23}")
+    assert status == 2 and "past the largest extent" in err and len(err.splitlines()) == 1, err
+    status, _, err = C.run("check", str(tmp_path / "m.onnx"), "--bind", f"N={2**63 - 1}")
+    assert status == 0, err
+
+
+def test_int_range_takes_a_negative_low_end(tmp_path):
+    pytest.importorskip("onnxruntime")
+    relu_model(tmp_path / "m.onnx")
+    for args in (["--int-range", "-5:5"], ["--int-range=-5:5"], ["--int-range", "-9:-1"]):
+        status, _, err = C.run("verify", str(tmp_path / "m.onnx"), *args, "--samples", "1")
+        assert status == 0, (args, err)
+    status, _, err = C.run("verify", str(tmp_path / "m.onnx"), "--int-range", "--seed", "3")
+    assert status == 2 and "--int-range" in err  # a missing value is still one
+
+
+@pytest.mark.parametrize("location", ["w.bin/", "w.bin/.", "w.bin\\"])
+def test_an_external_location_ending_in_a_separator_is_no_file(tmp_path, location):
+    import numpy as np
+
+    t = TensorProto(name="shape", data_type=TensorProto.INT64, dims=[2], data_location=TensorProto.EXTERNAL)
+    for k, v in {"location": location, "offset": "0", "length": "16"}.items():
+        t.external_data.add(key=k, value=v)
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [t],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "m.onnx")
+    (tmp_path / "w.bin").write_bytes(np.array([-1, 2], np.int64).tobytes())
+    result = infer.infer_model(tmp_path / "m.onnx", read_external_data=True)
+    problems = [d.message for d in result.diagnostics if d.code == "external-data"]
+    assert any("ends in a path separator" in m for m in problems), problems
+    assert result.value("shape").known is None  # not read as w.bin
