@@ -92,6 +92,7 @@ def test_a_long_custom_domain_through_every_verb(tmp_path):
 def test_a_custom_domain_is_recorded_as_looked_up_only_after_its_import(monkeypatch):
     # A module that fails to import fails the same way on the next call; it is not skipped as done.
     monkeypatch.setattr(signatures, "_custom_stems", lambda: frozenset({"zz_broken"}))
+    monkeypatch.setattr(signatures, "_loaded", False)  # (a test before may have loaded every rule)
     for _ in range(2):
         with pytest.raises(ModuleNotFoundError):
             signatures.ensure("zz.broken", "Foo")

@@ -1342,6 +1342,21 @@ def _pins(result: InferenceResult, variables: list[str], bind: Mapping[str, int]
     return pinned
 
 
+def _checked_options(samples: int, seed: int, int_range: tuple[int, int] | None) -> tuple[int, tuple[int, int]]:
+    """``verify``'s ``samples``, ``seed`` and ``int_range`` checked (``VerifyError``): the seed as
+    numpy's generator takes it, and the range."""
+    if not isinstance(samples, int) or samples < 1:
+        raise VerifyError(f"samples must be a positive integer, not {samples!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise VerifyError(f"seed must be an integer, not {seed!r}")
+    lo, hi = DEFAULT_INT_RANGE if int_range is None else (int(int_range[0]), int(int_range[1]))
+    if lo > hi:
+        raise VerifyError(f"the integer range {lo}:{hi} is empty")
+    # Any integer is a seed: numpy's generator takes only non-negative ones, so it gets the seed
+    # modulo 2**64 (-1 draws as 2**64 - 1 does; seeds from 0 to 2**64 - 1 are used as they are).
+    return seed % SEED_MODULUS, (lo, hi)
+
+
 def verify(
     result: InferenceResult,
     *,
@@ -1367,16 +1382,7 @@ def verify(
     (``interrupted``). Raises ``VerifyError`` when onnxruntime is missing, an option is invalid
     or the external data cannot be read.
     """
-    if not isinstance(samples, int) or samples < 1:
-        raise VerifyError(f"samples must be a positive integer, not {samples!r}")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise VerifyError(f"seed must be an integer, not {seed!r}")
-    # Any integer is a seed: numpy's generator takes only non-negative ones, so it gets the seed
-    # modulo 2**64 (-1 draws as 2**64 - 1 does; seeds from 0 to 2**64 - 1 are used as they are).
-    seed %= SEED_MODULUS
-    lo, hi = DEFAULT_INT_RANGE if int_range is None else (int(int_range[0]), int(int_range[1]))
-    if lo > hi:
-        raise VerifyError(f"the integer range {lo}:{hi} is empty")
+    seed, (lo, hi) = _checked_options(samples, seed, int_range)
     bounds = Bounds() if bounds is None else bounds
     require_onnxruntime()  # before inference: say at once that it is missing
     source = _runtime_model(result, read_external_data, bounds.max_external_bytes)
