@@ -2,10 +2,11 @@
 
 Exit status: 0 fine, 1 errors found in the model, 2 could not read the model or run.
 
-Terminal manners: colour only when the stream is a terminal (``NO_COLOR`` and ``--color never``
-turn it off), a progress bar on stderr only when stderr is a terminal and a run takes long
-enough to wait for, ``--json`` on every verb (stdout holds the JSON and nothing else) and
-``--quiet`` on every verb.
+Terminal manners: text from the model or the user is shown escaped (``infer.out.escape``: no
+control character or bidi override reaches the terminal raw), colour only when the stream is a
+terminal (``NO_COLOR`` and ``--color never`` turn it off), a progress bar on stderr only when
+stderr is a terminal and a run takes long enough to wait for, ``--json`` on every verb (stdout
+holds the JSON and nothing else) and ``--quiet`` on every verb.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from infer import Limits, __version__, infer_model
+from infer.check.domain import SEARCH_LIMIT
 from infer.core.diagnostics import ERROR, INFO, WARNING
 from infer.core.dims import free_names, is_symbolic
 from infer.core.scopes import MAIN
 from infer.load.loader import ModelLoadError
 from infer.out.annotate import STYLES
+from infer.out.escape import escaped
 from infer.out.output import OutputRefused, destination, write_file
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,8 +44,19 @@ class CliError(Exception):
 # -- terminal manners ----------------------------------------------------------------------------
 
 
+class Painted(str):
+    """Text ``Style`` has escaped and coloured: ``say`` writes it as it is."""
+
+
+def say(*parts: str, file: IO[str] | None = None) -> None:
+    """Print one line made of ``parts``: what ``Style`` made as it is, every other part escaped
+    (names, messages and paths are the model's or the user's text: ``infer.out.escape``)."""
+    print("".join(p if isinstance(p, Painted) else escaped(p) for p in parts), file=file or sys.stdout)
+
+
 class Style:
-    """ANSI colours, or plain text when the stream is not a terminal or colour is turned off."""
+    """ANSI colours, or plain text when the stream is not a terminal or colour is turned off. The
+    text is escaped first (``infer.out.escape``): the colour codes are the only controls written."""
 
     CODES = {"red": "31", "yellow": "33", "green": "32", "blue": "34", "bold": "1", "dim": "2"}
 
@@ -57,8 +71,9 @@ class Style:
             return cls(False)
         return cls(_isatty(stream) and os.environ.get("TERM") != "dumb")
 
-    def __call__(self, color: str, text: str) -> str:
-        return f"\x1b[{self.CODES[color]}m{text}\x1b[0m" if self.enabled and text else text
+    def __call__(self, color: str, text: str) -> Painted:
+        text = escaped(text)
+        return Painted(f"\x1b[{self.CODES[color]}m{text}\x1b[0m" if self.enabled and text else text)
 
 
 SEVERITY_COLOR = {ERROR: "red", WARNING: "yellow", INFO: "dim"}
@@ -73,14 +88,15 @@ def _isatty(stream: IO[str]) -> bool:
 
 
 def table(rows: Sequence[Sequence[str]], style: Style, colors: Sequence[Callable[[str], str | None] | None] = (),
-          width: int | None = None) -> str:  # fmt: skip
+          width: int | None = None) -> Painted:  # fmt: skip
     """Rows as aligned columns. ``colors[i](cell)`` names a colour for a cell of column ``i``.
 
     Every column but the last is padded to its widest cell; the last is cut to ``width`` (the
     terminal's) when one is given, so a row stays on one line.
     """
     if not rows:
-        return ""
+        return Painted("")
+    rows = [[escaped(cell) for cell in r] for r in rows]  # widths are those of the text shown
     ncols = max(len(r) for r in rows)
     widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(ncols)]
     lines = []
@@ -97,7 +113,7 @@ def table(rows: Sequence[Sequence[str]], style: Style, colors: Sequence[Callable
             cells.append((style(color, text) if color else text) + pad)
             used += len(text) + len(pad) + 2
         lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    return Painted("\n".join(lines))
 
 
 class Progress:
@@ -147,18 +163,26 @@ class Progress:
 # -- shared pieces -------------------------------------------------------------------------------
 
 
-def _bindings(items: Sequence[str]) -> dict[str, int]:
+# The largest extent a binding may give: a tensor's extent is an int64 (Clause 6.2). Past it a
+# binding describes no tensor, so it is refused rather than inferred into overflow warnings.
+MAX_BINDING = (1 << 63) - 1
+
+
+def _bindings(items: Sequence[str], option: str = "--bind") -> dict[str, int]:
+    """``NAME=INT`` pairs of ``option``: each an extent from 0 to ``MAX_BINDING``."""
     out: dict[str, int] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise CliError(f"--bind expects NAME=INT, got {item!r}")
+            raise CliError(f"{option} expects NAME=INT, got {item!r}")
         try:
             out[name] = int(value)
         except ValueError:
-            raise CliError(f"--bind {name}: {value!r} is not an integer") from None
+            raise CliError(f"{option} {name}: {value!r} is not an integer") from None
         if out[name] < 0:
-            raise CliError(f"--bind {name}: an extent cannot be negative")
+            raise CliError(f"{option} {name}: an extent cannot be negative")
+        if out[name] > MAX_BINDING:
+            raise CliError(f"{option} {name}: {value} is past the largest extent a tensor can have, 2^63 - 1")
     return out
 
 
@@ -222,8 +246,10 @@ def _infer(args: argparse.Namespace) -> InferenceResult:
     if unused and not args.quiet:
         known = sorted(names)
         listed = ", ".join(known[:12]) + (f" and {len(known) - 12} more" if len(known) > 12 else "")
-        print(f"onnx-infer: warning: the model has no dimension variable named {', '.join(unused)}; "
-              f"it has {listed}", file=sys.stderr)  # fmt: skip
+        say(
+            f"onnx-infer: warning: the model has no dimension variable named {', '.join(unused)}; it has {listed}",
+            file=sys.stderr,
+        )
     return result
 
 
@@ -282,13 +308,14 @@ def _counts(diags: Sequence[Any]) -> dict[str, int]:
     return {s: sum(d.severity == s for d in diags) for s in (ERROR, WARNING, INFO)}
 
 
-def _counts_line(counts: dict[str, int], style: Style) -> str:
+def _counts_line(counts: dict[str, int], style: Style) -> Painted:
     def part(n: int, word: str, color: str) -> str:
         text = f"{n} {word}{'' if n == 1 else 's'}"
         return style(color, text) if n else text
 
-    return ", ".join([part(counts[ERROR], "error", "red"), part(counts[WARNING], "warning", "yellow"),
-                      part(counts[INFO], "note", "dim")])  # fmt: skip
+    parts = [part(counts[ERROR], "error", "red"), part(counts[WARNING], "warning", "yellow"),
+             part(counts[INFO], "note", "dim")]  # fmt: skip
+    return Painted(", ".join(parts))  # counts and words of ours: nothing to escape
 
 
 # -- the verbs -----------------------------------------------------------------------------------
@@ -307,17 +334,19 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         _emit({"output": str(out), **result.to_json()})
     elif not args.quiet:
         style = _style(args)
-        print(f"wrote {out}")
-        print(result.summary())
+        say(f"wrote {out}")
+        say(str(result.summary()))
         if (
             result.model.graph.initializer
             and any(t.data_location == 1 for t in result.model.graph.initializer)
             and Path(args.model).resolve().parent != out.resolve().parent
         ):
-            print("note: the model keeps tensors in external files; they are referenced relative to "
-                  f"{out.parent}, so copy them there")  # fmt: skip
+            say(
+                f"note: the model keeps tensors in external files; they are referenced relative to {out.parent}, "
+                "so copy them there"
+            )
         for d in errors:
-            print(style("red", str(d)))
+            say(style("red", str(d)))
     return EXIT_ERRORS if errors else EXIT_OK
 
 
@@ -336,25 +365,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         style = _style(args)
         for b, c in outside:
             by = f" (required by {c.demands[0]})" if c.demands else ""
-            print(style("red", f"the binding {b} is outside the model's domain: {c}{by}"))
+            say(style("red", f"the binding {b} is outside the model's domain: {c}{by}"))
         for sev in (ERROR, WARNING, INFO):
             group = [d for d in diags if d.severity == sev]
             if not group:
                 continue
-            print(style(SEVERITY_COLOR[sev], f"{sev}s ({len(group)}):"))
+            say(style(SEVERITY_COLOR[sev], f"{sev}s ({len(group)}):"))
             for d in group:
-                print(f"  {style('bold', '[' + d.code + ']')} {d.location}: {d.message} (Clause {d.clause})")
+                say("  ", style("bold", "[" + d.code + "]"), f" {d.location}: {d.message} (Clause {d.clause})")
                 if d.suggestion:
-                    print(f"      suggestion: {d.suggestion}")
+                    say(f"      suggestion: {d.suggestion}")
         if not diags:
-            print(style("green", "no problems found"))
+            say(style("green", "no problems found"))
         if assumptions:
             # Claims rest on these; a run outside them is not covered (docs/verify.md).
-            print(style("bold", f"assumptions ({len(assumptions)}):"))
+            say(style("bold", f"assumptions ({len(assumptions)}):"))
             for a in assumptions:
-                print(f"  {a}" + (f" at {a.site}" if a.site else ""))
+                say(f"  {a}" + (f" at {a.site}" if a.site else ""))
         hidden = "" if args.verbose or not counts[INFO] else " (-v lists the notes)"
-        print(f"{args.model}: {_counts_line(counts, style)}{hidden}")
+        say(f"{args.model}: ", _counts_line(counts, style), hidden)
     return EXIT_ERRORS if errors or outside else EXIT_OK
 
 
@@ -373,7 +402,14 @@ def _outside(args: argparse.Namespace) -> list[tuple[str, Any]]:
 def cmd_domain(args: argparse.Namespace) -> int:
     result = _infer(args)
     dom = result.domain
-    near = _bindings(args.near or [])
+    near = _bindings(args.near or [], "--near")
+    unknown = sorted(n for n in near if n not in dom.variables)
+    if unknown:
+        listed = ", ".join(dom.variables) or "none"
+        raise CliError(f"--near: the model has no input variable named {', '.join(unknown)} (its variables: {listed})")
+    far = [f"{k}={v}" for k, v in near.items() if v > SEARCH_LIMIT]
+    if far:  # the search stays within SEARCH_LIMIT: past it, "near" would be an answer far away
+        raise CliError(f"--near {', '.join(far)}: past the largest size the search reaches, {SEARCH_LIMIT} (2^20)")
     sample = dom.near(near) if near else dom.smallest()
     if args.json:
         _emit({**dom.to_json(), "sample": sample, "near": near or None})
@@ -382,25 +418,25 @@ def cmd_domain(args: argparse.Namespace) -> int:
         return EXIT_OK
     style = _style(args)
     names = ", ".join(dom.variables) or "none"
-    print(f"{style('bold', 'input variables')}: {names}")
+    say(style("bold", "input variables"), f": {names}")
     if not dom.constraints and not dom.not_expressed:
-        print(style("green", "no requirement found: every binding of them is inside"))
+        say(style("green", "no requirement found: every binding of them is inside"))
     for c in dom.constraints:
-        print(f"  {c}")
+        say(f"  {c}")
         for d in c.demands[:3]:
-            print(style("dim", f"      by {d}"))
+            say(style("dim", f"      by {d}"))
         if len(c.demands) > 3:
-            print(style("dim", f"      and {len(c.demands) - 3} more nodes"))
+            say(style("dim", f"      and {len(c.demands) - 3} more nodes"))
     for n in dom.not_expressed:
-        print(f"  {style('yellow', str(n))}")
+        say("  ", style("yellow", str(n)))
     what = (
         "a valid binding near " + ", ".join(f"{k}={v}" for k, v in near.items()) if near else "smallest valid binding"
     )
     if sample is None:
-        print(style("red", f"{what}: none" + (" (onnxruntime refuses the model at every one)" if not dom.runnable
+        say(style("red", f"{what}: none" + (" (onnxruntime refuses the model at every one)" if not dom.runnable
                                                else " found")))  # fmt: skip
     elif dom.variables:
-        print(f"{what}: " + ", ".join(f"{k}={v}" for k, v in sample.items()))
+        say(f"{what}: " + ", ".join(f"{k}={v}" for k, v in sample.items()))
     return EXIT_OK
 
 
@@ -417,14 +453,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
         _emit({**exp.to_dict(), "domain": [c.to_json() for c in domain]})
     elif not args.quiet:
         style = _style(args)
-        print(f"{style('bold', '`' + exp.value + '`')}: {exp.type}")
+        say(style("bold", "`" + exp.value + "`"), f": {exp.type}")
         if exp.known:
-            print(style("green", "every dim is known (as an integer or over declared variables)"))
+            say(style("green", "every dim is known (as an integer or over declared variables)"))
         for s in exp.steps:
-            text = (style("red", "root: ") + s.text) if s.root else s.text
-            print("  " * (s.depth + 1) + text)
+            say("  " * (s.depth + 1), style("red", "root: ") if s.root else "", s.text)
         if domain:  # where those variables may be (a run outside fails: `onnx-infer domain`)
-            print(f"the model accepts its variables only where: {'; '.join(map(str, domain))}")
+            say(f"the model accepts its variables only where: {'; '.join(map(str, domain))}")
     return EXIT_OK
 
 
@@ -440,9 +475,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         _emit({"output": str(out), "summary": result.summary().to_dict(), "diagnostics": counts})
     elif not args.quiet:
         style = _style(args)
-        print(f"wrote {out}")
-        print(result.summary())
-        print(f"diagnostics: {_counts_line(counts, style)}")
+        say(f"wrote {out}")
+        say(str(result.summary()))
+        say("diagnostics: ", _counts_line(counts, style))
     return EXIT_ERRORS if counts[ERROR] else EXIT_OK
 
 
@@ -515,10 +550,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     elif not args.quiet:
         _print_verify(report, args)
     if report.interrupted:
-        print("onnx-infer: interrupted (Ctrl-C): the report covers the runs made before", file=sys.stderr)
+        say("onnx-infer: interrupted (Ctrl-C): the report covers the runs made before", file=sys.stderr)
         return EXIT_FAILED
     if report.error is not None:
-        print(f"onnx-infer: cannot run the model: {report.error}", file=sys.stderr)
+        say(f"onnx-infer: cannot run the model: {report.error}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_ERRORS if report.contradictions else EXIT_OK
 
@@ -529,30 +564,33 @@ def _print_verify(report: Any, args: argparse.Namespace) -> None:
 
     style = _style(args)
     for f in report.failed[:5]:
-        print(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
+        say(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
     if len(report.failed) > 5:
-        print(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
+        say(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
     skipped = [r for r in report.runs if r.skipped is not None]
     for r in skipped[:5]:
         why = f"it violates {r.skipped}" if r.skipped_by == "assumption" else r.skipped
-        print(style("yellow", f"skipped the run at {_binding_str({**r.bindings, **r.fresh})}: {why}"))
+        say(style("yellow", f"skipped the run at {_binding_str({**r.bindings, **r.fresh})}: {why}"))
     if len(skipped) > 5:
-        print(style("yellow", f"... and {len(skipped) - 5} more skipped runs (--json lists them)"))
+        say(style("yellow", f"... and {len(skipped) - 5} more skipped runs (--json lists them)"))
     for note in report.notes:
-        print(style("dim", f"note: {note}"))
+        say(style("dim", f"note: {note}"))
     contradictions = report.contradictions
     if contradictions:
-        print(style("red", f"contradictions ({len(contradictions)}):"))
+        say(style("red", f"contradictions ({len(contradictions)}):"))
         for c in contradictions:
-            print(f"  {style('bold', '[' + c.kind + ']')} {c.message}")
+            say("  ", style("bold", "[" + c.kind + "]"), f" {c.message}")
     if report.error is not None:
         return
     s = report.summary()
     verdict = style("red", f"{len(contradictions)} contradicted") if contradictions else "none contradicted"
     runs = f"{s['checked_runs']} run{'' if s['checked_runs'] == 1 else 's'}"
     skipped = f", {s['skipped_runs']} skipped{skip_reasons(s)}" if s["skipped_runs"] else ""
-    print(f"{args.model}: {s['claims']} claims checked in {runs}{skipped}, {s['unchecked']} unchecked, {verdict}; "
-          f"{s['declared_claims']} declared dims and types checked")  # fmt: skip
+    say(
+        f"{args.model}: {s['claims']} claims checked in {runs}{skipped}, {s['unchecked']} unchecked, ",
+        verdict,
+        f"; {s['declared_claims']} declared dims and types checked",
+    )
 
 
 def _binding_str(b: dict[str, int]) -> str:
@@ -631,8 +669,8 @@ def cmd_ops(args: argparse.Namespace) -> int:
     rows += [[r["domain"] or "ai.onnx", r["op_type"], str(r["since"]), r["status"], r["detail"]]
              for r in data["operators"]]  # fmt: skip
     width = shutil.get_terminal_size((100, 24)).columns if _isatty(sys.stdout) else None
-    print(table(rows, style, [None, None, None, lambda s: STATUS_COLOR.get(s)], width))
-    print(data["summary"])
+    say(table(rows, style, [None, None, None, lambda s: STATUS_COLOR.get(s)], width))
+    say(data["summary"])
     return EXIT_OK
 
 
@@ -777,13 +815,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _joined(argv: Sequence[str]) -> list[str]:
+    """``argv`` with ``--int-range -5:5`` read as ``--int-range=-5:5``: argparse takes a value that
+    starts with ``-`` and is not a plain negative number for an option, so a negative LO would be
+    refused as a missing argument."""
+    out: list[str] = []
+    args = iter(argv)
+    for a in args:
+        out.append(a)
+        if a == "--int-range":
+            value = next(args, None)
+            if value is not None and value[:1] == "-" and value[1:2].isdigit():  # a negative LO
+                out[-1] = f"--int-range={value}"
+            elif value is not None:
+                out.append(value)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """``onnx-infer ARGS``: the exit status (the console script, ``infer.start.main``, calls
+    this once the package is imported)."""
     try:
+        args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else argv))
         return args.func(args)
     except (ModelLoadError, CliError) as e:
-        print(f"onnx-infer: {e}", file=sys.stderr)
+        say(f"onnx-infer: {e}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("onnx-infer: interrupted", file=sys.stderr)
@@ -801,8 +857,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return EXIT_OK
     except Exception as e:  # a bug of ours: still one line, never a traceback
-        print(f"onnx-infer: internal error: {type(e).__name__}: {e} (set ONNX_INFER_DEBUG=1 for details)",
-              file=sys.stderr)  # fmt: skip
+        say(
+            f"onnx-infer: internal error: {type(e).__name__}: {e} (set ONNX_INFER_DEBUG=1 for details)", file=sys.stderr
+        )
         if os.environ.get("ONNX_INFER_DEBUG"):
             raise
         return EXIT_FAILED

@@ -112,6 +112,8 @@ def inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool]
     placeholders = text_only(proto, weightless)  # strings that are not UTF-8, read as onnx reads them
     try:
         engine, nodes_written = _infer_shapes(proto, None if placeholders else weightless, *arguments)
+    except RecursionError:  # a backstop: the limits refuse what nests too deeply before any recursion
+        raise ValueError("the model nests too deeply to process") from None
     except (InferenceError, ValidationError) as e:
         if placeholders:  # the message names the strings the model holds
             e = _marked(type(e)(readable(str(e), placeholders)), getattr(e, "reusable", False))
@@ -177,6 +179,14 @@ def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool,
     ``weightless_bytes``, if made): the last run made, and whether the main graph's nodes may
     have been written (types on subgraphs: some node of the model holds one)."""
     engine = _engine(proto, weightless, data_prop, initializers_as_constants)
+    refusals = engine.state.scan.refusals
+    if refusals:
+        # Past a limit of infer.Limits (subgraphs or types nested too deeply, too many nodes, a
+        # rank too large) nothing is inferred: say so as onnx says that it cannot read a model
+        # (ValueError), rather than return the copy untouched.
+        reasons = list(dict.fromkeys(r.message for r in refusals))  # (one limit may be met twice)
+        more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+        raise ValueError(f"the model is refused: {reasons[0]}{more}")
     validation = [d for d in engine.state.diagnostics if d.code in VALIDATION_CODES]
     if validation:
         raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine.reusable)

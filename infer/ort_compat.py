@@ -288,14 +288,20 @@ def _unimported_domains(model: ModelProto) -> list[str]:
 
 
 def _graphs(g: GraphProto) -> Iterator[GraphProto]:
-    yield g
-    for node in g.node:
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sub in a.graphs:
-                    yield from _graphs(sub)
+    """``g`` and every graph its nodes hold, in depth-first order; iterative, so that a model
+    nested deeper than Python recurses (1,000 levels of If) reaches inference, which refuses it."""
+    stack = [g]
+    while stack:
+        g = stack.pop()
+        yield g
+        held: list[GraphProto] = []
+        for node in g.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    held.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    held.extend(a.graphs)
+        stack.extend(reversed(held))
 
 
 def _symbol(name: str, positive: bool) -> Any:

@@ -14,6 +14,7 @@ module of the node's domain, if there is one, for an operator the index does not
 
 from __future__ import annotations
 
+import functools
 import pkgutil
 import re
 from pathlib import Path
@@ -52,21 +53,31 @@ _CUSTOM_DIR = Path(__file__).parent / "custom"
 _ensured: set[tuple[str, str]] = set()
 
 
+@functools.cache
+def _custom_stems() -> frozenset[str]:
+    """The module names of ``signatures/custom``, listed once per process. A node's domain is
+    looked up here, never as a path built from it: a domain is text of the model's choosing, and
+    a name too long for the file system (``ENAMETOOLONG``) must read as "no module", not crash."""
+    return frozenset(m.name for m in pkgutil.iter_modules([str(_CUSTOM_DIR)]))
+
+
 def ensure(domain: str, op_type: str) -> None:
     """Import the modules that declare ``op_type`` of ``domain`` (idempotent; nothing for an
     operator no module declares)."""
     key = ("" if domain == "ai.onnx" else domain, op_type)
     if key in _ensured or _loaded:
         return
-    _ensured.add(key)
     from signatures.index import MODULES
 
     names = MODULES.get(key)
     if names is not None:
         for name in names:
             imports.module(name)
-    elif re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", domain) and (_CUSTOM_DIR / f"{domain.replace('.', '_')}.py").is_file():
+    elif re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", domain) and domain.replace(".", "_") in _custom_stems():
         imports.module(custom_module(domain))  # a custom domain's one module
+    # Recorded only once the imports succeeded: a failed lookup must fail (or succeed) the same
+    # way on the next call, not be skipped as done.
+    _ensured.add(key)
 
 
 def load_all() -> None:

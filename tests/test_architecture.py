@@ -32,7 +32,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("infer", "signatures")
-FRONT = {"infer", "infer.cli", "infer.onnx_compat", "infer.ort_compat", "infer.ir", "infer.run"}
+FRONT = {"infer", "infer.cli", "infer.onnx_compat", "infer.ort_compat", "infer.ir", "infer.run", "infer.start"}
 LAYERS = ("core", "load", "contract", "check", "walk", "out", "front")
 # Bottom-up: a layer imports itself and the layers below it, nothing above; nothing imports the
 # rules, which import the contract and the core.

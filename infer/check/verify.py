@@ -82,6 +82,7 @@ MAX_INPUT_ELEMENTS = 1 << 22  # nor makes inputs of more elements than this, tog
 RUN_SECONDS = 60.0  # the default limit of one onnxruntime run
 TOTAL_SECONDS = 600.0  # and of one verify, its runs together
 MAX_EXTERNAL_BYTES = 512 << 20  # external data read in for the runs (held some five times over)
+SEED_MODULUS = 1 << 64  # a seed is taken modulo this (numpy's generator wants one >= 0)
 _SCALE_STEPS = 3  # a binding that does not run is retried at 4, 16 and 64 times its extents
 
 
@@ -1231,17 +1232,26 @@ class _Sampler:
         total = bounds.total_seconds or None
         self.deadline = None if total is None else time.monotonic() + total
         self.out_of_time = False
+        self.exhausted = False  # every binding the planner draws was tried before `samples` were checked
 
     def sample(self, samples: int, guard: Guard) -> None:
         """Runs until ``samples`` are checked, the attempts or the time are spent."""
         planner, tried = self.planner, set()
         budget = self.budget if self.budget is not None else 8 * samples + 8
+        idle = 0  # candidates in a row that gave no new binding
         for i in range(4 * samples + len(SCHEDULE)):
-            if len(self.report.checked_runs) >= samples or self.attempts >= budget or self.out_of_time:
+            if len(self.report.checked_runs) >= samples or self.attempts >= budget or self._late():
                 break
+            # Candidates repeat with the period of SCHEDULE (and their retries with them): a whole
+            # period that tried nothing new means every binding there is has been tried, however
+            # many samples were asked for.
+            if idle >= len(SCHEDULE):
+                self.exhausted = True
+                break
+            before = self.attempts
             first = planner.candidate(i)
             queue, retried = [first], False
-            while queue and self.attempts < budget and not self.out_of_time:
+            while queue and self.attempts < budget and not self._late():
                 b = planner.respect(queue.pop(0))
                 # A model without free variables is run at its one binding with other random inputs.
                 key = tuple(sorted(b.items())) if b is not None else None
@@ -1249,8 +1259,7 @@ class _Sampler:
                 if b is None or key in tried or input_elements(self.source, b) > MAX_INPUT_ELEMENTS:
                     continue
                 tried.add(key)
-                if self.deadline is not None and time.monotonic() >= self.deadline:
-                    self.out_of_time = True
+                if self._late():
                     break
                 self.attempts += 1
                 if self.attempt(b, i, guard):
@@ -1258,6 +1267,14 @@ class _Sampler:
                 if not retried:
                     queue.extend(planner.retries(first))
                     retried = True
+            idle = idle + 1 if self.attempts == before else 0
+
+    def _late(self) -> bool:
+        """Past the deadline of ``total_seconds`` (then ``out_of_time`` says so)? Checked before
+        every candidate, tried or not: skipping tried ones must not outlast the clock."""
+        if not self.out_of_time and self.deadline is not None and time.monotonic() >= self.deadline:
+            self.out_of_time = True
+        return self.out_of_time
 
     def attempt(self, b: dict[str, int], i: int, guard: Guard) -> bool:
         """One run at ``b``: ``False`` when onnxruntime fails there (a binding to retry)."""
@@ -1326,6 +1343,21 @@ def _pins(result: InferenceResult, variables: list[str], bind: Mapping[str, int]
     return pinned
 
 
+def _checked_options(samples: int, seed: int, int_range: tuple[int, int] | None) -> tuple[int, tuple[int, int]]:
+    """``verify``'s ``samples``, ``seed`` and ``int_range`` checked (``VerifyError``): the seed as
+    numpy's generator takes it, and the range."""
+    if not isinstance(samples, int) or samples < 1:
+        raise VerifyError(f"samples must be a positive integer, not {samples!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise VerifyError(f"seed must be an integer, not {seed!r}")
+    lo, hi = DEFAULT_INT_RANGE if int_range is None else (int(int_range[0]), int(int_range[1]))
+    if lo > hi:
+        raise VerifyError(f"the integer range {lo}:{hi} is empty")
+    # Any integer is a seed: numpy's generator takes only non-negative ones, so it gets the seed
+    # modulo 2**64 (-1 draws as 2**64 - 1 does; seeds from 0 to 2**64 - 1 are used as they are).
+    return seed % SEED_MODULUS, (lo, hi)
+
+
 def verify(
     result: InferenceResult,
     *,
@@ -1346,15 +1378,12 @@ def verify(
     cannot run at are retried with other choices and listed in ``failed``; ``max_attempts``
     bounds the runs tried (default ``8 * samples + 8``). ``bounds`` (``Bounds``) limits each
     run's time and memory and the whole call's time: a run past one is skipped with the reason.
-    Tensors kept in external files are read only with ``read_external_data``. Ctrl-C ends the
-    call with what was checked so far (``interrupted``). Raises ``VerifyError`` when onnxruntime
-    is missing, an option is invalid or the external data cannot be read.
+    ``seed`` is any integer, taken modulo 2**64. Tensors kept in external files are read only
+    with ``read_external_data``. Ctrl-C ends the call with what was checked so far
+    (``interrupted``). Raises ``VerifyError`` when onnxruntime is missing, an option is invalid
+    or the external data cannot be read.
     """
-    if not isinstance(samples, int) or samples < 1:
-        raise VerifyError(f"samples must be a positive integer, not {samples!r}")
-    lo, hi = DEFAULT_INT_RANGE if int_range is None else (int(int_range[0]), int(int_range[1]))
-    if lo > hi:
-        raise VerifyError(f"the integer range {lo}:{hi} is empty")
+    seed, (lo, hi) = _checked_options(samples, seed, int_range)
     bounds = Bounds() if bounds is None else bounds
     require_onnxruntime()  # before inference: say at once that it is missing
     source = _runtime_model(result, read_external_data, bounds.max_external_bytes)
@@ -1380,6 +1409,9 @@ def verify(
         except KeyboardInterrupt:
             report.interrupted = True
     report.interrupted = report.interrupted or guard.interrupted
+    if sampler.exhausted:
+        checked = len(report.checked_runs)
+        report.notes.append(f"every binding verify draws was tried: {checked} runs checked of the {samples} asked for")
     _conclude(report, planner, sampler.out_of_time, bounds)
     return report
 

@@ -91,6 +91,9 @@ def parse_reference(t: TensorProto) -> Reference:
         raise ExternalDataError(f"location {location!r} has a parent-directory component (Clause 13.2)")
     if not parts:
         raise ExternalDataError(f"location {location!r} names no file")
+    if location.replace("\\", "/").rpartition("/")[2] in ("", "."):
+        # A trailing separator (or `/.`) names a directory: `w.bin/` is not the file `w.bin`.
+        raise ExternalDataError(f"location {location!r} ends in a path separator: it names a directory, not a file")
 
     def number(key: str) -> int | None:
         text = entries.get(key)

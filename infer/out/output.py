@@ -29,6 +29,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import secrets
 import signal
 import socket
@@ -75,6 +76,34 @@ def _refuse_kind(shown: str, mode: int) -> OutputRefused:
     return OutputRefused(f"{shown} is {_kind(mode)}, not a regular file; onnx-infer writes only regular files")
 
 
+# Paths that name one of this process's open descriptors rather than a file: /dev/stdout and its
+# siblings, /dev/fd/N, /proc/self/fd/N (and /proc/PID/fd/N, /proc/thread-self/fd/N).
+_DESCRIPTOR = re.compile(r"/dev/std(?:in|out|err)|/dev/fd/\d+|/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/fd/\d+")
+_STREAMS = {"0": "the standard input", "1": "the standard output", "2": "the standard error"}
+
+
+def _refuse_descriptor(given: str, current: str) -> None:
+    """Refuse a destination that is an open descriptor (``-o /dev/stdout``): its link names no
+    file (``pipe:[...]``), or a file the shell opened, which writing by rename would replace
+    behind the shell's back. The reason says what it is instead of following the link."""
+    path = os.path.normpath(current)
+    if not _DESCRIPTOR.fullmatch(path):
+        return
+    stream = path.rpartition("/")[2]  # stdout, or a descriptor's number
+    fd = {"stdin": "0", "stdout": "1", "stderr": "2"}.get(stream, stream)
+    try:
+        mode = os.stat(given).st_mode
+        what = "a regular file" if stat.S_ISREG(mode) else _kind(mode)
+        what = "a terminal" if fd.isdigit() and os.isatty(int(fd)) else what
+    except OSError:
+        what = "closed"
+    which = _STREAMS.get(fd, f"descriptor {fd}")
+    raise OutputRefused(
+        f"{given} is {which} of onnx-infer ({what}), not a file by name; "
+        "onnx-infer writes its outputs to regular files named by a path, atomically"
+    )
+
+
 def _may_follow(link: str, link_st: os.stat_result) -> bool:
     """The kernel's ``protected_symlinks`` rule, which a rename done by path would bypass."""
     try:
@@ -119,6 +148,7 @@ def destination(dest: str | os.PathLike[str], spare: str | os.PathLike[str] | No
         raise OutputRefused(f"{given} names a directory, not a file")
     current = given
     for _ in range(MAX_LINKS + 1):
+        _refuse_descriptor(given, current)
         try:
             st = os.lstat(current)
         except FileNotFoundError:

@@ -7,7 +7,9 @@ either way, laid out in layers by the page itself as an inline SVG.
 
 Nothing is fetched when the page is viewed: the CSS, the script and the data are inline, and a
 Content-Security-Policy forbids every network request. Names from the model reach the page only
-as JSON data and the script writes them with ``textContent``, never as markup.
+as JSON data and the script writes them with ``textContent``, never as markup; every string of
+that data, and the title, is escaped first (``infer.out.escape``), so a control character or a
+bidi override in a name shows as ``\x1b`` or ``\u202e`` and cannot reorder what the page shows.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from infer.core import dims as D
 from infer.core.scopes import MAIN, GraphPath, GraphRecord, find_record
 from infer.core.values import Value
 from infer.core.version import __version__
+from infer.out.escape import escaped
 from infer.out.result import KNOWN, LEVELS, SYMBOLIC, InferenceResult, Summary, classify
 
 MAX_STEPS = 60  # explanation steps kept per value (the rest are summarized)
@@ -135,6 +138,18 @@ def report_data(result: InferenceResult, title: str) -> dict[str, Any]:
     }
 
 
+def _shown(data: Any) -> Any:
+    """``data`` with every string in it, keys included, ``escaped``: the same name escapes the same
+    way wherever the page refers to it, so the page's lookups by name still meet."""
+    if isinstance(data, str):
+        return escaped(data)
+    if isinstance(data, dict):
+        return {escaped(k) if isinstance(k, str) else k: _shown(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_shown(x) for x in data]
+    return data
+
+
 def _script_json(data: Any) -> str:
     """JSON that is safe inside a <script> element whatever the model's names contain."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
@@ -144,10 +159,10 @@ def _script_json(data: Any) -> str:
 def render(result: InferenceResult, title: str) -> str:
     """The HTML page, as one string."""
     blocks = {
-        "TITLE": html.escape(f"{title}: onnx-infer report"),
+        "TITLE": html.escape(escaped(f"{title}: onnx-infer report")),
         "CSS": _CSS,
         "JS": _JS,
-        "DATA": _script_json(report_data(result, title)),
+        "DATA": _script_json(_shown(report_data(result, title))),
     }
     # The page is assembled from the template's literal parts and the blocks in one pass: text
     # that came from the user or the model (a title of "__JS__", a value named "__DATA__") is

@@ -54,8 +54,10 @@ def _value_name(data: bytes) -> str:
         m = onnx.ModelProto.FromString(data)
         for n in m.graph.node:
             for o in n.output:
+                # (A name that is not UTF-8 comes out as bytes: the job file is JSON, and the
+                # command line takes text, so such a name is passed with its bytes escaped.)
                 if o:
-                    return o
+                    return o if type(o) is str else o.decode("utf-8", "backslashreplace")
     except Exception:
         pass
     return "y"
