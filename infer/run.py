@@ -72,18 +72,7 @@ def infer_model(
     recent call gets that call's result again (of models up to ``infer.reuse.MAX_KEPT_BYTES``),
     as does one equal to ``previous``, an earlier result the caller passes (of any size).
     """
-    given = {
-        "max_depth": max_depth,
-        "max_rank": max_rank,
-        "max_nodes": max_nodes,
-        "max_node_visits": max_node_visits,
-        "max_expression_size": max_expression_size,
-        "max_model_bytes": max_model_bytes,
-        "max_node_seconds": max_node_seconds,
-        "max_seconds": max_seconds,
-        "max_node_values": max_node_values,
-        "max_graph_values": max_graph_values,
-    }
+    given = {k: v for k, v in locals().items() if k.startswith("max_")}  # (the keyword limits above)
     run_limits = _checked_options(dims_style, limits, given)
     # (reading, scanning and walking: see engine.collector_paused; the run's clock, infer.dims.budget)
     with collector_paused(), run_limit(run_limits.max_seconds):

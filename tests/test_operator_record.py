@@ -20,8 +20,7 @@ ONE = [case(["float[N]"], ["float[N]"])]
 def tables(monkeypatch):
     """A rule table, an example list and a table of declared signatures of the test's own."""
     table = Registry()
-    for home in (registry, table_home):
-        monkeypatch.setattr(home, "REGISTRY", table)
+    monkeypatch.setattr(table_home, "REGISTRY", table)  # (the kit registers into it, the walk reads it)
     monkeypatch.setattr(registry, "EXAMPLES", [])
     monkeypatch.setattr(schema, "_custom", dict(schema._custom))
     yield table

@@ -432,26 +432,18 @@ _INPUT, _OUTPUT, _NAME, _OP_TYPE, _ATTRIBUTE, _DOMAIN, _OVERLOAD = 0x0A, 0x12, 0
 def read_light_nodes(
     nodes: Sequence[NodeProto], serialized: list[bytes | None] | NodeBytes, max_values: int | None = None
 ) -> Views | None:
-    """Views of the main graph's ``nodes``, decoded from their serialized bytes (``light_nodes``
-    or ``split_model``), which are dropped as they are read (so that the bytes and the views are
-    not all held at once); ``None`` when those are not the same nodes or hold what this decoder
-    leaves to protobuf (a field of another wire type, a field number past 15).
-
-    Decoding the bytes of a node here costs less than reading its fields through protobuf, which
-    builds a Python object for every repeated field it hands out; a node decoded by an earlier
-    read (the same model again, or an edit of it) is not decoded again (``DECODED``).
-
-    A node of more than ``max_values`` inputs and outputs (``max_node_values``, which the scan
-    refuses) is not decoded: ``None``, and protobuf's fields are read instead, without copying.
-    """
+    """Views of the main graph's ``nodes``, decoded from their serialized bytes (``light_nodes`` or
+    ``split_model``, dropped as they are read), which costs less than protobuf's fields; a node read
+    before is not decoded again (``DECODED``). ``None`` when the bytes are not these nodes or hold
+    what this decoder leaves to protobuf, or a node has more than ``max_values`` inputs and outputs
+    (``max_node_values``, which the scan refuses: protobuf's fields are read, without copying)."""
     # Each input or output takes two bytes at least: a smaller node is within the limit.
     least = (2 * max_values) if max_values is not None else None
     if len(serialized) != len(nodes):
         return None
     in_place = isinstance(serialized, NodeBytes)
     if in_place:
-        data, ranges = serialized.data, serialized.ranges  # type: ignore[union-attr]
-        serialized.data = None  # type: ignore[union-attr]
+        data, ranges = _taken(serialized)  # type: ignore[arg-type]
         if data is None:
             return None  # read before
     shared: dict[Any, Any] = {}
@@ -473,13 +465,9 @@ def read_light_nodes(
             # A small node's bytes are its key among the nodes read before; a large one (a long
             # attribute) is neither copied nor kept.
             small = n - i <= _REMEMBERED_NODE
-            if not small:
-                if least is not None and n - i > least:
-                    node = nodes[index]
-                    if len(node.input) + len(node.output) > max_values:  # type: ignore[operator]
-                        return None
-                tick(n - i >> 6)  # a long node: its decoding, about a microsecond for 64 bytes
-            elif not index & 255:
+            if not small and _past_limit(nodes[index], n - i, least, max_values):
+                return None
+            if not index & 255:
                 tick(256)  # (in steps: a node costs some microseconds)
             if small and in_place:
                 b, i, n = b[i:n], 0, n - i
@@ -488,11 +476,10 @@ def read_light_nodes(
                 view, name_hash = seen
                 out.append(view.at(nodes, index))
             else:
-                fields = _decode(b, i, n, nodes, index, kinds)
-                if fields is None:
+                made = _new_view(b, i, n, nodes, index, kinds, shared)
+                if made is None:
                     return None
-                ins, outs, op_type, domain, overload, types, has_ref, attrs, name_hash = fields
-                view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared)
+                view, name_hash = made
                 if small:
                     decoded.put(b, (view.at((), 0), name_hash))  # (held without the model's nodes)
                 out.append(view)
@@ -501,6 +488,33 @@ def read_light_nodes(
     except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
         return None
     return Views(out, names.repeated(nodes))
+
+
+def _new_view(
+    b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, shared: dict
+) -> tuple[NodeView, Any] | None:
+    """The view of a node not read before, decoded from ``b[i:n]``, and its name's hash."""
+    fields = _decode(b, i, n, nodes, index, kinds)
+    if fields is None:
+        return None
+    ins, outs, op_type, domain, overload, types, has_ref, attrs, name_hash = fields
+    return NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared), name_hash
+
+
+def _taken(serialized: NodeBytes) -> tuple[Any, Any]:
+    """The bytes and ranges of the nodes, dropped from ``serialized`` (read once)."""
+    data, ranges = serialized.data, serialized.ranges
+    serialized.data = None
+    return data, ranges
+
+
+def _past_limit(node: NodeProto, size: int, least: int | None, max_values: int | None) -> bool:
+    """Whether a long node (``size`` bytes) has more than ``max_values`` inputs and outputs (read
+    from protobuf only where its bytes could hold that many: ``least``); ticks for its decoding."""
+    if least is not None and size > least and len(node.input) + len(node.output) > max_values:  # type: ignore[operator]
+        return True
+    tick(size >> 6)  # a long node: its decoding, about a microsecond for 64 bytes
+    return False
 
 
 class _Decoded:
