@@ -517,7 +517,7 @@ def _size(text: str, option: str) -> int:
 
 
 def _verify_bounds(args: argparse.Namespace) -> Any:
-    from infer.check.verify import Bounds
+    from infer.out.verify import Bounds
 
     given: dict[str, float | int] = {}  # what is not given keeps the default of Bounds, which checks them
     for name in ("run_seconds", "total_seconds"):
@@ -531,7 +531,7 @@ def _verify_bounds(args: argparse.Namespace) -> Any:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from infer.check.verify import VerifyError, require_onnxruntime, verify
+    from infer.out.verify import VerifyError, require_onnxruntime, verify
 
     if args.samples < 1:
         raise CliError("--samples must be at least 1")
@@ -560,7 +560,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def _print_verify(report: Any, args: argparse.Namespace) -> None:
     """The bindings that did not run, the skipped runs, the notes, each contradiction, the count."""
-    from infer.check.verify import skip_reasons
+    from infer.out.verify import skip_reasons
 
     style = _style(args)
     for f in report.failed[:5]:

@@ -25,9 +25,9 @@ import onnx
 
 import infer
 from infer.check.domain import Domain
-from infer.check.verify import Session, domain_aliases, make_feeds
 from infer.core import dims as D
 from infer.core.dimparse import parse_dim
+from infer.out.verify import Session, domain_aliases, make_feeds
 from tests.support.hardware import hardware_refusal
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ attributes, constant inputs where the kernel reads contents). Every node is run 
 inferred twice (``tests.support.contrib_node``): with the concrete input shapes, where every claimed
 extent and element type must be the runtime's (and every extent known, except outputs whose
 extents depend on the data), and with every input dim a ``dim_param``, where every claim,
-evaluated at the real extents (``infer.check.verify.check_run``), must hold. ``REFUSED`` lists nodes
+evaluated at the real extents (``infer.out.verify.check_run``), must hold. ``REFUSED`` lists nodes
 onnxruntime refuses, each of which inference must report as an error.
 
 Operators with no CPU kernel, and the GPU-only forms of those with one, are compared with

@@ -16,8 +16,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import infer
 from infer import onnx_compat, ort_compat
-from infer.check.verify import check_run, verify
 from infer.core import dims as D
+from infer.out.verify import check_run, verify
 from tests.support.runtime import run
 
 F = TensorProto.FLOAT

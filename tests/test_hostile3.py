@@ -31,8 +31,8 @@ from onnx import TensorProto, helper
 import infer
 import signatures
 from infer import onnx_compat
-from infer.check.verify import Bounds
 from infer.ort_compat import SymbolicShapeInference
+from infer.out.verify import Bounds
 from tests.support import cli as C
 
 

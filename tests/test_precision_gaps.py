@@ -22,9 +22,9 @@ from onnx import TensorProto as TP
 from onnx import helper as h
 
 import infer
-from infer.check import verify as V
 from infer.core import dims as D
 from infer.core import types as T
+from infer.out import verify as V
 from tests.support.runtime import Check, check, expose_all
 
 INT64_MAX = 2**63 - 1

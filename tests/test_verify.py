@@ -1,4 +1,4 @@
-"""``infer.check.verify`` and ``onnx-infer verify``: inference's claims checked against onnxruntime.
+"""``infer.out.verify`` and ``onnx-infer verify``: inference's claims checked against onnxruntime.
 
 Every corpus model must verify clean; a wrong declaration, a tampered claim, a fresh variable
 that takes two extents and a claim no extent satisfies must each be named; a claim the run
@@ -20,10 +20,10 @@ import pytest
 from onnx import TensorProto, helper
 
 import infer
-from infer.check.verify import INSTALL_HINT, VerifyError, check_run, exposed, run, verify
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.values import Known, Value
+from infer.out.verify import INSTALL_HINT, VerifyError, check_run, exposed, run, verify
 from tests.support import cli as C
 from tests.support import runtime as R
 

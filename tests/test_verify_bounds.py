@@ -22,8 +22,8 @@ from onnx import TensorProto, helper
 
 import infer
 from infer import cli
-from infer.check.runguard import resident_bytes
-from infer.check.verify import Bounds, VerifyError, verify
+from infer.out.runguard import resident_bytes
+from infer.out.verify import Bounds, VerifyError, verify
 from tests.support import cli as C
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +121,7 @@ def test_bad_bounds_are_verify_errors() -> None:
 
 
 def test_a_run_whose_shapes_need_too_much_memory_is_never_started(monkeypatch) -> None:
-    from infer.check import verify as V
+    from infer.out import verify as V
 
     def never(*args: object) -> None:
         raise AssertionError("onnxruntime was asked to run a model over the memory limit")
@@ -135,7 +135,7 @@ def test_a_run_whose_shapes_need_too_much_memory_is_never_started(monkeypatch) -
 
 
 def test_an_unknown_extent_of_a_loop_of_huge_trip_count_is_not_taken_for_small(monkeypatch) -> None:
-    from infer.check import verify as V
+    from infer.out import verify as V
 
     def never(*args: object) -> None:
         raise AssertionError("onnxruntime was asked to run a Loop whose memory has no bound")

@@ -37,7 +37,7 @@ PUBLIC = {
     "reuse": "infer.walk.reuse",
     "types": "infer.core.types",
     "values": "infer.core.values",
-    "verify": "infer.check.verify",
+    "verify": "infer.out.verify",
 }
 
 

@@ -27,7 +27,7 @@ from infer.out.explain import Explanation, explain
 from infer.walk.engine import Engine
 
 if TYPE_CHECKING:  # pragma: no cover
-    from infer.check.verify import Bounds, VerifyReport
+    from infer.out.verify import Bounds, VerifyReport
 
 # How completely a value is known, from best to worst.
 KNOWN = "known"  # every dim an integer
@@ -242,8 +242,8 @@ class InferenceResult:
                int_range: tuple[int, int] | None = None, seed: int = 0, bounds: Bounds | None = None,
                read_external_data: bool = False) -> VerifyReport:  # fmt: skip
         """Check these claims against onnxruntime at ``samples`` bindings on random inputs
-        (``infer.check.verify.verify``; needs ``pip install 'onnx-infer[verify]'``)."""
-        from infer.check.verify import verify
+        (``infer.out.verify.verify``; needs ``pip install 'onnx-infer[verify]'``)."""
+        from infer.out.verify import verify
 
         return verify(self, samples=samples, bind=bind, int_range=int_range, seed=seed, bounds=bounds,
                       read_external_data=read_external_data)  # fmt: skip

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import pytest
 
-from infer.check.verify import Session
+from infer.out.verify import Session
 from tests.support import runtime as R
 
 ENTRIES: list[dict[str, Any]] = R.manifest()

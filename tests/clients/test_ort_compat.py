@@ -10,8 +10,8 @@ import pytest
 from onnx import ModelProto, helper
 
 from infer import ort_compat
-from infer.check.verify import Session
 from infer.ort_compat import INCOMPLETE, IncompleteInference, SymbolicShapeInference, SymbolicShapeInferenceHelper
+from infer.out.verify import Session
 from tests.clients.common import ENTRIES, IDS, load
 
 symbolic_shape_infer = pytest.importorskip("onnxruntime.tools.symbolic_shape_infer")

@@ -13,7 +13,7 @@ value exposed, and count per model
   variable that denotes two extents within one run;
 * crash: inference raised (the model counts as a crash; its values are not counted).
 
-Claims are checked by ``infer.check.verify.check_run`` (the logic of tests.support.runtime.check). A
+Claims are checked by ``infer.out.verify.check_run`` (the logic of tests.support.runtime.check). A
 variable declared only on a graph output (``detections``) has no value in a binding: each run
 binds it to the extent it takes there, so claims over it are checked like any other.
 
@@ -44,10 +44,10 @@ import numpy as np
 import onnx
 
 import infer
-from infer.check.verify import check_run
 from infer.core import dims as D
 from infer.core import types as T
 from infer.out.result import KNOWN, SYMBOLIC, classify
+from infer.out.verify import check_run
 from tests.support import runtime as R
 
 DEFAULT_MANIFEST = Path("/work/heldout-like/manifest.json")
@@ -76,7 +76,7 @@ def _exact_claim(result: infer.InferenceResult, name: str, declared: set[str]) -
 def judge(result: infer.InferenceResult, runs: Sequence[Run]) -> Verdict:
     """Every main-graph value judged over ``runs``, by the rules of tests.support.runtime.check.
 
-    Contradictions come from ``infer.check.verify.check_run``, which also binds every variable a run
+    Contradictions come from ``infer.out.verify.check_run``, which also binds every variable a run
     leaves unbound (fresh ones, and names declared only on graph outputs) to the extent it takes.
     """
     names = [n for g, n, _ in result.values() if g == "main"]

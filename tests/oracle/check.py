@@ -2,7 +2,7 @@
 
 One InferenceSession per program (every intermediate value exposed), one run per binding, in a
 child process (``OrtRunner``). Each run is compared with the inference result by
-``infer.check.verify.check_run``: element types, extents, known contents, fresh variables bound to the
+``infer.out.verify.check_run``: element types, extents, known contents, fresh variables bound to the
 extents they take in that run. A run outside ``result.assumptions`` is skipped and counted.
 onnxruntime's values are also compared with what ``onnx.reference`` computed while generating:
 where they differ, a contradiction may be onnxruntime's fault rather than inference's.
@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 
 import infer
-from infer.check.verify import check_run, exposed
+from infer.out.verify import check_run, exposed
 
 from .generate import Program
 from .ortrun import OrtRunner

@@ -115,7 +115,7 @@ def _receive(stream: Any, timeout: float | None) -> Any:
 def _serve() -> None:
     import onnxruntime as ort
 
-    from infer.check.verify import fetchable
+    from infer.out.verify import fetchable
 
     ort.set_default_logger_severity(4)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer

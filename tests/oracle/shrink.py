@@ -21,7 +21,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 import infer
-from infer.check.verify import check_run
+from infer.out.verify import check_run
 
 from .check import Finding, observe
 from .ortrun import OrtRunner

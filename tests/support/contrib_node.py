@@ -6,7 +6,7 @@ attributes, which outputs are asked for). ``ort_run`` runs it on the CPU (inputs
 tensors and outputs bound to their inputs' buffers where the kernel needs it); ``claims_hold``
 infers it with concrete input shapes (every dim must be an integer unless the case says the
 output is data-dependent) and with every dim symbolic, and compares every claim with the run
-through ``infer.check.verify.check_run``. ``ort_schema_inference`` reads what onnxruntime's own schema
+through ``infer.out.verify.check_run``. ``ort_schema_inference`` reads what onnxruntime's own schema
 inference gives a node it cannot run: element types from its type errors, shapes from the
 warning it logs when a declared output shape clashes with the inferred one.
 """

@@ -8,7 +8,7 @@ its manifest entry, a digest of the inputs fed (``runtime.feeds_for``) and every
 exposed model (``runtime.expose_all``: every main-graph node output) returned: element type,
 shape, and the contents of every value that inference knew the contents of when the file was
 written or that has at most ``CONTENTS_LIMIT`` integer or boolean elements. Those are all the
-check reads (``infer.check.verify.check_run``: element types, dims, known contents); the contents are
+check reads (``infer.out.verify.check_run``: element types, dims, known contents); the contents are
 exactly what the runtime returned (floats in the shortest text that gives the same float back).
 
 Nothing is read blindly: a model whose bytes, feeds or bindings changed, a value missing, or a

@@ -1,6 +1,6 @@
 """Checking inferred claims against what onnxruntime computes, for the test suite.
 
-The comparison itself is the library's (``infer.check.verify.check_run``): every dim, element type and
+The comparison itself is the library's (``infer.out.verify.check_run``): every dim, element type and
 known element of every main-graph value, with fresh variables bound to the extents they take in
 the run. This module adds what the tests share: the corpus manifest, its feeds, and a verdict
 over several runs that also counts the values inferred exactly.
@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 import infer
-from infer.check import verify as V
 from infer.core import dims as D
 from infer.core import types as T
+from infer.out import verify as V
 from infer.out.result import KNOWN, SYMBOLIC, classify
 
 MODELS = Path(__file__).resolve().parents[1] / "models"

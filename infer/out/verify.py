@@ -22,11 +22,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, TypeProto, helper
 
-from infer.check.runguard import Estimate, Guard, Stopped, default_max_memory, estimate, size_str
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.scopes import MAIN
 from infer.load.external import ExternalDataError, external_tensors, read_all
+from infer.out.runguard import Estimate, Guard, Stopped, default_max_memory, estimate, size_str
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
