@@ -146,10 +146,11 @@ def time_corpus_model(path: Path, repeat: int) -> dict[str, Any]:
 def one_node_model() -> onnx.ModelProto:
     """``y = Relu(x)`` over ``float[N, 3]``."""
     graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"])], "one",
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "one",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 

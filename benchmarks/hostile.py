@@ -71,8 +71,15 @@ def _tensor(dims: list[int], data_type: int, data: bytes, name: str = "") -> byt
     return b"".join(_field(1, d) for d in dims) + _field(2, data_type) + (_text(8, name) if name else b"") + data
 
 
-def _node(inputs: list[str], outputs: list[str], op_type: str, attributes: list[bytes] = (), domain: str = "",
-          name: str = "", doc: str = "") -> bytes:  # fmt: skip
+def _node(
+    inputs: list[str],
+    outputs: list[str],
+    op_type: str,
+    attributes: list[bytes] = (),
+    domain: str = "",
+    name: str = "",
+    doc: str = "",
+) -> bytes:
     out = b"".join(_text(1, i) for i in inputs) + b"".join(_text(2, o) for o in outputs)
     out += (_text(3, name) if name else b"") + _text(4, op_type)
     out += b"".join(_field(5, a) for a in attributes) + (_text(6, doc) if doc else b"")
@@ -87,8 +94,14 @@ def _value_info(name: str, elem: int, dims: list[int | str] | None) -> bytes:
     return _text(1, name) + _field(2, _field(1, tensor))
 
 
-def _model(nodes: list[bytes], inputs: list[bytes], outputs: list[bytes], initializers: list[bytes] = (),
-           doc: str = "", graph_doc: str = "") -> bytes:  # fmt: skip
+def _model(
+    nodes: list[bytes],
+    inputs: list[bytes],
+    outputs: list[bytes],
+    initializers: list[bytes] = (),
+    doc: str = "",
+    graph_doc: str = "",
+) -> bytes:
     graph = b"".join(_field(1, n) for n in nodes) + _text(2, "g")
     graph += b"".join(_field(5, t) for t in initializers) + (_text(10, graph_doc) if graph_doc else b"")
     graph += b"".join(_field(11, i) for i in inputs) + b"".join(_field(12, o) for o in outputs)
@@ -256,8 +269,9 @@ def max_wide(size: int) -> bytes:
     width = 250
     inputs = [_value_info(f"x{i}", _FLOAT, [f"d{i}"]) for i in range(width)]
     count = max(1, (size - 20 * width) // (5 * width))
-    nodes = [_node([f"x{(n * (2 * (n % 7) + 1) + j) % width}" for j in range(width)], [f"m{n}"], "Max")
-             for n in range(count)]  # fmt: skip
+    nodes = [
+        _node([f"x{(n * (2 * (n % 7) + 1) + j) % width}" for j in range(width)], [f"m{n}"], "Max") for n in range(count)
+    ]
     return _model(nodes, inputs, [_value_info(f"m{count - 1}", _FLOAT, None)])
 
 
@@ -300,12 +314,29 @@ def add2d_chain(size: int) -> bytes:
 CASES: dict[str, Callable[[int], bytes]] = {
     f.__name__: f
     for f in (
-        constant_raw, initializer_raw, constant_float_data, constant_int64_data, initializer_int64_data,
-        constant_string_data, constant_value_ints, constant_value_floats, constant_value_strings, custom_ints,
-        custom_floats, custom_strings, custom_string, constant_sparse, long_names, many_names, add_chain, max_wide,
-        where_chain, concat_chain, add2d_chain,
+        constant_raw,
+        initializer_raw,
+        constant_float_data,
+        constant_int64_data,
+        initializer_int64_data,
+        constant_string_data,
+        constant_value_ints,
+        constant_value_floats,
+        constant_value_strings,
+        custom_ints,
+        custom_floats,
+        custom_strings,
+        custom_string,
+        constant_sparse,
+        long_names,
+        many_names,
+        add_chain,
+        max_wide,
+        where_chain,
+        concat_chain,
+        add2d_chain,
     )
-}  # fmt: skip
+}
 
 # Lists of small numbers and of short strings, which protobuf's own model holds at 8 to 16 bytes
 # an element however few bytes the file spends on each: the bound of 3 times the file is
@@ -357,8 +388,15 @@ def _measure_warm(path: Path, via: str, directory: Path) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     rise = max(0, peak_rss() - before)
     size = path.stat().st_size
-    return {"path": str(path), "via": via, "bytes": size, "rise": rise, "ratio": rise / size, "seconds": seconds,
-            "exact": exact}  # fmt: skip
+    return {
+        "path": str(path),
+        "via": via,
+        "bytes": size,
+        "rise": rise,
+        "ratio": rise / size,
+        "seconds": seconds,
+        "exact": exact,
+    }
 
 
 def _measure_forked(items: list[tuple[Path, str]]) -> list[dict[str, Any]]:
@@ -397,8 +435,13 @@ def _measure_forked(items: list[tuple[Path, str]]) -> list[dict[str, Any]]:
 def measure(items: list[tuple[Path, str]]) -> list[dict[str, Any]]:
     """Peak memory rise (bytes, and against the file) and time of each (model file, way in), in
     a fresh process started for them (see ``_measure_forked``)."""
-    run = subprocess.run([sys.executable, "-m", "benchmarks.hostile", "--measure"], cwd=HERE.parent, text=True,
-                         input=json.dumps([[str(p), v] for p, v in items]), capture_output=True)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.hostile", "--measure"],
+        cwd=HERE.parent,
+        text=True,
+        input=json.dumps([[str(p), v] for p, v in items]),
+        capture_output=True,
+    )
     if run.returncode != 0:
         raise RuntimeError(f"measuring failed: {run.stderr.strip()[-2000:]}")
     return json.loads(run.stdout.strip().splitlines()[-1])
@@ -434,8 +477,9 @@ def main(argv: list[str] | None = None) -> int:
                 path.unlink()
             if not args.json:
                 ratios = "".join(f"{row[v]['ratio']:>12.2f}" for v in args.via)
-                secs = "".join(f"{row[v]['seconds']:>{w}.2f}" if v in row else f"{'':>{w}}"
-                               for v, w in (("api", 8), ("check", 9)))  # fmt: skip
+                secs = "".join(
+                    f"{row[v]['seconds']:>{w}.2f}" if v in row else f"{'':>{w}}" for v, w in (("api", 8), ("check", 9))
+                )
                 print(f"{case:<24}{row['bytes'] / MB:>9.1f}{ratios}{secs}", flush=True)
     if not args.keep:
         directory.rmdir()

@@ -249,24 +249,33 @@ def scaling(sizes: list[int]) -> list[dict[str, Any]]:
     for n in sizes:
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.run", "--measure-one", str(n)],
-            cwd=HERE.parent, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            cwd=HERE.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"\n{'nodes':>8} {'first s':>9} {'again s':>9} {'us/node':>8} {'model MB':>9} {'python peak MB':>15} "
-          f"{'x model':>8} {'RSS rise MB':>12} {'x model':>8}")  # fmt: skip
+    print(
+        f"\n{'nodes':>8} {'first s':>9} {'again s':>9} {'us/node':>8} {'model MB':>9} {'python peak MB':>15} "
+        f"{'x model':>8} {'RSS rise MB':>12} {'x model':>8}"
+    )
     for r in rows:
         mb = r["model_bytes_without_weights"] / 1e6
         peak = r["python_peak_bytes"] / 1e6
-        print(f"{r['nodes']:>8} {r['seconds']:>9.3f} {r['seconds_again']:>9.3f} "
-              f"{1e6 * r['seconds'] / r['nodes']:>8.1f} {mb:>9.2f} {peak:>15.1f} {peak / mb:>8.2f} "
-              f"{_rise(r, mb)}")  # fmt: skip
+        print(
+            f"{r['nodes']:>8} {r['seconds']:>9.3f} {r['seconds_again']:>9.3f} "
+            f"{1e6 * r['seconds'] / r['nodes']:>8.1f} {mb:>9.2f} {peak:>15.1f} {peak / mb:>8.2f} "
+            f"{_rise(r, mb)}"
+        )
     small = min(rows, key=lambda r: abs(r["nodes"] - 10_000))
     large = max(rows, key=lambda r: r["nodes"])
     if small is not large:
         for key, what in (("seconds", "first run"), ("seconds_again", "run again")):
             growth = large[key] / small[key]
-            print(f"{what}: time at {large['nodes']} nodes / time at {small['nodes']} nodes: {growth:.1f} "
-                  f"(node ratio {large['nodes'] / small['nodes']:.1f})")  # fmt: skip
+            print(
+                f"{what}: time at {large['nodes']} nodes / time at {small['nodes']} nodes: {growth:.1f} "
+                f"(node ratio {large['nodes'] / small['nodes']:.1f})"
+            )
     return rows
 
 
@@ -323,12 +332,16 @@ def memory(paths: list[Path]) -> None:
     for path in paths:
         with tempfile.TemporaryDirectory() as tmp:
             target = Path(tmp) / "model.onnx"
-            onnx.save_model(onnx.load(str(path)), str(target), save_as_external_data=True, location="weights.bin",
-                            size_threshold=0)  # fmt: skip
+            onnx.save_model(
+                onnx.load(str(path)), str(target), save_as_external_data=True, location="weights.bin", size_threshold=0
+            )
             out = subprocess.run(
                 [sys.executable, "-m", "benchmarks.run", "--measure-memory", str(target)],
-                cwd=HERE.parent, capture_output=True, text=True, check=True,
-            )  # fmt: skip
+                cwd=HERE.parent,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         mb = r["model_bytes_without_weights"] / 1e6
         peak = r["python_peak_bytes"] / 1e6
@@ -366,8 +379,10 @@ def external_data(path: Path, gigabytes: int = 4, repeat: int = 3) -> None:
         with_file = best_time(lambda: infer.infer_model(target), repeat)
         data.unlink()
         without_file = best_time(lambda: infer.infer_model(target), repeat)
-    print(f"\nexternal data ({path.stem}, {real / 1e6:.0f} MB of weights in a {gigabytes} GB file): "
-          f"{with_file:.3f} s with the file, {without_file:.3f} s without it")  # fmt: skip
+    print(
+        f"\nexternal data ({path.stem}, {real / 1e6:.0f} MB of weights in a {gigabytes} GB file): "
+        f"{with_file:.3f} s with the file, {without_file:.3f} s without it"
+    )
 
 
 # --------------------------------------------------------------------------- main
@@ -384,15 +399,21 @@ def environment() -> str:
         osi = version("onnx-shape-inference")
     except Exception:
         osi = "not installed"
-    return (f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
-            f"{os.cpu_count()} cores; onnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}, "
-            f"onnx-shape-inference {osi}, sympy {sympy.__version__}, numpy {numpy.__version__}")  # fmt: skip
+    return (
+        f"{platform.python_implementation()} {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} cores; onnx {onnx.__version__}, onnxruntime {onnxruntime.__version__}, "
+        f"onnx-shape-inference {osi}, sympy {sympy.__version__}, numpy {numpy.__version__}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="*", default=[*LARGE, "synthetic_100k"],
-                        help="large models to time (default: all, and the 100,000-node synthetic chain)")  # fmt: skip
+    parser.add_argument(
+        "--models",
+        nargs="*",
+        default=[*LARGE, "synthetic_100k"],
+        help="large models to time (default: all, and the 100,000-node synthetic chain)",
+    )
     parser.add_argument("--engines", nargs="*", default=list(ENGINES), choices=list(ENGINES))
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--scaling-only", action="store_true")
@@ -422,8 +443,10 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             path = MODELS / f"{name}.onnx"
             if not path.exists():
-                print(f"{name}: {path} is missing; make it with "
-                      "`/work/export-venv/bin/python benchmarks/make_models.py` (needs torch)")  # fmt: skip
+                print(
+                    f"{name}: {path} is missing; make it with "
+                    "`/work/export-venv/bin/python benchmarks/make_models.py` (needs torch)"
+                )
                 continue
             rows.append(time_model(name, onnx.load(str(path)), args.repeat, args.engines))
         print()

@@ -51,8 +51,7 @@ def lower_matmul_to_gemm(result: infer.InferenceResult, model: onnx.ModelProto) 
     print("  Gemm    ->", gemm)
     # 3. Restore the leading axes: the target shape's contents are symbolic (batch, sequence, n),
     #    as a Shape -> Concat chain in the graph would compute them.
-    target = infer.Value(T.tensor(onnx.TensorProto.INT64, (len(lead) + 1,)),
-                         infer.Known((len(lead) + 1,), (*lead, n)))  # fmt: skip
+    target = infer.Value(T.tensor(onnx.TensorProto.INT64, (len(lead) + 1,)), infer.Known((len(lead) + 1,), (*lead, n)))
     back = infer.infer_node("Reshape", [gemm.types[0], target])
     print("  Reshape ->", back)
 

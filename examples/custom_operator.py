@@ -25,16 +25,33 @@ FLOATS = {"T": ("tensor(float)", "tensor(float16)", "tensor(bfloat16)")}
 #       attributes with defaults), its rule and its examples ---------------------------------
 
 # Pure shape algebra is one line of the pattern language: Y has X's shape.
-operator("ScaledGelu", "X:T", "Y:T", domain=DOMAIN, types=FLOATS, attrs={"scale": (FLOAT, 1.0)},
-         rule="X[*s] -> Y[*s]", examples=[case(["float[N,S,64]"], ["float[N,S,64]"], scale=0.5)])  # fmt: skip
+operator(
+    "ScaledGelu",
+    "X:T",
+    "Y:T",
+    domain=DOMAIN,
+    types=FLOATS,
+    attrs={"scale": (FLOAT, 1.0)},
+    rule="X[*s] -> Y[*s]",
+    examples=[case(["float[N,S,64]"], ["float[N,S,64]"], scale=0.5)],
+)
 
 
 # -- 2. A rule that computes: the output element types come from the constraints --------------
 
 
-@operator("Patchify", "image:T", "patches:T", domain=DOMAIN, types=FLOATS, attrs={"patch": (INT, REQUIRED)},
-          examples=[case(["float[B,3,224,224]"], ["float[B,196,768]"], patch=16),
-                    case(["float[1,3,100,100]"], ["float[*]"], patch=16, error="shape-mismatch")])  # fmt: skip
+@operator(
+    "Patchify",
+    "image:T",
+    "patches:T",
+    domain=DOMAIN,
+    types=FLOATS,
+    attrs={"patch": (INT, REQUIRED)},
+    examples=[
+        case(["float[B,3,224,224]"], ["float[B,196,768]"], patch=16),
+        case(["float[1,3,100,100]"], ["float[*]"], patch=16, error="shape-mismatch"),
+    ],
+)
 def patchify(ctx: RuleContext) -> list:
     """[N, C, H, W] -> [N, (H / p) * (W / p), C * p * p]; H and W must be multiples of p."""
     s = ctx.shape(0)
@@ -63,10 +80,11 @@ def build() -> onnx.ModelProto:
         helper.make_node("ReduceMean", ["act"], ["pooled"], axes=[1], keepdims=0),
     ]
     graph = helper.make_graph(
-        nodes, "vit_stem",
+        nodes,
+        "vit_stem",
         [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", 3, "H", "W"])],
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     imports = [helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)]
     return helper.make_model(graph, opset_imports=imports)
 

@@ -31,10 +31,12 @@ def build() -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes,
         "select_rows",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 16]),
-         helper.make_tensor_value_info("mask", TensorProto.BOOL, ["rows"])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 16]),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, ["rows"]),
+        ],
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 

@@ -87,8 +87,12 @@ def _isatty(stream: IO[str]) -> bool:
         return False
 
 
-def table(rows: Sequence[Sequence[str]], style: Style, colors: Sequence[Callable[[str], str | None] | None] = (),
-          width: int | None = None) -> Painted:  # fmt: skip
+def table(
+    rows: Sequence[Sequence[str]],
+    style: Style,
+    colors: Sequence[Callable[[str], str | None] | None] = (),
+    width: int | None = None,
+) -> Painted:
     """Rows as aligned columns. ``colors[i](cell)`` names a colour for a cell of column ``i``.
 
     Every column but the last is padded to its widest cell; the last is cut to ``width`` (the
@@ -313,8 +317,11 @@ def _counts_line(counts: dict[str, int], style: Style) -> Painted:
         text = f"{n} {word}{'' if n == 1 else 's'}"
         return style(color, text) if n else text
 
-    parts = [part(counts[ERROR], "error", "red"), part(counts[WARNING], "warning", "yellow"),
-             part(counts[INFO], "note", "dim")]  # fmt: skip
+    parts = [
+        part(counts[ERROR], "error", "red"),
+        part(counts[WARNING], "warning", "yellow"),
+        part(counts[INFO], "note", "dim"),
+    ]
     return Painted(", ".join(parts))  # counts and words of ours: nothing to escape
 
 
@@ -358,9 +365,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     assumptions = result.assumptions
     outside = _outside(args)
     if args.json:
-        _emit({"diagnostics": [d.to_dict() for d in diags], "summary": counts,
-               "assumptions": [_assumption_dict(a) for a in assumptions],
-               "outside_domain": [{"binding": b, "constraint": c.to_json()} for b, c in outside]})  # fmt: skip
+        _emit(
+            {
+                "diagnostics": [d.to_dict() for d in diags],
+                "summary": counts,
+                "assumptions": [_assumption_dict(a) for a in assumptions],
+                "outside_domain": [{"binding": b, "constraint": c.to_json()} for b, c in outside],
+            }
+        )
     elif not args.quiet:
         style = _style(args)
         for b, c in outside:
@@ -433,8 +445,12 @@ def cmd_domain(args: argparse.Namespace) -> int:
         "a valid binding near " + ", ".join(f"{k}={v}" for k, v in near.items()) if near else "smallest valid binding"
     )
     if sample is None:
-        say(style("red", f"{what}: none" + (" (onnxruntime refuses the model at every one)" if not dom.runnable
-                                               else " found")))  # fmt: skip
+        say(
+            style(
+                "red",
+                f"{what}: none" + (" (onnxruntime refuses the model at every one)" if not dom.runnable else " found"),
+            )
+        )
     elif dom.variables:
         say(f"{what}: " + ", ".join(f"{k}={v}" for k, v in sample.items()))
     return EXIT_OK
@@ -484,8 +500,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _assumption_dict(a: Any) -> dict[str, Any]:
     from infer.core.dims import to_str
 
-    return {"text": str(a), "expr": to_str(a.expr), "lower": a.lower, "upper": a.upper, "why": a.why,
-            "site": str(a.site) if a.site else None}  # fmt: skip
+    return {
+        "text": str(a),
+        "expr": to_str(a.expr),
+        "lower": a.lower,
+        "upper": a.upper,
+        "why": a.why,
+        "site": str(a.site) if a.site else None,
+    }
 
 
 def _int_range(text: str | None) -> tuple[int, int] | None:
@@ -541,8 +563,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
         bounds = _verify_bounds(args)
         require_onnxruntime()
         result = _infer(args)
-        report = verify(result, samples=args.samples, bind=pins, int_range=int_range, seed=args.seed,
-                        bounds=bounds, read_external_data=args.read_external_data)  # fmt: skip
+        report = verify(
+            result,
+            samples=args.samples,
+            bind=pins,
+            int_range=int_range,
+            seed=args.seed,
+            bounds=bounds,
+            read_external_data=args.read_external_data,
+        )
     except VerifyError as e:
         raise CliError(str(e)) from None
     if args.json:
@@ -666,8 +695,9 @@ def cmd_ops(args: argparse.Namespace) -> int:
         return EXIT_OK
     style = _style(args)
     rows = [["domain", "operator", "since", "status", "detail"]]
-    rows += [[r["domain"] or "ai.onnx", r["op_type"], str(r["since"]), r["status"], r["detail"]]
-             for r in data["operators"]]  # fmt: skip
+    rows += [
+        [r["domain"] or "ai.onnx", r["op_type"], str(r["since"]), r["status"], r["detail"]] for r in data["operators"]
+    ]
     width = shutil.get_terminal_size((100, 24)).columns if _isatty(sys.stdout) else None
     say(table(rows, style, [None, None, None, lambda s: STATUS_COLOR.get(s)], width))
     say(data["summary"])
@@ -683,8 +713,12 @@ def _common_options(sp: argparse.ArgumentParser, infer_opts: bool = True) -> Non
     """The options every verb takes, and (``infer_opts``) those of the verbs that infer."""
     sp.add_argument("--json", action="store_true", help="machine-readable output on stdout (nothing else there)")
     sp.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors; no progress bar")
-    sp.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                    help="colour: auto (default) when stdout is a terminal and NO_COLOR is unset")  # fmt: skip
+    sp.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour: auto (default) when stdout is a terminal and NO_COLOR is unset",
+    )
     if infer_opts:
         sp.add_argument(
             "--dims",
@@ -714,34 +748,56 @@ def _common_options(sp: argparse.ArgumentParser, infer_opts: bool = True) -> Non
 
 
 def _external_data_dir_option(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("--external-data-dir", metavar="DIR",
-                    help="resolve external data against DIR instead of the model's directory")  # fmt: skip
+    sp.add_argument(
+        "--external-data-dir", metavar="DIR", help="resolve external data against DIR instead of the model's directory"
+    )
 
 
 def _verify_options(v: argparse.ArgumentParser) -> None:
     """``verify``'s options: runs and inputs, bounds (docs/limits.md#verify), external data."""
     v.add_argument("model", help="path of the .onnx model")
     v.add_argument("--samples", type=int, default=5, metavar="K", help="runs to make (default 5)")
-    v.add_argument("--bind", action="append", dest="pin", metavar="NAME=INT",
-                   help="run with the input variable NAME at INT (repeatable); inference stays general")  # fmt: skip
+    v.add_argument(
+        "--bind",
+        action="append",
+        dest="pin",
+        metavar="NAME=INT",
+        help="run with the input variable NAME at INT (repeatable); inference stays general",
+    )
     v.add_argument("--int-range", metavar="LO:HI", help="values of integer inputs, LO to HI inclusive (default 0:1)")
     v.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random inputs (default 0)")
-    v.add_argument("--run-seconds", type=float, metavar="S",
-                   help="stop a run past S seconds and skip it (default 60; 0: no limit)")  # fmt: skip
-    v.add_argument("--total-seconds", type=float, metavar="S",
-                   help="stop verifying past S seconds, runs included (default 600; 0: no limit)")  # fmt: skip
-    v.add_argument("--max-memory", metavar="SIZE",
-                   help="skip a run whose values are estimated past SIZE bytes (K, M, G suffixes; "
-                   "default a quarter of physical memory)")  # fmt: skip
-    v.add_argument("--read-external-data", action="store_true",
-                   help="read the tensors the model keeps in external files, after the Clause 15.3 checks "
-                   "(off: a model with external data is not run)")  # fmt: skip
+    v.add_argument(
+        "--run-seconds", type=float, metavar="S", help="stop a run past S seconds and skip it (default 60; 0: no limit)"
+    )
+    v.add_argument(
+        "--total-seconds",
+        type=float,
+        metavar="S",
+        help="stop verifying past S seconds, runs included (default 600; 0: no limit)",
+    )
+    v.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="skip a run whose values are estimated past SIZE bytes (K, M, G suffixes; "
+        "default a quarter of physical memory)",
+    )
+    v.add_argument(
+        "--read-external-data",
+        action="store_true",
+        help="read the tensors the model keeps in external files, after the Clause 15.3 checks "
+        "(off: a model with external data is not run)",
+    )
     _external_data_dir_option(v)
-    v.add_argument("--max-external-bytes", metavar="SIZE",
-                   help="refuse external data past SIZE bytes in all, before reading any (default 512M)")  # fmt: skip
+    v.add_argument(
+        "--max-external-bytes",
+        metavar="SIZE",
+        help="refuse external data past SIZE bytes in all, before reading any (default 512M)",
+    )
     _common_options(v, infer_opts=False)
-    v.epilog = ("exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
-                "missing, the model cannot run, or interrupted")  # fmt: skip
+    v.epilog = (
+        "exit status: 0 no claim contradicted, 1 a claim contradicted (each is listed), 2 onnxruntime "
+        "missing, the model cannot run, or interrupted"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -772,8 +828,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     dm = verb("domain", "which sizes of its inputs the model accepts (docs/domain.md)", cmd_domain)
     dm.add_argument("model", help="path of the .onnx model")
-    dm.add_argument("--near", action="append", metavar="NAME=INT",
-                    help="also give a valid binding near these sizes (repeatable)")  # fmt: skip
+    dm.add_argument(
+        "--near", action="append", metavar="NAME=INT", help="also give a valid binding near these sizes (repeatable)"
+    )
     _common_options(dm)
 
     e = verb("explain", "explain why a value's shape is (partly) unknown", cmd_explain)

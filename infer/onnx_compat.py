@@ -173,8 +173,14 @@ def _from_kept(kept: _Kept | tuple, model: ModelProto) -> ModelProto:
     return out
 
 
-def _infer_shapes(proto: ModelProto, weightless: bytes | None, check_type: bool, strict_mode: bool, data_prop: bool,
-                  initializers_as_constants: bool) -> tuple[Engine, bool]:  # fmt: skip
+def _infer_shapes(
+    proto: ModelProto,
+    weightless: bytes | None,
+    check_type: bool,
+    strict_mode: bool,
+    data_prop: bool,
+    initializers_as_constants: bool,
+) -> tuple[Engine, bool]:
     """``infer_shapes``' work on ``proto``, annotated in place (``weightless``: its
     ``weightless_bytes``, if made): the last run made, and whether the main graph's nodes may
     have been written (types on subgraphs: some node of the model holds one)."""
@@ -544,13 +550,16 @@ def _untyped_inputs(model: ModelProto) -> list[_Problem]:
     inits = {t.name: t for t in g.initializer}
     typed_sparse = {t.values.name for t in g.sparse_initializer if t.values.data_type}
     untyped = {t.name for t in g.initializer if not t.data_type}
-    untyped |= {i.name for i in g.input if i.name not in inits and i.name not in typed_sparse
-                and not _has_elem_type(i.type)}  # fmt: skip
+    untyped |= {
+        i.name for i in g.input if i.name not in inits and i.name not in typed_sparse and not _has_elem_type(i.type)
+    }
     if not untyped:
         return []
     used = {name for n in g.node for name in n.input}
-    return [_Problem(f"`{name}`", "its element type is undefined, and a node consumes it")
-            for name in sorted(untyped & used)]  # fmt: skip
+    return [
+        _Problem(f"`{name}`", "its element type is undefined, and a node consumes it")
+        for name in sorted(untyped & used)
+    ]
 
 
 def _has_elem_type(tp: TypeProto) -> bool:

@@ -90,6 +90,20 @@ def _checked_options(dims_style: str, limits: Limits | None, given: dict[str, An
     return Limits.from_overrides({k: v for k, v in given.items() if v is not None}, limits)
 
 
+def _walked_copy(model: ModelProto) -> ModelProto:
+    """The model a kept run walks: the caller's own unless it has functions.
+
+    Kept for later calls, the run must not hold the caller's object, which the caller may change:
+    a function call's nodes are not found again in the next caller's model (``reuse.rebound``),
+    so a model with functions is walked in a copy (one small enough to keep costs little to copy).
+    """
+    if not len(model.functions):
+        return model
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    return copy
+
+
 def _infer(
     model: ModelSource,
     dims_style: str,
@@ -126,17 +140,15 @@ def _infer(
     # The weightless copy made the key; the scan reads the nodes' bytes split from it, each
     # dropped as it is read, so the copy itself is not held through the scan beside them.
     loaded = replace(loaded, weightless=None)
-    source = loaded.model
     keep = key is not None and size <= reuse.MAX_KEPT_BYTES and reuse.RECENT.enabled
-    if keep and not loaded.owned and len(source.functions):
-        # Kept for later calls, the run must not hold the caller's object, which the caller may
-        # change: a function call's nodes are not found again in the next caller's model
-        # (``reuse.rebound``), so a model with functions is walked in a copy (one this small
-        # costs little to copy).
-        source = ModelProto()
-        source.CopyFrom(loaded.model)
-    engine = Engine(source, options, directory=directory, light_nodes=loaded.light_nodes,
-                    previous=None if previous is None else previous._engine)  # fmt: skip
+    source = _walked_copy(loaded.model) if keep and not loaded.owned else loaded.model
+    engine = Engine(
+        source,
+        options,
+        directory=directory,
+        light_nodes=loaded.light_nodes,
+        previous=None if previous is None else previous._engine,
+    )
     loaded = replace(loaded, light_nodes=None)  # read by the engine's scan; not kept through the walk
     engine.run()
     if options.bindings and any(d.severity == "error" for d in engine.state.diagnostics):
@@ -178,7 +190,11 @@ def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> No
     bound = ", ".join(f"{n}={v}" for n, v in sorted(options.bindings.items()))
     for d in list(engine.state.diagnostics):
         if d.severity == "error" and key(d) not in before:
-            engine.state.diagnostics.append(diag.make(
-                "binding-clash", f"the binding {bound} contradicts the model: {d.message}", d.location,
-                "check the value bound to the dimension variable",
-            ))  # fmt: skip
+            engine.state.diagnostics.append(
+                diag.make(
+                    "binding-clash",
+                    f"the binding {bound} contradicts the model: {d.message}",
+                    d.location,
+                    "check the value bound to the dimension variable",
+                )
+            )

@@ -62,8 +62,9 @@ class ModelCheck:
         return self.__dict__
 
 
-def _runs(session: Session, model: onnx.ModelProto, binding: Mapping[str, str | int],
-          names: Mapping[str, str]) -> str | None:  # fmt: skip
+def _runs(
+    session: Session, model: onnx.ModelProto, binding: Mapping[str, str | int], names: Mapping[str, str]
+) -> str | None:
     """``None`` when onnxruntime runs the model at ``binding``, else its first line of refusal."""
     extents = {names.get(k, k): v for k, v in binding.items()}
     for inp in model.graph.input:  # a name that spells an expression (``past_sequence + sequence``)
@@ -131,8 +132,7 @@ def check_model(path: Path, sizes: Sequence[int] = SIZES, seed: int = 0) -> Mode
     return out
 
 
-def _refused_everywhere(out: ModelCheck, model: onnx.ModelProto, dom: Domain,
-                        names: Mapping[str, str]) -> ModelCheck:  # fmt: skip
+def _refused_everywhere(out: ModelCheck, model: onnx.ModelProto, dom: Domain, names: Mapping[str, str]) -> ModelCheck:
     """A domain with a node onnxruntime refuses (a ``runtime`` constraint): the model must not
     load, or not run at a binding of every variable 1 (counted as one outside binding)."""
     try:
@@ -185,13 +185,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"models": [c.to_json() for c in checks], "totals": totals}, indent=1))
     else:
-        print(f"{len(checks)} models: inside {totals['inside_ran']}/{totals['inside']} ran "
-              f"({totals['explained']} refused at a requirement not expressed), outside "
-              f"{totals['outside_refused']}/{totals['outside']} refused ({totals['value_dependent']} more ran with "
-              f"the values drawn, of requirements for every input value, {totals['assumed_ran']} outside an "
-              "assumption of inference); "
-              f"{totals['hardware']} not run for a kernel this CPU lacks; "
-              f"{sum(len(c.findings) for c in checks)} findings")  # fmt: skip
+        print(
+            f"{len(checks)} models: inside {totals['inside_ran']}/{totals['inside']} ran "
+            f"({totals['explained']} refused at a requirement not expressed), outside "
+            f"{totals['outside_refused']}/{totals['outside']} refused ({totals['value_dependent']} more ran with "
+            f"the values drawn, of requirements for every input value, {totals['assumed_ran']} outside an "
+            "assumption of inference); "
+            f"{totals['hardware']} not run for a kernel this CPU lacks; "
+            f"{sum(len(c.findings) for c in checks)} findings"
+        )
     return 1 if any(c.findings for c in checks) else 0
 
 

@@ -19,8 +19,9 @@ F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 def model(nodes, inputs, outputs, inits=(), opset=18, functions=(), value_info=()):
     g = helper.make_graph(nodes, "g", inputs, outputs, list(inits), value_info=list(value_info))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("local", 1)],
-                          functions=list(functions))  # fmt: skip
+    m = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("local", 1)], functions=list(functions)
+    )
     return m
 
 
@@ -40,12 +41,14 @@ def test_accepts_path_bytes_and_proto_without_modifying_it():
 
 def test_shapes_are_expressions_a_compiler_can_evaluate():
     m = model(
-        [helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
-         helper.make_node("Conv", ["img", "w"], ["y"], strides=[2, 2])],
+        [
+            helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+            helper.make_node("Conv", ["img", "w"], ["y"], strides=[2, 2]),
+        ],
         [vi("a", F, ["batch", "seq"]), vi("b", F, ["batch", 5]), vi("img", F, [1, 3, "h", "w"])],
         [vi("c", F, None), vi("y", F, None)],
         [numpy_helper.from_array(np.zeros((8, 3, 3, 3), np.float32), "w")],
-    )  # fmt: skip
+    )
     r = infer.infer_model(m)
     _, seq = r.shape_of("c")
     assert isinstance(seq, D.Expr) and D.to_str(seq) == "seq + 5" and str(seq) == "seq + 5"
@@ -118,10 +121,13 @@ def test_if_with_unknown_condition_joins_the_branches():
 
 def test_model_local_function_is_inferred_through_its_body():
     fn = helper.make_function(
-        "local", "AddRelu", ["a", "b"], ["y"],
+        "local",
+        "AddRelu",
+        ["a", "b"],
+        ["y"],
         [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["y"])],
         [helper.make_opsetid("", 18)],
-    )  # fmt: skip
+    )
     m = model(
         [helper.make_node("AddRelu", ["x", "z"], ["y"], domain="local")],
         [vi("x", F, ["N", 1]), vi("z", F, [1, 4])],

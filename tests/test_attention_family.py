@@ -38,8 +38,9 @@ def check(*args, **kwargs):
         reject()
 
 
-def check_reference(op: str, inputs: list[In | None], attrs: dict, n_out: int, opset: int, domain: str = "",
-                    graphs: dict | None = None) -> None:  # fmt: skip
+def check_reference(
+    op: str, inputs: list[In | None], attrs: dict, n_out: int, opset: int, domain: str = "", graphs: dict | None = None
+) -> None:
     """Like ``check_node``, with the reference evaluator as the runtime (and any domain)."""
     rng = np.random.default_rng(0)
     feeds = {f"x{i}": x.data(rng) for i, x in enumerate(inputs) if x is not None and x.array is None}
@@ -208,8 +209,15 @@ def test_linear_attention(data):
 
 
 @SETTINGS
-@given(small, st.integers(2, 4), st.lists(small, max_size=2), st.sampled_from(["none", "sum", "mean"]),
-       st.booleans(), st.sampled_from([12, 13, 22]), st.booleans())  # fmt: skip
+@given(
+    small,
+    st.integers(2, 4),
+    st.lists(small, max_size=2),
+    st.sampled_from(["none", "sum", "mean"]),
+    st.booleans(),
+    st.sampled_from([12, 13, 22]),
+    st.booleans(),
+)
 def test_losses(n, c, extra, reduction, weighted, opset, sce):
     labels = np.random.default_rng(0).integers(0, c, size=[n, *extra])
     inputs = [In([n, c, *extra]), const(labels)] + ([In([c])] if weighted else [])
@@ -226,15 +234,25 @@ def test_losses(n, c, extra, reduction, weighted, opset, sce):
 def _score_mod() -> onnx.GraphProto:
     bias = helper.make_tensor("bias", onnx.TensorProto.FLOAT, [], [0.5])
     return helper.make_graph(
-        [helper.make_node("Add", ["scores", "bias"], ["scores_out"])], "score_mod",
+        [helper.make_node("Add", ["scores", "bias"], ["scores_out"])],
+        "score_mod",
         [helper.make_tensor_value_info("scores", onnx.TensorProto.FLOAT, ["B", "H", "L", "S"])],
-        [helper.make_tensor_value_info("scores_out", onnx.TensorProto.FLOAT, ["B", "H", "L", "S"])], [bias],
-    )  # fmt: skip
+        [helper.make_tensor_value_info("scores_out", onnx.TensorProto.FLOAT, ["B", "H", "L", "S"])],
+        [bias],
+    )
 
 
 @settings(max_examples=8, deadline=None)
-@given(small, st.integers(1, 2), st.integers(1, 2), small, small, st.sampled_from([2, 4]), st.sampled_from([2, 3]),
-       st.booleans())  # fmt: skip
+@given(
+    small,
+    st.integers(1, 2),
+    st.integers(1, 2),
+    small,
+    small,
+    st.sampled_from([2, 4]),
+    st.sampled_from([2, 3]),
+    st.booleans(),
+)
 def test_flex_attention_against_reference(b, hkv, group, lq, s, d, dv, modified):
     inputs = [In([b, hkv * group, lq, d]), In([b, hkv, s, d]), In([b, hkv, s, dv])]
     graphs = {"score_mod": _score_mod()} if modified else None

@@ -31,8 +31,13 @@ def test_the_growing_chain_runs_and_every_value_is_inferred_exactly():
 
 
 def test_the_scaling_probe_reports_time_and_memory():
-    run = subprocess.run([sys.executable, "-m", "benchmarks.run", "--measure-one", "300"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--measure-one", "300"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     row = json.loads(run.stdout.strip().splitlines()[-1])
     assert row["nodes"] == 294 and row["seconds"] > 0 and row["seconds_again"] > 0 and row["python_peak_bytes"] > 0

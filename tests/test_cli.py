@@ -34,10 +34,12 @@ def _unknown_reshape_model(path: Path) -> Path:
     g = helper.make_graph(
         [helper.make_node("Reshape", ["x", "p"], ["y"], name="n12"), helper.make_node("Relu", ["y"], ["z"])],
         "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
-         helper.make_tensor_value_info("p", TensorProto.INT64, [2])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+            helper.make_tensor_value_info("p", TensorProto.INT64, [2]),
+        ],
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
     return path
 
@@ -158,9 +160,12 @@ VERBS = ("annotate", "check", "domain", "explain", "report", "verify", "ops", "c
 
 
 def _relu_model(path: Path) -> Path:
-    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])  # fmt: skip
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+    )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
     return path
 
@@ -276,8 +281,12 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
     for i in range(3000):
         nodes.append(helper.make_node("Relu" if i % 2 else "Neg", [prev], [f"v{i}"]))
         prev = f"v{i}"
-    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
-                          [helper.make_tensor_value_info(prev, TensorProto.FLOAT, ["N", 3])])  # fmt: skip
+    g = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, ["N", 3])],
+    )
     path = tmp_path / "chain.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
     argv = [sys.executable, "-m", "infer.cli", "check", str(path)]
@@ -289,8 +298,9 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
 
 
 def test_a_closed_pipe_ends_quietly():
-    proc = subprocess.Popen([sys.executable, "-m", "infer.cli", "ops"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infer.cli", "ops"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read()

@@ -1,4 +1,6 @@
-"""No function over 60 lines (issue 25), outside generated-doc builders and argument parsers.
+"""No function over 60 lines (issue 25), outside generated-doc builders and argument parsers;
+``# fmt: skip`` only on literal data tables (issue 37), so the formatter, not hand-packing, decides
+layout.
 
 The limit is read off the syntax tree (``end_lineno - lineno + 1``, docstring and decorators'
 body included). ``EXEMPT`` lists what is allowed past it and why; ``TO_SPLIT`` is what still has
@@ -61,3 +63,49 @@ def test_the_check_flags_a_long_function():
     assert long_functions(f"def f():\n{body}\n", "m.py") == {"m.py:f": LIMIT + 1}
     short = "\n".join(f"    x{i} = {i}" for i in range(LIMIT - 1))
     assert long_functions(f"def f():\n{short}\n", "m.py") == {}
+
+
+_LITERAL = (ast.Dict, ast.List, ast.Set, ast.Tuple)
+_WRAPPERS = ("frozenset", "MappingProxyType", "dict", "tuple", "set")
+
+
+def _is_table(value: ast.expr | None) -> bool:
+    """A literal container, or one wrapped once in ``frozenset(...)`` and the like."""
+    if isinstance(value, _LITERAL):
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _WRAPPERS
+        and len(value.args) == 1
+        and isinstance(value.args[0], _LITERAL)
+    )
+
+
+def skips_off_tables(source: str) -> list[int]:
+    """Lines of ``source`` that carry ``# fmt: skip`` without ending a module- or class-level
+    assignment of a literal table."""
+    tree = ast.parse(source)
+    tables = set()
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+        for stmt in scope.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _is_table(stmt.value):
+                tables.add(stmt.end_lineno)
+    marked = (i for i, line in enumerate(source.splitlines(), 1) if line.rstrip().endswith("# fmt: skip"))
+    return [i for i in marked if i not in tables]
+
+
+def test_fmt_skip_marks_only_literal_tables():
+    off = {}
+    for pkg in ("infer", "signatures", "tests", "benchmarks", "examples"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            if lines := skips_off_tables(path.read_text()):
+                off[path.relative_to(ROOT).as_posix()] = lines
+    assert not off, f"`# fmt: skip` off a literal data table (let the formatter lay it out): {off}"
+
+
+def test_the_skip_check_flags_packed_code():
+    table = "T = {\n    'a': 1,  'b': 2,\n}  # fmt: skip\n"
+    packed = "def f(a,\n      b):  # fmt: skip\n    return [a,\n            b]  # fmt: skip\n"
+    assert skips_off_tables(table) == []
+    assert skips_off_tables(packed) == [2, 4]

@@ -96,8 +96,11 @@ def _gather_nd(rng):
 @gen("GridSample")
 def _grid_sample(rng):
     b = n(rng)
-    attrs = {"mode": pick(rng, "bilinear", "nearest", "bicubic"), "padding_mode": pick(rng, "zeros", "border"),
-             "align_corners": n(rng, 0, 1)}  # fmt: skip
+    attrs = {
+        "mode": pick(rng, "bilinear", "nearest", "bicubic"),
+        "padding_mode": pick(rng, "zeros", "border"),
+        "align_corners": n(rng, 0, 1),
+    }
     return Case("GridSample", [In([b, n(rng), n(rng, 2), n(rng, 2)]), In([b, n(rng), n(rng), 2])], attrs)
 
 
@@ -107,8 +110,11 @@ def _crop_and_resize(rng):
     # A graph input's extents are declared symbolic, and declared variables are positive.
     rois = In([r, 4]) if r and rng.random() < 0.5 else In(array=rng.random((r, 4)).astype(F))
     idx = const(rng.integers(0, b, size=r), I32)
-    return Case("CropAndResize", [In([b, n(rng), n(rng, 2), n(rng, 2)]), rois, idx, const(shape(rng, 2), I32)],
-                {"mode": pick(rng, "bilinear", "nearest")})  # fmt: skip
+    return Case(
+        "CropAndResize",
+        [In([b, n(rng), n(rng, 2), n(rng, 2)]), rois, idx, const(shape(rng, 2), I32)],
+        {"mode": pick(rng, "bilinear", "nearest")},
+    )
 
 
 @gen("CDist")
@@ -136,8 +142,11 @@ def _bifurcation(rng):
 
 @gen("MurmurHash3")
 def _murmur(rng):
-    return Case("MurmurHash3", [In(shape(rng, n(rng, 0, 3)), pick(rng, I32, I64, F, F64, np.uint32))],
-                {"positive": pick(rng, 0, 1, 2), "seed": n(rng, 0, 9)})  # fmt: skip
+    return Case(
+        "MurmurHash3",
+        [In(shape(rng, n(rng, 0, 3)), pick(rng, I32, I64, F, F64, np.uint32))],
+        {"positive": pick(rng, 0, 1, 2), "seed": n(rng, 0, 9)},
+    )
 
 
 @gen("CausalConvWithState")
@@ -202,8 +211,11 @@ def _gated_delta_net(rng):
     ins: list[In | None] = [q, None, None] if packed else [q, In([*lead, hq, dk], dt), In([*lead, hv, dv], dt)]
     per_key = rng.random() < 0.3
     gate_dt = pick(rng, F, dt)
-    ins += [cu, In([*lead, hv, dk] if per_key else [*lead, hv], gate_dt) if "gated" in update else None,
-            In([*lead, hv], gate_dt) if "delta" in update else None]  # fmt: skip
+    ins += [
+        cu,
+        In([*lead, hv, dk] if per_key else [*lead, hv], gate_dt) if "gated" in update else None,
+        In([*lead, hv], gate_dt) if "delta" in update else None,
+    ]
     state = packed or not ragged or rng.random() < 0.5
     ins.append(In([batch, hv, dv, dk]) if state else None)
     capacity = n(rng, 0, 3) if ragged and "gated" in update else 0
@@ -224,13 +236,36 @@ def _lstm(rng, op: str) -> Case:
     lens = const(rng.integers(1, s + 1, size=b), I32) if rng.random() < 0.5 else None
     if op == "DynamicQuantizeLSTM":
         wt = pick(rng, I8, U8)
-        ins = [In([s, b, i]), In([dirs, i, 4 * h], wt), In([dirs, h, 4 * h], wt), None, lens, None, None, None,
-               const(np.full(dirs, 0.1), F), const(np.zeros(dirs), wt), const(np.full(dirs, 0.1), F),
-               const(np.zeros(dirs), wt)]  # fmt: skip
+        ins = [
+            In([s, b, i]),
+            In([dirs, i, 4 * h], wt),
+            In([dirs, h, 4 * h], wt),
+            None,
+            lens,
+            None,
+            None,
+            None,
+            const(np.full(dirs, 0.1), F),
+            const(np.zeros(dirs), wt),
+            const(np.full(dirs, 0.1), F),
+            const(np.zeros(dirs), wt),
+        ]
     else:
         m, md, a = n(rng), n(rng), n(rng)
-        ins = [In([s, b, i]), In([dirs, 4 * h, i + md]), In([dirs, 4 * h, h]), None, lens, None, None, None,
-               In([dirs, h, a]), In([dirs, md, a]), In([dirs, a]), In([b, m, md])]  # fmt: skip
+        ins = [
+            In([s, b, i]),
+            In([dirs, 4 * h, i + md]),
+            In([dirs, 4 * h, h]),
+            None,
+            lens,
+            None,
+            None,
+            None,
+            In([dirs, h, a]),
+            In([dirs, md, a]),
+            In([dirs, a]),
+            In([b, m, md]),
+        ]
     return Case(op, ins, {"hidden_size": h, "direction": direction}, n_out=n(rng, 1, 3))
 
 
@@ -285,8 +320,9 @@ def _gated_rms_norm(rng):
     lead, c, groups, dt = shape(rng, n(rng, 0, 2)), n(rng), n(rng), pick(rng, F, F16)
     scale = pick(rng, [c], [1, c])
     x = [*lead, c * groups]
-    return Case("GatedRMSNorm", [In(x, dt), In(scale, dt), In(x, dt)],
-                {"activation": pick(rng, "silu", "swish", "sigmoid")})  # fmt: skip
+    return Case(
+        "GatedRMSNorm", [In(x, dt), In(scale, dt), In(x, dt)], {"activation": pick(rng, "silu", "swish", "sigmoid")}
+    )
 
 
 @gen("EngramGate")
@@ -308,8 +344,11 @@ def _matmul_bnb4(rng):
     a = In([*shape(rng, n(rng, 0, 2)), k if trans else c], dt)
     weights = const(rng.integers(0, 255, size=(c * k + 1) // 2), U8)
     absmax = In([-(-c * k // block)], dt)
-    return Case("MatMulBnb4", [a, weights, absmax],
-                {"K": k, "N": c, "block_size": block, "quant_type": n(rng, 0, 1), "transB": trans})  # fmt: skip
+    return Case(
+        "MatMulBnb4",
+        [a, weights, absmax],
+        {"K": k, "N": c, "block_size": block, "quant_type": n(rng, 0, 1), "transB": trans},
+    )
 
 
 @gen("MatMulFpQ4")
@@ -338,8 +377,16 @@ def _decoder_masked_mha(rng):
         return Case("DecoderMaskedMultiHeadAttention", ins, {"num_heads": heads})
     # self-attention: the CPU kernel works on a shared past/present buffer of the maximum length
     past, room = n(rng, 0, 3), n(rng, 1, 3)
-    ins = [In([b, 1, hidden]), In([b, 1, hidden]), In([b, 1, hidden]), None, None,
-           In([b, heads, past + room, head]), In([b, heads, past + room, head]), const(past, I32)]  # fmt: skip
+    ins = [
+        In([b, 1, hidden]),
+        In([b, 1, hidden]),
+        In([b, 1, hidden]),
+        None,
+        None,
+        In([b, heads, past + room, head]),
+        In([b, heads, past + room, head]),
+        const(past, I32),
+    ]
     # Both present outputs: onnxruntime 1.32's CPU kernel crashes (SIGSEGV) writing a missing one.
     return Case("DecoderMaskedMultiHeadAttention", ins, {"num_heads": heads, "past_present_share_buffer": 1}, n_out=3)
 
@@ -374,9 +421,13 @@ def _moe(rng):
     attrs["activation_type"] = "swiglu" if swiglu else pick(rng, "relu", "gelu", "silu", "identity")
     if swiglu:
         attrs["swiglu_fusion"] = 1
-    ins = [In([*lead, hidden], dt), In([tokens, experts], dt), In([experts, (2 if swiglu else 1) * inter, hidden], dt),
-           In([experts, (2 if swiglu else 1) * inter], dt) if rng.random() < 0.5 else None,
-           In([experts, hidden, inter], dt)]  # fmt: skip
+    ins = [
+        In([*lead, hidden], dt),
+        In([tokens, experts], dt),
+        In([experts, (2 if swiglu else 1) * inter, hidden], dt),
+        In([experts, (2 if swiglu else 1) * inter], dt) if rng.random() < 0.5 else None,
+        In([experts, hidden, inter], dt),
+    ]
     if rng.random() < 0.5:
         ins.append(In([experts, hidden], dt))
     return Case("MoE", ins, attrs)
@@ -389,8 +440,9 @@ def _moe_group_router(rng):
     top = n(rng, 1, experts // groups)
     attrs = {"top_k": top, "n_group": groups, "topk_group": 1, "group_topk": n(rng, 1, 2)}
     if rng.random() < 0.5:
-        return Case("MoEGroupRouter", [In([*shape(rng, n(rng, 1, 2)), experts], pick(rng, F, F16)), In([experts])],
-                    attrs)  # fmt: skip
+        return Case(
+            "MoEGroupRouter", [In([*shape(rng, n(rng, 1, 2)), experts], pick(rng, F, F16)), In([experts])], attrs
+        )
     attrs.update(n_group=1, topk_group=1)
     ins = [In([n(rng), experts]), In([experts])]
     if rng.random() < 0.5:
@@ -429,8 +481,11 @@ def gpt2_decoder(vocab: int, heads: int = 2, head: int = 4) -> onnx.GraphProto:
     """A decoder with GPT-2's interface (ids, positions, mask and one layer's past in; logits and
     present out): logits are rows of a random table, the cache grows by one entry per token."""
     rng = np.random.default_rng(vocab)
-    consts = {"table": rng.standard_normal((vocab, vocab)).astype(F), "kv": np.ones((vocab, 2 * heads * head), F),
-              "split": np.array([0, 0, 2, heads, head])}  # fmt: skip
+    consts = {
+        "table": rng.standard_normal((vocab, vocab)).astype(F),
+        "kv": np.ones((vocab, 2 * heads * head), F),
+        "split": np.array([0, 0, 2, heads, head]),
+    }
     nodes = [helper.make_node("Constant", [], [k], value=numpy_helper.from_array(v)) for k, v in consts.items()]
     nodes += [
         helper.make_node("Gather", ["table", "input_ids"], ["logits"]),
@@ -439,11 +494,15 @@ def gpt2_decoder(vocab: int, heads: int = 2, head: int = 4) -> onnx.GraphProto:
         helper.make_node("Transpose", ["kv_split"], ["kv_new"], perm=[2, 0, 3, 1, 4]),
         helper.make_node("Concat", ["past_0", "kv_new"], ["present_0"], axis=3),
     ]
-    ids = [helper.make_tensor_value_info(name, TensorProto.INT32, ["B", d])
-           for name, d in (("input_ids", "S"), ("position_ids", "S"), ("attention_mask", "T"))]  # fmt: skip
+    ids = [
+        helper.make_tensor_value_info(name, TensorProto.INT32, ["B", d])
+        for name, d in (("input_ids", "S"), ("position_ids", "S"), ("attention_mask", "T"))
+    ]
     past = helper.make_tensor_value_info("past_0", TensorProto.FLOAT, [2, "B", heads, "P", head])
-    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["B", "S", vocab]),
-               helper.make_tensor_value_info("present_0", TensorProto.FLOAT, [2, "B", heads, "T", head])]  # fmt: skip
+    outputs = [
+        helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["B", "S", vocab]),
+        helper.make_tensor_value_info("present_0", TensorProto.FLOAT, [2, "B", heads, "T", head]),
+    ]
     return helper.make_graph(nodes, "decoder", [*ids, past], outputs)
 
 
@@ -460,8 +519,15 @@ def _search(rng: np.random.Generator, op: str) -> Case:
         return Case(op, ins, attrs, graphs=graphs)
     beams = n(rng, 1, 3)
     # onnxruntime 1.32 refuses BeamSearch unless min_length, length_penalty and repetition_penalty are given.
-    ins = [ids, length, const([1], I32), const([beams], I32), const([n(rng, 1, beams)], I32), const([1.0], F),
-           const([1.0], F)]  # fmt: skip
+    ins = [
+        ids,
+        length,
+        const([1], I32),
+        const([beams], I32),
+        const([n(rng, 1, beams)], I32),
+        const([1.0], F),
+        const([1.0], F),
+    ]
     if rng.random() < 0.5:
         ins.append(const(np.ones(vocab), I32))
     return Case(op, ins, attrs, n_out=3, graphs=graphs)
@@ -530,8 +596,15 @@ def _embed_layer_norm(rng):
     b, s, h, vocab = n(rng), n(rng), n(rng, 2, 8), n(rng, 2, 9)
     ids = lambda high: const(rng.integers(0, high, size=(b, s)), I32)
     segment = rng.random() < 0.5
-    ins = [ids(vocab), ids(2) if segment else None, In([vocab, h]), In([s + n(rng, 0, 2), h]),
-           In([2, h]) if segment else None, In([h]), In([h])]  # fmt: skip
+    ins = [
+        ids(vocab),
+        ids(2) if segment else None,
+        In([vocab, h]),
+        In([s + n(rng, 0, 2), h]),
+        In([2, h]) if segment else None,
+        In([h]),
+        In([h]),
+    ]
     if rng.random() < 0.5:
         ins.append(const(np.ones((b, s)), I32))
     # onnxruntime's inference function writes mask_index's type, so it refuses a single output.
@@ -586,8 +659,11 @@ def _fused_conv(rng):
     c, m = group * n(rng, 1, 2), group * n(rng, 1, 2)
     kernel = shape(rng, spatial, 1, 3)
     x = [n(rng), c, *(k + n(rng, 0, 3) for k in kernel)]
-    attrs: dict[str, Any] = {"group": group, "activation": pick(rng, "Relu", "Tanh"),
-                             "strides": shape(rng, spatial, 1, 2)}  # fmt: skip
+    attrs: dict[str, Any] = {
+        "group": group,
+        "activation": pick(rng, "Relu", "Tanh"),
+        "strides": shape(rng, spatial, 1, 2),
+    }
     if rng.random() < 0.5:
         attrs["auto_pad"] = pick(rng, "SAME_UPPER", "SAME_LOWER", "VALID")
     else:
@@ -605,8 +681,14 @@ def _matmul_integer16(rng):
 @gen("MatMulIntegerToFloat")
 def _matmul_integer_to_float(rng):
     k, c, dt = n(rng), n(rng), pick(rng, U8, I8)
-    ins = [In([*shape(rng, n(rng, 1, 2)), k], dt), In([k, c], I8), const(0.1, F), const(pick(rng, 0.2, [0.2] * c), F),
-           const(0, dt), const(0, I8)]  # fmt: skip
+    ins = [
+        In([*shape(rng, n(rng, 1, 2)), k], dt),
+        In([k, c], I8),
+        const(0.1, F),
+        const(pick(rng, 0.2, [0.2] * c), F),
+        const(0, dt),
+        const(0, I8),
+    ]
     if rng.random() < 0.5:
         ins.append(In([c]))
     return Case("MatMulIntegerToFloat", ins)
@@ -635,8 +717,11 @@ def _matmul_nbits(rng):
     bits, block = pick(rng, 4, 8), pick(rng, 16, 32)
     k, c = block * n(rng, 1, 3) - n(rng, 0, 1) * 8, n(rng, 1, 5)
     blocks = -(-k // block)
-    ins = [In([*shape(rng, n(rng, 0, 2)), k]), const(rng.integers(0, 255, size=(c, blocks, block * bits // 8)), U8),
-           const(np.full((c, blocks), 0.1), F)]  # fmt: skip
+    ins = [
+        In([*shape(rng, n(rng, 0, 2)), k]),
+        const(rng.integers(0, 255, size=(c, blocks, block * bits // 8)), U8),
+        const(np.full((c, blocks), 0.1), F),
+    ]
     if rng.random() < 0.5:
         ins += [None, None, In([c])]
     return Case("MatMulNBits", ins, {"K": k, "N": c, "bits": bits, "block_size": block})

@@ -122,8 +122,9 @@ def sparse_to_dense_matmul(rng):
         m = n = k
     a = [k, m] if ta else [m, k]
     b = [n, k] if tb else [k, n]
-    return Case("SparseToDenseMatMul", [In(a, dtype), In(b, dtype)], {"transA": ta, "transB": tb},
-                sparse=frozenset({0}))  # fmt: skip
+    return Case(
+        "SparseToDenseMatMul", [In(a, dtype), In(b, dtype)], {"transA": ta, "transB": tb}, sparse=frozenset({0})
+    )
 
 
 def _broadcastable(rng, r: int, n: int = 2) -> list[list[int]]:
@@ -163,8 +164,9 @@ def qlinear_unary(op, attrs=None):
 def qlinear_where(rng):
     dt = rng.choice([U8, I8])
     c, a, b = _broadcastable(rng, 3, 3)
-    return Case("QLinearWhere", [In(c, np.bool_), In(a, dt), _scale(), _zp(dt), In(b, dt), _scale(), _zp(dt),
-                                 _scale(), _zp(dt)])  # fmt: skip
+    return Case(
+        "QLinearWhere", [In(c, np.bool_), In(a, dt), _scale(), _zp(dt), In(b, dt), _scale(), _zp(dt), _scale(), _zp(dt)]
+    )
 
 
 def qlinear_concat(rng):
@@ -185,8 +187,14 @@ def qgemm(rng):
     ta, tb = int(rng.random() < 0.5), int(rng.random() < 0.5)
     ua = rng.random() < 0.5
     ta_dt, tb_dt = (U8, rng.choice([U8, I8])) if ua else (I8, I8)
-    inputs = [In([k, m] if ta else [m, k], ta_dt), _scale(), _zp(ta_dt), In([n, k] if tb else [k, n], tb_dt),
-              _scale(), _zp(tb_dt)]  # fmt: skip
+    inputs = [
+        In([k, m] if ta else [m, k], ta_dt),
+        _scale(),
+        _zp(ta_dt),
+        In([n, k] if tb else [k, n], tb_dt),
+        _scale(),
+        _zp(tb_dt),
+    ]
     inputs.append(In(_pick(rng, [[n], [m, n], [1, n]]), I32) if rng.random() < 0.5 else None)
     if rng.random() < 0.5:
         inputs += [_scale(), _zp(ta_dt)]
@@ -212,12 +220,26 @@ def qembed_layer_normalization(rng):
     dt = rng.choice([U8, I8])
     ids = const(rng.integers(0, vocab, size=(b, s)), I32)
     seg = rng.random() < 0.5
-    inputs = [ids, const(rng.integers(0, 2, size=(b, s)), I32) if seg else None, In([vocab, hidden], dt),
-              In([s + _i(rng, 0, 3), hidden], dt), In([2, hidden], dt) if seg else None, In([hidden], dt),
-              In([hidden], dt),
-              const(np.ones((b, s)), I32) if rng.random() < 0.5 else None, _scale(), _scale(),
-              _scale() if seg else None, _scale(), _scale(), _zp(dt), _zp(dt), _zp(dt) if seg else None, _zp(dt),
-              _zp(dt)]  # fmt: skip
+    inputs = [
+        ids,
+        const(rng.integers(0, 2, size=(b, s)), I32) if seg else None,
+        In([vocab, hidden], dt),
+        In([s + _i(rng, 0, 3), hidden], dt),
+        In([2, hidden], dt) if seg else None,
+        In([hidden], dt),
+        In([hidden], dt),
+        const(np.ones((b, s)), I32) if rng.random() < 0.5 else None,
+        _scale(),
+        _scale(),
+        _scale() if seg else None,
+        _scale(),
+        _scale(),
+        _zp(dt),
+        _zp(dt),
+        _zp(dt) if seg else None,
+        _zp(dt),
+        _zp(dt),
+    ]
     return Case("QEmbedLayerNormalization", inputs, n_out=2)
 
 
@@ -337,15 +359,19 @@ def qlinear_average_pool(rng):
     c = _i(rng, 1, 3)
     attrs["channels_last"] = last
     attrs["count_include_pad"] = int(rng.random() < 0.5)
-    return Case("QLinearAveragePool", [In([1, *x, c] if last else [1, c, *x], dt), _scale(), _zp(dt), _scale(),
-                                       _zp(dt)], attrs)  # fmt: skip
+    return Case(
+        "QLinearAveragePool", [In([1, *x, c] if last else [1, c, *x], dt), _scale(), _zp(dt), _scale(), _zp(dt)], attrs
+    )
 
 
 def qlinear_global_average_pool(rng):
     dt = rng.choice([U8, I8])
     x = [_i(rng, 1, 4) for _ in range(_i(rng, 3, 5))]
-    return Case("QLinearGlobalAveragePool", [In(x, dt), _scale(), _zp(dt), _scale(), _zp(dt)],
-                {"channels_last": int(rng.random() < 0.5)})  # fmt: skip
+    return Case(
+        "QLinearGlobalAveragePool",
+        [In(x, dt), _scale(), _zp(dt), _scale(), _zp(dt)],
+        {"channels_last": int(rng.random() < 0.5)},
+    )
 
 
 def nhwc_max_pool(rng):
@@ -418,10 +444,12 @@ def ngram_hash_mapping(rng):
     b, s = _i(rng, 1, 3), _i(rng, 1, 5)
     dt = rng.choice([I32, I64])
     n, width, inputs, attrs = _ngram_inputs(rng, (b, s), dt)
-    extra = [const(rng.integers(0, 9, size=(b, n - 1)), dt) if rng.random() < 0.5 else None,
-             const(rng.integers(0, 9, size=width), dt) if rng.random() < 0.5 else None,
-             const(3, dt) if rng.random() < 0.5 else None,
-             const(rng.integers(0, 2, size=(b, s)), I32) if rng.random() < 0.5 else None]  # fmt: skip
+    extra = [
+        const(rng.integers(0, 9, size=(b, n - 1)), dt) if rng.random() < 0.5 else None,
+        const(rng.integers(0, 9, size=width), dt) if rng.random() < 0.5 else None,
+        const(3, dt) if rng.random() < 0.5 else None,
+        const(rng.integers(0, 2, size=(b, s)), I32) if rng.random() < 0.5 else None,
+    ]
     inputs += extra
     while inputs[-1] is None:
         inputs.pop()
@@ -440,10 +468,15 @@ def varlen_ngram_hash_mapping(rng):
     n, _, inputs, attrs = _ngram_inputs(rng, (t,), dt)
     cap = _i(rng, 0, 3)
     segments = rng.random() < 0.5
-    inputs += [const(cum, I32), const(rng.integers(0, 9, size=(b, n - 1)), dt) if rng.random() < 0.5 else None,
-               None, None, const(rng.integers(0, 2, size=t), I32) if segments else None,
-               const(rng.integers(0, 2, size=(b, n - 1)), I32) if segments and rng.random() < 0.5 else None,
-               const(np.full(b, 1), I32) if cap else None]  # fmt: skip
+    inputs += [
+        const(cum, I32),
+        const(rng.integers(0, 9, size=(b, n - 1)), dt) if rng.random() < 0.5 else None,
+        None,
+        None,
+        const(rng.integers(0, 2, size=t), I32) if segments else None,
+        const(rng.integers(0, 2, size=(b, n - 1)), I32) if segments and rng.random() < 0.5 else None,
+        const(np.full(b, 1), I32) if cap else None,
+    ]
     while inputs[-1] is None:
         inputs.pop()
     attrs["state_update_capacity"] = cap
@@ -457,8 +490,14 @@ def varlen_causal_conv_with_state(rng):
     t, cum = _lengths(rng, b)
     dt = rng.choice([F, H])
     cap = _i(rng, 0, 3)
-    inputs = [In([t, c], dt), In([c, 1, k], dt), const(cum, I32), In([c], dt) if rng.random() < 0.5 else None,
-              In([b, c, (k - 1) * d], dt), const(np.full(b, 1), I32) if cap else None]  # fmt: skip
+    inputs = [
+        In([t, c], dt),
+        In([c, 1, k], dt),
+        const(cum, I32),
+        In([c], dt) if rng.random() < 0.5 else None,
+        In([b, c, (k - 1) * d], dt),
+        const(np.full(b, 1), I32) if cap else None,
+    ]
     while inputs[-1] is None:
         inputs.pop()
     attrs = {"dilation": d, "state_update_capacity": cap, "activation": str(rng.choice(["none", "silu"]))}
@@ -498,8 +537,11 @@ def word_conv_embedding(rng):
 def _heads_of(name: str, table: str, weights: np.ndarray, heads: int, head: int, matmul: bool = False) -> list:
     """Nodes giving ``name`` (B, heads, L, head) from ``table`` (token ids, or hidden states)."""
     pre = name + "_"
-    first = (helper.make_node("MatMul", [table, pre + "w"], [pre + "g"]) if matmul
-             else helper.make_node("Gather", [pre + "w", table], [pre + "g"]))  # fmt: skip
+    first = (
+        helper.make_node("MatMul", [table, pre + "w"], [pre + "g"])
+        if matmul
+        else helper.make_node("Gather", [pre + "w", table], [pre + "g"])
+    )
     return [
         helper.make_node("Constant", [], [pre + "w"], value=numpy_helper.from_array(weights)),
         first,
@@ -527,11 +569,15 @@ def gpt_decoder(vocab: int, heads: int = 2, head: int = 4) -> onnx.GraphProto:
         helper.make_node("Concat", ["past_0", "kvt"], ["present_0"], axis=3),
     ]
     ints = TensorProto.INT32
-    inputs = [helper.make_tensor_value_info(n, ints, ["B", d]) for n, d in
-              (("input_ids", "S"), ("position_ids", "S"), ("attention_mask", "T"))]  # fmt: skip
+    inputs = [
+        helper.make_tensor_value_info(n, ints, ["B", d])
+        for n, d in (("input_ids", "S"), ("position_ids", "S"), ("attention_mask", "T"))
+    ]
     inputs.append(helper.make_tensor_value_info("past_0", TensorProto.FLOAT, [2, "B", heads, "P", head]))
-    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["B", "S", vocab]),
-               helper.make_tensor_value_info("present_0", TensorProto.FLOAT, [2, "B", heads, "T", head])]  # fmt: skip
+    outputs = [
+        helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["B", "S", vocab]),
+        helper.make_tensor_value_info("present_0", TensorProto.FLOAT, [2, "B", heads, "T", head]),
+    ]
     return helper.make_graph(nodes, "decoder", inputs, outputs)
 
 
@@ -549,15 +595,26 @@ def whisper_graphs(vocab: int, features: int, heads: int = 2, head: int = 4) -> 
         *_heads_of("present_value_cross_0", "encoder_hidden_states", x, heads, head, matmul=True),
     ]
     fl = TensorProto.FLOAT
-    caches = [helper.make_tensor_value_info(f"present_{kind}_{side}_0", fl, ["B", heads, "L" if side == "self" else "F",
-              head]) for side in ("self", "cross") for kind in ("key", "value")]  # fmt: skip
+    caches = [
+        helper.make_tensor_value_info(
+            f"present_{kind}_{side}_0", fl, ["B", heads, "L" if side == "self" else "F", head]
+        )
+        for side in ("self", "cross")
+        for kind in ("key", "value")
+    ]
     encoder = helper.make_graph(
-        enc, "encoder",
-        [helper.make_tensor_value_info("encoder_input_ids", fl, ["B", features, "F"]),
-         helper.make_tensor_value_info("decoder_input_ids", TensorProto.INT32, ["B", "L"])],
-        [helper.make_tensor_value_info("logits", fl, ["B", "L", vocab]),
-         helper.make_tensor_value_info("encoder_hidden_states", fl, ["B", "F", features]), *caches],
-    )  # fmt: skip
+        enc,
+        "encoder",
+        [
+            helper.make_tensor_value_info("encoder_input_ids", fl, ["B", features, "F"]),
+            helper.make_tensor_value_info("decoder_input_ids", TensorProto.INT32, ["B", "L"]),
+        ],
+        [
+            helper.make_tensor_value_info("logits", fl, ["B", "L", vocab]),
+            helper.make_tensor_value_info("encoder_hidden_states", fl, ["B", "F", features]),
+            *caches,
+        ],
+    )
     dec = _embedding(vocab, 2) + [
         helper.make_node("Gather", ["E", "input_ids"], ["logits"]),
         *_heads_of("new_key", "input_ids", w, heads, head),
@@ -565,16 +622,27 @@ def whisper_graphs(vocab: int, features: int, heads: int = 2, head: int = 4) -> 
         helper.make_node("Concat", ["past_key_self_0", "new_key"], ["present_key_self_0"], axis=2),
         helper.make_node("Concat", ["past_value_self_0", "new_value"], ["present_value_self_0"], axis=2),
     ]
-    pasts = [helper.make_tensor_value_info(f"past_{kind}_{side}_0", fl, ["B", heads, "P" if side == "self" else "F",
-             head]) for side in ("self", "cross") for kind in ("key", "value")]  # fmt: skip
+    pasts = [
+        helper.make_tensor_value_info(f"past_{kind}_{side}_0", fl, ["B", heads, "P" if side == "self" else "F", head])
+        for side in ("self", "cross")
+        for kind in ("key", "value")
+    ]
     decoder = helper.make_graph(
-        dec, "decoder",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT32, ["B", 1]),
-         helper.make_tensor_value_info("encoder_hidden_states", fl, ["B", "F", features]), *pasts],
-        [helper.make_tensor_value_info("logits", fl, ["B", 1, vocab]),
-         *[helper.make_tensor_value_info(f"present_{k}_self_0", fl, ["B", heads, "T", head])
-           for k in ("key", "value")]],
-    )  # fmt: skip
+        dec,
+        "decoder",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT32, ["B", 1]),
+            helper.make_tensor_value_info("encoder_hidden_states", fl, ["B", "F", features]),
+            *pasts,
+        ],
+        [
+            helper.make_tensor_value_info("logits", fl, ["B", 1, vocab]),
+            *[
+                helper.make_tensor_value_info(f"present_{k}_self_0", fl, ["B", heads, "T", head])
+                for k in ("key", "value")
+            ],
+        ],
+    )
     return {"encoder": encoder, "decoder": decoder}
 
 
@@ -594,8 +662,15 @@ def whisper_beam_search(rng):
     vocab, b, features, frames = _i(rng, 4, 9), _i(rng, 1, 3), _i(rng, 1, 4), _i(rng, 1, 5)
     beams = _i(rng, 1, 3)
     # (A single step, max_length = prompt + 1, fails inside onnxruntime's loop: not generated.)
-    inputs = [In([b, features, frames]), const([_i(rng, 3, 8)], I32), const([1], I32), const([beams], I32),
-              const([_i(rng, 1, beams)], I32), const([1.0], F), const([1.0], F)]  # fmt: skip
+    inputs = [
+        In([b, features, frames]),
+        const([_i(rng, 3, 8)], I32),
+        const([1], I32),
+        const([beams], I32),
+        const([_i(rng, 1, beams)], I32),
+        const([1.0], F),
+        const([1.0], F),
+    ]
     if rng.random() < 0.5:  # a decoder prompt (onnxruntime aborts on some other optional inputs)
         prompt = _i(rng, 1, 2)
         inputs[1] = const([prompt + _i(rng, 2, 6)], I32)
@@ -719,8 +794,16 @@ def _paged_latent(rng):
     t, n, head = _i(rng, 1, 9), _i(rng, 1, 4), 8 * _i(rng, 1, 4)
     v_head = 8 * _i(rng, 0, head // 8)
     cache = [_i(rng, 2, 6), 16, 1, head]
-    inputs = [In([t, n * head], H), In([t, head], H), None, In(cache, H), None, In([3], I32), In([2], I32),
-              In([2, 4], I32)]  # fmt: skip
+    inputs = [
+        In([t, n * head], H),
+        In([t, head], H),
+        None,
+        In(cache, H),
+        None,
+        In([3], I32),
+        In([2], I32),
+        In([2, 4], I32),
+    ]
     attrs = {"num_heads": n, "kv_num_heads": 1, "kv_cache_layout": "LATENT"}
     if v_head or rng.random() < 0.5:
         attrs["v_head_size"] = v_head
@@ -738,8 +821,16 @@ def s_sparse_paged_attention(rng):
 def s_sparse_attention_indexer(rng):
     b, s, heads, head, past = _i(rng, 1, 3), _i(rng, 1, 5), _i(rng, 1, 4), 8, _i(rng, 1, 6)
     ratio = _i(rng, 1, 4)
-    common = [In([b, s, heads * head]), None, In([head]), In([head]), In([20, 4]), In([20, 4]), None,
-              In([b, past, head])]  # fmt: skip
+    common = [
+        In([b, s, heads * head]),
+        None,
+        In([head]),
+        In([head]),
+        In([20, 4]),
+        In([20, 4]),
+        None,
+        In([b, past, head]),
+    ]
     if rng.random() < 0.5:
         common[1] = In([b, s, head])
         if rng.random() < 0.5:
@@ -748,17 +839,38 @@ def s_sparse_attention_indexer(rng):
         return Case("SparseAttentionIndexer", common, attrs, n_out=2)
     common[1] = In([b, s, 2 * head])
     common[4:6] = [In([20, 2]), In([20, 2])]
-    common += [In([b, s, 2 * head]), In([ratio, 2 * head]), In([b, s, heads]), In([b, s], I64), None,
-               In([2, b, _i(rng, 0, 2 * ratio - 1), 2 * head])]  # fmt: skip
+    common += [
+        In([b, s, 2 * head]),
+        In([ratio, 2 * head]),
+        In([b, s, heads]),
+        In([b, s], I64),
+        None,
+        In([2, b, _i(rng, 0, 2 * ratio - 1), 2 * head]),
+    ]
     attrs = {"policy_mode": "csa", "compress_ratio": ratio, "index_topk": _i(rng, 1, 4)}
     return Case("SparseAttentionIndexer", common, attrs, n_out=3)
 
 
 def s_packed_sparse_attention_indexer(rng):
     t, b, heads, head, ratio, cap = _i(rng, 1, 9), _i(rng, 1, 3), _i(rng, 1, 4), 8, _i(rng, 1, 3), _i(rng, 1, 8)
-    common = [In([t, heads * head]), In([t, head]), In([head]), In([head]), In([20, 4]), In([20, 4]),
-              In([b + 1], I32), In([b], I32), None, None, None, None, In([b, cap, head]),
-              In([b, 2 * ratio - 1, head]), None, In([b, 2], I32)]  # fmt: skip
+    common = [
+        In([t, heads * head]),
+        In([t, head]),
+        In([head]),
+        In([head]),
+        In([20, 4]),
+        In([20, 4]),
+        In([b + 1], I32),
+        In([b], I32),
+        None,
+        None,
+        None,
+        None,
+        In([b, cap, head]),
+        In([b, 2 * ratio - 1, head]),
+        None,
+        In([b, 2], I32),
+    ]
     attrs = {"compress_ratio": ratio, "state_capacity": cap}
     if rng.random() < 0.5:
         update = _i(rng, 0, 3)
@@ -796,10 +908,18 @@ def s_packed_sparse_attention_indexer_merge(rng):
     r, c, n, width = _i(rng, 1, 4), _i(rng, 1, 5), _i(rng, 1, 7), _i(rng, 1, 9)
     base = [In([r, c], I32), In([r], I32), In([n], I32)]
     if rng.random() < 0.5:
-        return Case("PackedSparseAttentionIndexerMerge", [*base, In([n], I32), In([n], I32)],
-                    {"policy_mode": "append_range", "max_output_entries": width}, n_out=3)  # fmt: skip
-    return Case("PackedSparseAttentionIndexerMerge", [*base, None, None, In([n, _i(rng, 1, 4)], I32), In([n], I32)],
-                {"policy_mode": "append_indices", "max_output_entries": width}, n_out=3)  # fmt: skip
+        return Case(
+            "PackedSparseAttentionIndexerMerge",
+            [*base, In([n], I32), In([n], I32)],
+            {"policy_mode": "append_range", "max_output_entries": width},
+            n_out=3,
+        )
+    return Case(
+        "PackedSparseAttentionIndexerMerge",
+        [*base, None, None, In([n, _i(rng, 1, 4)], I32), In([n], I32)],
+        {"policy_mode": "append_indices", "max_output_entries": width},
+        n_out=3,
+    )
 
 
 def _q8(shape):
@@ -811,8 +931,11 @@ def s_qordered(op):
         sc = const(1.0, F)
         b, s, hidden = _i(rng, 1, 3), _i(rng, 1, 4), 8 * _i(rng, 1, 3)
         if op == "QuantizeWithOrder":
-            return Case(op, [In([_i(rng, 1, 4) for _ in range(_i(rng, 1, 3))]), sc],
-                        {"order_input": 1, "order_output": int(rng.choice([1, 2]))})  # fmt: skip
+            return Case(
+                op,
+                [In([_i(rng, 1, 4) for _ in range(_i(rng, 1, 3))]), sc],
+                {"order_input": 1, "order_output": int(rng.choice([1, 2]))},
+            )
         if op == "QOrderedGelu":
             return Case(op, [_q8([_i(rng, 1, 4) for _ in range(_i(rng, 1, 3))]), sc, sc])
         if op == "QOrderedLayerNormalization":
@@ -825,13 +948,48 @@ def s_qordered(op):
         if op == "QOrderedAttention":
             heads = _i(rng, 1, 2)
             w = [_q8([hidden, hidden]) for _ in range(3)]
-            inputs = [_q8([b, s, hidden]), sc, sc, sc, sc, *w, sc, sc, sc, In([hidden]), In([hidden]), In([hidden]), sc,
-                      sc, sc]  # fmt: skip
+            inputs = [
+                _q8([b, s, hidden]),
+                sc,
+                sc,
+                sc,
+                sc,
+                *w,
+                sc,
+                sc,
+                sc,
+                In([hidden]),
+                In([hidden]),
+                In([hidden]),
+                sc,
+                sc,
+                sc,
+            ]
             return Case(op, inputs, {"num_heads": heads, "order_input": 1, "order_output": 1, "order_weight": 0})
-        inputs = [_q8([b, s, hidden]), sc, _q8([hidden, 3 * hidden]), sc, In([3 * hidden]), sc, sc, In([b, s], H),
-                  _q8([hidden, 3 * hidden]), sc, In([3 * hidden]), sc, In([b, s], I32), sc]  # fmt: skip
-        attrs = {"num_heads": 2, "window": 2, "order_input": 1, "order_output": 1, "order_weight": 0,
-                 "order_global_weight": 0}  # fmt: skip
+        inputs = [
+            _q8([b, s, hidden]),
+            sc,
+            _q8([hidden, 3 * hidden]),
+            sc,
+            In([3 * hidden]),
+            sc,
+            sc,
+            In([b, s], H),
+            _q8([hidden, 3 * hidden]),
+            sc,
+            In([3 * hidden]),
+            sc,
+            In([b, s], I32),
+            sc,
+        ]
+        attrs = {
+            "num_heads": 2,
+            "window": 2,
+            "order_input": 1,
+            "order_output": 1,
+            "order_weight": 0,
+            "order_global_weight": 0,
+        }
         return Case(op, inputs, attrs)
 
     return gen
@@ -848,8 +1006,13 @@ def s_rms_norm_rotary(rng):
     eff = width or stride
     rot = 2 * _i(rng, 1, min(eff - start if not width else eff, 8) // 2)
     dt = _bf16() if rng.random() < 0.5 else H
-    attrs = {"rotary_embedding_dim": rot, "input_start": start, "input_width": width,
-             "output_fp16": int(rng.random() < 0.5), "flatten_batch": int(rng.random() < 0.5)}  # fmt: skip
+    attrs = {
+        "rotary_embedding_dim": rot,
+        "input_start": start,
+        "input_width": width,
+        "output_fp16": int(rng.random() < 0.5),
+        "flatten_batch": int(rng.random() < 0.5),
+    }
     if start + eff > stride:
         attrs["input_start"] = 0
     pos = In([b, s], I64) if rng.random() < 0.5 else In([1], I64)
@@ -871,8 +1034,11 @@ def s_reduce(op):
 
 def s_relative_position_bias(rng):
     q = _i(rng, 1, 6)
-    return Case("RelativePositionBias", [In([32, _i(rng, 1, 8)]), const(q, I64), const(q, I64)],
-                {"max_distance": 16, "is_bidirectional": int(rng.random() < 0.5)})  # fmt: skip
+    return Case(
+        "RelativePositionBias",
+        [In([32, _i(rng, 1, 8)]), const(q, I64), const(q, I64)],
+        {"max_distance": 16, "is_bidirectional": int(rng.random() < 0.5)},
+    )
 
 
 def s_remove_padding(rng):
@@ -887,8 +1053,9 @@ def s_restore_padding(rng):
 def s_router_gate_up_proj(rng):
     k, router, inter = _i(rng, 1, 8), _i(rng, 1, 8), _i(rng, 1, 8)
     lead = [_i(rng, 1, 3) for _ in range(_i(rng, 0, 2))]
-    return Case("RouterGateUpProj", [In([*lead, k], H), In([k, router + 2 * inter], H)], {"router_size": router},
-                n_out=2)  # fmt: skip
+    return Case(
+        "RouterGateUpProj", [In([*lead, k], H), In([k, router + 2 * inter], H)], {"router_size": router}, n_out=2
+    )
 
 
 def s_skip_group_norm(rng):
@@ -905,8 +1072,15 @@ def s_speculative_prefix_commit(rng):
     b, rows = _i(rng, 1, 3), _i(rng, 3, 8)
     one = b == 1 and rng.random() < 0.5
     shape = (lambda *d: [int(np.prod(d))]) if one else (lambda *d: list(d))
-    inputs = [In(shape(b, rows), I64), In(shape(b, rows), I64), In([4], I32), In(shape(b, 16), I64),
-              In(shape(b, 2), I64), In(shape(b, 2 * rows), I64), In([2], I64)]  # fmt: skip
+    inputs = [
+        In(shape(b, rows), I64),
+        In(shape(b, rows), I64),
+        In([4], I32),
+        In(shape(b, 16), I64),
+        In(shape(b, 2), I64),
+        In(shape(b, 2 * rows), I64),
+        In([2], I64),
+    ]
     return Case("SpeculativePrefixCommit", inputs, {"head_rows": rows}, n_out=3)
 
 
@@ -1187,9 +1361,21 @@ def test_random_nodes_against_onnxruntime(op: str) -> None:
 
 
 # The rule modules of this half (their examples are run below where onnxruntime can run them).
-MODULES = {f"signatures.com_microsoft.{m}" for m in (
-    "onnx_forms", "swiglu_qmoe", "packed_attention", "sparse_indexer", "qordered", "sampling", "ngram_state",
-    "text_ops", "no_shape_semantics", "conv")}  # fmt: skip
+MODULES = {
+    f"signatures.com_microsoft.{m}"
+    for m in (
+        "onnx_forms",
+        "swiglu_qmoe",
+        "packed_attention",
+        "sparse_indexer",
+        "qordered",
+        "sampling",
+        "ngram_state",
+        "text_ops",
+        "no_shape_semantics",
+        "conv",
+    )
+}
 
 
 def _example_case(ex) -> Case | None:

@@ -27,8 +27,9 @@ F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 def test_the_engine_leaves_sequence_element_extents_unnamed() -> None:
     """An extent in which a sequence's elements differ is left out of its element type."""
-    m = model([node("SequenceConstruct", ["a", "b"], ["s"])], [vi("a", F, ["N", 3]), vi("b", F, ["N", 4])],
-              [seq_vi("s", F)])  # fmt: skip
+    m = model(
+        [node("SequenceConstruct", ["a", "b"], ["s"])], [vi("a", F, ["N", 3]), vi("b", F, ["N", 4])], [seq_vi("s", F)]
+    )
     assert shape(infer.infer_model(m), "s") == "seq(float[N,?])"
 
 
@@ -58,8 +59,16 @@ def graph(nodes, inputs, outputs, inits=()) -> onnx.GraphProto:
     return helper.make_graph(list(nodes), "g", list(inputs), list(outputs), list(inits))
 
 
-def model(nodes, inputs, outputs, inits=(), opset: int = 18, functions=(), ir: int = 10,
-          imports: Sequence[tuple[str, int]] = ()) -> onnx.ModelProto:  # fmt: skip
+def model(
+    nodes,
+    inputs,
+    outputs,
+    inits=(),
+    opset: int = 18,
+    functions=(),
+    ir: int = 10,
+    imports: Sequence[tuple[str, int]] = (),
+) -> onnx.ModelProto:
     g = graph(nodes, inputs, outputs, inits)
     ops = [helper.make_opsetid("", opset), *[helper.make_opsetid(d, v) for d, v in imports]]
     m = helper.make_model(g, opset_imports=ops, functions=list(functions))
@@ -122,8 +131,9 @@ def _consistent(result: infer.InferenceResult, runs: list[tuple[dict[str, int], 
     return problems
 
 
-def verify(m: onnx.ModelProto, feeds_list: Sequence[Mapping[str, np.ndarray]],
-           errors_ok: bool = False) -> infer.InferenceResult:  # fmt: skip
+def verify(
+    m: onnx.ModelProto, feeds_list: Sequence[Mapping[str, np.ndarray]], errors_ok: bool = False
+) -> infer.InferenceResult:
     """Infer ``m``, run it at every feed, check every claim and the annotated model."""
     result = infer.infer_model(m)
     if not errors_ok:
@@ -199,10 +209,18 @@ def not_from_body(result: infer.InferenceResult, t: T.Type, path: str) -> None:
 
 
 def _branches(then_shape: list, else_shape: list, then_elem: int = F, else_elem: int = F):
-    then = graph([node("ConstantOfShape", ["ts"], ["t"], value=helper.make_tensor("v", then_elem, [1], [1]))],
-                 [], [vi("t", then_elem, None)], [const("ts", then_shape)])  # fmt: skip
-    other = graph([node("ConstantOfShape", ["es"], ["e"], value=helper.make_tensor("v", else_elem, [1], [1]))],
-                  [], [vi("e", else_elem, None)], [const("es", else_shape)])  # fmt: skip
+    then = graph(
+        [node("ConstantOfShape", ["ts"], ["t"], value=helper.make_tensor("v", then_elem, [1], [1]))],
+        [],
+        [vi("t", then_elem, None)],
+        [const("ts", then_shape)],
+    )
+    other = graph(
+        [node("ConstantOfShape", ["es"], ["e"], value=helper.make_tensor("v", else_elem, [1], [1]))],
+        [],
+        [vi("e", else_elem, None)],
+        [const("es", else_shape)],
+    )
     return then, other
 
 
@@ -210,8 +228,12 @@ def test_if_known_condition_selects_its_branch() -> None:
     then = graph([node("Add", ["x", "x"], ["t"])], [], [vi("t", F, None)])
     other = graph([node("Concat", ["x", "x"], ["e"], axis=0)], [], [vi("e", F, None)])
     for flag, want in ((True, "float[N,3]"), (False, "float[2*N,3]")):
-        m = model([node("If", ["c"], ["y"], then_branch=then, else_branch=other), node("Relu", ["y"], ["z"])],
-                  [vi("x", F, ["N", 3])], [vi("z", F, None)], [const("c", flag, np.bool_)])  # fmt: skip
+        m = model(
+            [node("If", ["c"], ["y"], then_branch=then, else_branch=other), node("Relu", ["y"], ["z"])],
+            [vi("x", F, ["N", 3])],
+            [vi("z", F, None)],
+            [const("c", flag, np.bool_)],
+        )
         r = verify(m, [{"x": floats(2, 3)}, {"x": floats(5, 3)}])
         assert shape(r, "y") == want
         walked = [p for p in r.graphs if p != "main"]
@@ -221,11 +243,14 @@ def test_if_known_condition_selects_its_branch() -> None:
 def test_if_joins_branches_extent_by_extent() -> None:
     then = graph([node("Concat", ["x", "a"], ["t"], axis=1)], [], [vi("t", F, None)])
     other = graph([node("Concat", ["x", "b"], ["e"], axis=1)], [], [vi("e", F, None)])
-    m = model([node("If", ["c"], ["y"], then_branch=then, else_branch=other), node("Relu", ["y"], ["z"])],
-              [vi("c", B, []), vi("x", F, ["N", 3]), vi("a", F, ["N", 1]), vi("b", F, ["N", 2])],
-              [vi("z", F, None)])  # fmt: skip
-    feeds = [{"c": np.array(f), "x": floats(n, 3), "a": floats(n, 1), "b": floats(n, 2)}
-             for f, n in ((True, 2), (False, 3))]  # fmt: skip
+    m = model(
+        [node("If", ["c"], ["y"], then_branch=then, else_branch=other), node("Relu", ["y"], ["z"])],
+        [vi("c", B, []), vi("x", F, ["N", 3]), vi("a", F, ["N", 1]), vi("b", F, ["N", 2])],
+        [vi("z", F, None)],
+    )
+    feeds = [
+        {"c": np.array(f), "x": floats(n, 3), "a": floats(n, 1), "b": floats(n, 2)} for f, n in ((True, 2), (False, 3))
+    ]
     r = verify(m, feeds)
     n, d = r.shape_of("y")
     assert n == D.symbol("N")
@@ -241,8 +266,9 @@ def test_if_branches_of_different_rank_or_kind() -> None:
     assert shape(r, "y") == "float[*]"
     then = graph([node("SequenceConstruct", ["x"], ["t"])], [], [vi("t")])
     other = graph([node("Identity", ["x"], ["e"])], [], [vi("e", F, None)])
-    m = model([node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
-              [vi("c", B, []), vi("x", F, ["N"])], [vi("y")])  # fmt: skip
+    m = model(
+        [node("If", ["c"], ["y"], then_branch=then, else_branch=other)], [vi("c", B, []), vi("x", F, ["N"])], [vi("y")]
+    )
     r = infer.infer_model(m)
     assert isinstance(r.type_of("y"), T.UnknownType)
 
@@ -250,8 +276,11 @@ def test_if_branches_of_different_rank_or_kind() -> None:
 def test_if_of_sequences_leaves_differing_element_extents_out() -> None:
     then = graph([node("SequenceConstruct", ["x", "x"], ["t"])], [], [vi("t")])
     other = graph([node("SequenceConstruct", ["w"], ["e"])], [], [vi("e")])
-    m = model([node("If", ["c"], ["y"], then_branch=then, else_branch=other), node("SequenceLength", ["y"], ["n"])],
-              [vi("c", B, []), vi("x", F, ["N", 3]), vi("w", F, ["N", 4])], [vi("n", I64, None)])  # fmt: skip
+    m = model(
+        [node("If", ["c"], ["y"], then_branch=then, else_branch=other), node("SequenceLength", ["y"], ["n"])],
+        [vi("c", B, []), vi("x", F, ["N", 3]), vi("w", F, ["N", 4])],
+        [vi("n", I64, None)],
+    )
     feeds = [{"c": np.array(f), "x": floats(2, 3), "w": floats(2, 4)} for f in (True, False)]
     r = verify(m, feeds)
     assert shape(r, "y") == "seq(float[N,?])"
@@ -260,9 +289,14 @@ def test_if_of_sequences_leaves_differing_element_extents_out() -> None:
 def test_if_known_contents_kept_where_branches_agree() -> None:
     then = graph([node("Constant", [], ["t"], value_ints=[2, 3])], [], [vi("t", I64, None)])
     other = graph([node("Constant", [], ["e"], value_ints=[2, 5])], [], [vi("e", I64, None)])
-    m = model([node("If", ["c"], ["s"], then_branch=then, else_branch=other),
-               node("Reshape", ["x", "s"], ["y"], allowzero=0)],
-              [vi("c", B, []), vi("x", F, [2, 15])], [vi("y", F, None)])  # fmt: skip
+    m = model(
+        [
+            node("If", ["c"], ["s"], then_branch=then, else_branch=other),
+            node("Reshape", ["x", "s"], ["y"], allowzero=0),
+        ],
+        [vi("c", B, []), vi("x", F, [2, 15])],
+        [vi("y", F, None)],
+    )
     r = infer.infer_model(m)
     assert r.value("s").known.elems == (2, None)
     assert r.shape_of("y")[0] == 2
@@ -271,8 +305,14 @@ def test_if_known_contents_kept_where_branches_agree() -> None:
 # -- Loop -----------------------------------------------------------------------------------------
 
 
-def _loop_body(nodes, carried: Sequence[onnx.ValueInfoProto], outs: Sequence[onnx.ValueInfoProto],
-               inits=(), cond_out: str | None = None, prefix: str = "") -> onnx.GraphProto:  # fmt: skip
+def _loop_body(
+    nodes,
+    carried: Sequence[onnx.ValueInfoProto],
+    outs: Sequence[onnx.ValueInfoProto],
+    inits=(),
+    cond_out: str | None = None,
+    prefix: str = "",
+) -> onnx.GraphProto:
     """A Loop body: inputs (i, cond_in, *carried); outputs (cond_out, *outs)."""
     nodes = list(nodes)
     if cond_out is None:
@@ -283,10 +323,17 @@ def _loop_body(nodes, carried: Sequence[onnx.ValueInfoProto], outs: Sequence[onn
 
 
 def test_loop_keeps_an_invariant_shape_and_counts_a_known_trip() -> None:
-    body = _loop_body([node("Add", ["x_in", "x_in"], ["x_out"]), node("ReduceSum", ["x_out"], ["s"], keepdims=0)],
-                      [vi("x_in")], [vi("x_out"), vi("s")])  # fmt: skip
-    m = model([node("Loop", ["m", "", "x"], ["xf", "ss"], body=body), node("Relu", ["ss"], ["y"])],
-              [vi("x", F, ["N", 3])], [vi("y", F, None), vi("xf", F, None)], [const("m", 4)])  # fmt: skip
+    body = _loop_body(
+        [node("Add", ["x_in", "x_in"], ["x_out"]), node("ReduceSum", ["x_out"], ["s"], keepdims=0)],
+        [vi("x_in")],
+        [vi("x_out"), vi("s")],
+    )
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf", "ss"], body=body), node("Relu", ["ss"], ["y"])],
+        [vi("x", F, ["N", 3])],
+        [vi("y", F, None), vi("xf", F, None)],
+        [const("m", 4)],
+    )
     r = verify(m, [{"x": floats(2, 3)}, {"x": floats(5, 3)}])
     assert shape(r, "xf") == "float[N,3]"
     assert shape(r, "ss") == "float[4]"
@@ -296,12 +343,20 @@ def test_loop_keeps_an_invariant_shape_and_counts_a_known_trip() -> None:
 
 
 def test_loop_trip_count_from_a_shape_expression() -> None:
-    body = _loop_body([node("Identity", ["x_in"], ["x_out"]), node("Shape", ["x_in"], ["s"])],
-                      [vi("x_in")], [vi("x_out"), vi("s")])  # fmt: skip
-    nodes = [node("Shape", ["x"], ["sx"]), node("Gather", ["sx", "zero"], ["n"]),
-             node("Loop", ["n", "t", "x"], ["xf", "ss"], body=body)]  # fmt: skip
-    m = model(nodes, [vi("x", F, ["N", 3])], [vi("ss", I64, None), vi("xf", F, None)],
-              [const("zero", 0), const("t", True, np.bool_)])  # fmt: skip
+    body = _loop_body(
+        [node("Identity", ["x_in"], ["x_out"]), node("Shape", ["x_in"], ["s"])], [vi("x_in")], [vi("x_out"), vi("s")]
+    )
+    nodes = [
+        node("Shape", ["x"], ["sx"]),
+        node("Gather", ["sx", "zero"], ["n"]),
+        node("Loop", ["n", "t", "x"], ["xf", "ss"], body=body),
+    ]
+    m = model(
+        nodes,
+        [vi("x", F, ["N", 3])],
+        [vi("ss", I64, None), vi("xf", F, None)],
+        [const("zero", 0), const("t", True, np.bool_)],
+    )
     r = verify(m, [{"x": floats(2, 3)}, {"x": floats(4, 3)}])
     assert shape(r, "ss") == "int64[N,2]"
     assert r.value("xf").type == r.value("x").type
@@ -310,11 +365,18 @@ def test_loop_trip_count_from_a_shape_expression() -> None:
 def test_loop_does_not_claim_a_growing_shape() -> None:
     # The body input is declared with the initial value's type and the output with a name of
     # its own, as exporters write them: neither holds for every iteration.
-    body = _loop_body([node("Concat", ["x_in", "row"], ["x_out"], axis=0), node("Shape", ["x_out"], ["s"])],
-                      [vi("x_in", F, ["N", 3])], [vi("x_out", F, ["grown", 3]), vi("s")],
-                      [const("row", np.ones((1, 3)), np.float32)])  # fmt: skip
-    m = model([node("Loop", ["m", "", "x"], ["xf", "ss"], body=body), node("Relu", ["xf"], ["y"])],
-              [vi("x", F, ["N", 3])], [vi("y", F, None), vi("ss", I64, None)], [const("m", 3)])  # fmt: skip
+    body = _loop_body(
+        [node("Concat", ["x_in", "row"], ["x_out"], axis=0), node("Shape", ["x_out"], ["s"])],
+        [vi("x_in", F, ["N", 3])],
+        [vi("x_out", F, ["grown", 3]), vi("s")],
+        [const("row", np.ones((1, 3)), np.float32)],
+    )
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf", "ss"], body=body), node("Relu", ["xf"], ["y"])],
+        [vi("x", F, ["N", 3])],
+        [vi("y", F, None), vi("ss", I64, None)],
+        [const("m", 3)],
+    )
     r = verify(m, [{"x": floats(2, 3)}, {"x": floats(4, 3)}])
     grow, three = r.shape_of("xf")
     assert three == 3 and r.dims.is_fresh(grow)
@@ -332,10 +394,18 @@ def test_loop_widens_when_the_rounds_run_out() -> None:
     n = 10
     nodes = [node("Concat", ["v0_in", "row"], ["v0_out"], axis=0)]
     nodes += [node("Identity", [f"v{k - 1}_in"], [f"v{k}_out"]) for k in range(1, n)]
-    body = _loop_body(nodes, [vi(f"v{k}_in") for k in range(n)], [vi(f"v{k}_out") for k in range(n)],
-                      [const("row", np.ones((1, 2)), np.float32)])  # fmt: skip
-    m = model([node("Loop", ["m", "", *["x"] * n], [f"f{k}" for k in range(n)], body=body)],
-              [vi("x", F, ["N", 2])], [vi(f"f{k}", F, None) for k in range(n)], [const("m", 12)])  # fmt: skip
+    body = _loop_body(
+        nodes,
+        [vi(f"v{k}_in") for k in range(n)],
+        [vi(f"v{k}_out") for k in range(n)],
+        [const("row", np.ones((1, 2)), np.float32)],
+    )
+    m = model(
+        [node("Loop", ["m", "", *["x"] * n], [f"f{k}" for k in range(n)], body=body)],
+        [vi("x", F, ["N", 2])],
+        [vi(f"f{k}", F, None) for k in range(n)],
+        [const("m", 12)],
+    )
     r = verify(m, [{"x": floats(3, 2)}])
     for k in range(n):
         t = r.type_of(f"f{k}")
@@ -343,10 +413,15 @@ def test_loop_widens_when_the_rounds_run_out() -> None:
 
 
 def test_loop_whose_carried_value_changes_rank() -> None:
-    body = _loop_body([node("Unsqueeze", ["x_in", "ax"], ["x_out"])], [vi("x_in", F, [2])], [vi("x_out")],
-                      [const("ax", [0])])  # fmt: skip
-    m = model([node("Loop", ["m", "", "x"], ["xf"], body=body), node("Shape", ["xf"], ["s"])],
-              [vi("x", F, [2])], [vi("s", I64, None)], [const("m", 3)])  # fmt: skip
+    body = _loop_body(
+        [node("Unsqueeze", ["x_in", "ax"], ["x_out"])], [vi("x_in", F, [2])], [vi("x_out")], [const("ax", [0])]
+    )
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf"], body=body), node("Shape", ["xf"], ["s"])],
+        [vi("x", F, [2])],
+        [vi("s", I64, None)],
+        [const("m", 3)],
+    )
     r = verify(m, [{"x": floats(2)}])
     assert shape(r, "xf") == "float[*]"
     assert shape(r, "x_in", body_path(r)) == "float[*]"
@@ -356,12 +431,21 @@ def test_loop_extent_made_inside_the_body_varies_per_iteration() -> None:
     # The body's Range has an extent only known at run time (a fresh variable of the body).
     # Every iteration makes another one, so the final value and the scan output must not name it.
     body = _loop_body(
-        [node("Add", ["i", "one"], ["k"]), node("Range", ["zero", "k", "one"], ["r"]),
-         node("Identity", ["r"], ["v_out"]), node("ReduceSum", ["r"], ["s"], keepdims=1)],
-        [vi("v_in")], [vi("v_out"), vi("s")], [const("one", 1), const("zero", 0)],
-    )  # fmt: skip
-    m = model([node("Loop", ["m", "", "v"], ["vf", "ss"], body=body)],
-              [vi("v", I64, [1]), vi("m", I64, [])], [vi("vf", I64, None), vi("ss", I64, None)])  # fmt: skip
+        [
+            node("Add", ["i", "one"], ["k"]),
+            node("Range", ["zero", "k", "one"], ["r"]),
+            node("Identity", ["r"], ["v_out"]),
+            node("ReduceSum", ["r"], ["s"], keepdims=1),
+        ],
+        [vi("v_in")],
+        [vi("v_out"), vi("s")],
+        [const("one", 1), const("zero", 0)],
+    )
+    m = model(
+        [node("Loop", ["m", "", "v"], ["vf", "ss"], body=body)],
+        [vi("v", I64, [1]), vi("m", I64, [])],
+        [vi("vf", I64, None), vi("ss", I64, None)],
+    )
     feeds = [{"v": np.array([7]), "m": np.array(n)} for n in (0, 1, 3)]
     r = verify(m, feeds)
     path = body_path(r)
@@ -376,11 +460,23 @@ def test_loop_extent_made_inside_the_body_varies_per_iteration() -> None:
 
 
 def test_loop_scan_output_when_the_body_may_stop_early() -> None:
-    body = _loop_body([node("Less", ["i", "lim"], ["cond_out"]), node("Identity", ["x_in"], ["x_out"]),
-                       node("Identity", ["x_in"], ["sc"])],
-                      [vi("x_in")], [vi("x_out"), vi("sc")], [const("lim", 2)], cond_out="cond_out")  # fmt: skip
-    m = model([node("Loop", ["m", "", "x"], ["xf", "ss"], body=body)],
-              [vi("x", F, ["N", 3])], [vi("ss", F, None), vi("xf", F, None)], [const("m", 5)])  # fmt: skip
+    body = _loop_body(
+        [
+            node("Less", ["i", "lim"], ["cond_out"]),
+            node("Identity", ["x_in"], ["x_out"]),
+            node("Identity", ["x_in"], ["sc"]),
+        ],
+        [vi("x_in")],
+        [vi("x_out"), vi("sc")],
+        [const("lim", 2)],
+        cond_out="cond_out",
+    )
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf", "ss"], body=body)],
+        [vi("x", F, ["N", 3])],
+        [vi("ss", F, None), vi("xf", F, None)],
+        [const("m", 5)],
+    )
     r = verify(m, [{"x": floats(2, 3)}])
     lead, n, three = r.shape_of("ss")
     assert n == D.symbol("N") and three == 3
@@ -388,11 +484,22 @@ def test_loop_scan_output_when_the_body_may_stop_early() -> None:
 
 
 def test_loop_without_trip_count_runs_on_its_condition() -> None:
-    body = _loop_body([node("Less", ["i", "lim"], ["cond_out"]), node("Add", ["x_in", "x_in"], ["x_out"]),
-                       node("Shape", ["x_in"], ["sc"])],
-                      [vi("x_in")], [vi("x_out"), vi("sc")], [const("lim", 3)], cond_out="cond_out")  # fmt: skip
-    m = model([node("Loop", ["", "c", "x"], ["xf", "ss"], body=body)],
-              [vi("x", F, ["N", 3]), vi("c", B, [])], [vi("ss", I64, None), vi("xf", F, None)])  # fmt: skip
+    body = _loop_body(
+        [
+            node("Less", ["i", "lim"], ["cond_out"]),
+            node("Add", ["x_in", "x_in"], ["x_out"]),
+            node("Shape", ["x_in"], ["sc"]),
+        ],
+        [vi("x_in")],
+        [vi("x_out"), vi("sc")],
+        [const("lim", 3)],
+        cond_out="cond_out",
+    )
+    m = model(
+        [node("Loop", ["", "c", "x"], ["xf", "ss"], body=body)],
+        [vi("x", F, ["N", 3]), vi("c", B, [])],
+        [vi("ss", I64, None), vi("xf", F, None)],
+    )
     r = verify(m, [{"x": floats(2, 3), "c": np.array(True)}, {"x": floats(2, 3), "c": np.array(False)}])
     assert shape(r, "xf") == "float[N,3]"
     assert shape(r, "ss") == "int64[*]"  # may run zero times
@@ -400,25 +507,52 @@ def test_loop_without_trip_count_runs_on_its_condition() -> None:
 
 def test_loop_carries_a_sequence_whose_element_type_is_the_join() -> None:
     # The expanded SequenceMap pattern: SequenceEmpty, then SequenceInsert in the body.
-    body = _loop_body([node("SequenceAt", ["xs", "i"], ["e"]), node("Relu", ["e"], ["f"]),
-                       node("SequenceInsert", ["s_in", "f"], ["s_out"])],
-                      [seq_vi("s_in", F)], [seq_vi("s_out", F)])  # fmt: skip
-    m = model([node("SplitToSequence", ["x"], ["xs"], axis=1), node("SequenceLength", ["xs"], ["n"]),
-               node("SequenceEmpty", [], ["s0"]), node("Loop", ["n", "", "s0"], ["sf"], body=body)],
-              [vi("x", F, ["N", 4])], [seq_vi("sf", F)])  # fmt: skip
+    body = _loop_body(
+        [
+            node("SequenceAt", ["xs", "i"], ["e"]),
+            node("Relu", ["e"], ["f"]),
+            node("SequenceInsert", ["s_in", "f"], ["s_out"]),
+        ],
+        [seq_vi("s_in", F)],
+        [seq_vi("s_out", F)],
+    )
+    m = model(
+        [
+            node("SplitToSequence", ["x"], ["xs"], axis=1),
+            node("SequenceLength", ["xs"], ["n"]),
+            node("SequenceEmpty", [], ["s0"]),
+            node("Loop", ["n", "", "s0"], ["sf"], body=body),
+        ],
+        [vi("x", F, ["N", 4])],
+        [seq_vi("sf", F)],
+    )
     r = verify(m, [{"x": floats(2, 4)}, {"x": floats(3, 4)}])
     assert shape(r, "sf") == "seq(float[N,1])"
     assert shape(r, "s_in", body_path(r)) == "seq(float[N,1])"
 
 
 def test_loop_sequence_of_growing_elements() -> None:
-    body = _loop_body([node("Add", ["i", "one"], ["k"]), node("Range", ["nil", "k", "one"], ["r"]),
-                       node("SequenceInsert", ["s_in", "r"], ["s_out"])],
-                      [seq_vi("s_in", I64)], [seq_vi("s_out", I64)], [const("one", 1), const("nil", 0)])  # fmt: skip
-    m = model([node("SequenceEmpty", [], ["s0"], dtype=I64), node("Loop", ["m", "", "s0"], ["sf"], body=body),
-               node("SequenceAt", ["sf", "zero"], ["first"]), node("SequenceAt", ["sf", "last"], ["final"])],
-              [vi("m", I64, [])], [seq_vi("sf", I64), vi("first", I64, None), vi("final", I64, None)],
-              [const("zero", 0), const("last", -1)])  # fmt: skip
+    body = _loop_body(
+        [
+            node("Add", ["i", "one"], ["k"]),
+            node("Range", ["nil", "k", "one"], ["r"]),
+            node("SequenceInsert", ["s_in", "r"], ["s_out"]),
+        ],
+        [seq_vi("s_in", I64)],
+        [seq_vi("s_out", I64)],
+        [const("one", 1), const("nil", 0)],
+    )
+    m = model(
+        [
+            node("SequenceEmpty", [], ["s0"], dtype=I64),
+            node("Loop", ["m", "", "s0"], ["sf"], body=body),
+            node("SequenceAt", ["sf", "zero"], ["first"]),
+            node("SequenceAt", ["sf", "last"], ["final"]),
+        ],
+        [vi("m", I64, [])],
+        [seq_vi("sf", I64), vi("first", I64, None), vi("final", I64, None)],
+        [const("zero", 0), const("last", -1)],
+    )
     r = verify(m, [{"m": np.array(3)}, {"m": np.array(1)}])
     assert shape(r, "sf") == "seq(int64[?])"
     a, b = r.shape_of("first")[0], r.shape_of("final")[0]
@@ -426,11 +560,17 @@ def test_loop_sequence_of_growing_elements() -> None:
 
 
 def test_loop_keeps_known_contents_that_do_not_change() -> None:
-    body = _loop_body([node("Identity", ["s_in"], ["s_out"]), node("Reshape", ["x_in", "s_in"], ["x_out"])],
-                      [vi("s_in"), vi("x_in")], [vi("s_out"), vi("x_out")])  # fmt: skip
-    m = model([node("Loop", ["m", "", "s", "x"], ["sf", "xf"], body=body)],
-              [vi("x", F, [6])], [vi("sf", I64, None), vi("xf", F, None)],
-              [const("m", 2), const("s", [2, 3])])  # fmt: skip
+    body = _loop_body(
+        [node("Identity", ["s_in"], ["s_out"]), node("Reshape", ["x_in", "s_in"], ["x_out"])],
+        [vi("s_in"), vi("x_in")],
+        [vi("s_out"), vi("x_out")],
+    )
+    m = model(
+        [node("Loop", ["m", "", "s", "x"], ["sf", "xf"], body=body)],
+        [vi("x", F, [6])],
+        [vi("sf", I64, None), vi("xf", F, None)],
+        [const("m", 2), const("s", [2, 3])],
+    )
     r = verify(m, [{"x": floats(6)}])
     assert r.value("sf").known.elems == (2, 3)
     # x is [6] before the loop and [2, 3] after an iteration: in the body only its element type
@@ -441,13 +581,25 @@ def test_loop_keeps_known_contents_that_do_not_change() -> None:
 
 
 def test_loop_inside_a_loop() -> None:
-    inner = _loop_body([node("Concat", ["y_in", "row"], ["y_out"], axis=0)], [vi("y_in")], [vi("y_out")],
-                       [const("row", np.ones((1, 2)), np.float32)], prefix="inner_")  # fmt: skip
-    outer = _loop_body([node("Loop", ["two", "", "x_in"], ["x_out"], body=inner),
-                        node("Shape", ["x_out"], ["s"])],
-                       [vi("x_in")], [vi("x_out"), vi("s")], [const("two", 2)])  # fmt: skip
-    m = model([node("Loop", ["m", "", "x"], ["xf", "ss"], body=outer)],
-              [vi("x", F, ["N", 2])], [vi("xf", F, None), vi("ss", I64, None)], [const("m", 3)])  # fmt: skip
+    inner = _loop_body(
+        [node("Concat", ["y_in", "row"], ["y_out"], axis=0)],
+        [vi("y_in")],
+        [vi("y_out")],
+        [const("row", np.ones((1, 2)), np.float32)],
+        prefix="inner_",
+    )
+    outer = _loop_body(
+        [node("Loop", ["two", "", "x_in"], ["x_out"], body=inner), node("Shape", ["x_out"], ["s"])],
+        [vi("x_in")],
+        [vi("x_out"), vi("s")],
+        [const("two", 2)],
+    )
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf", "ss"], body=outer)],
+        [vi("x", F, ["N", 2])],
+        [vi("xf", F, None), vi("ss", I64, None)],
+        [const("m", 3)],
+    )
     r = verify(m, [{"x": floats(1, 2)}, {"x": floats(3, 2)}])
     assert shape(r, "ss") == "int64[3,2]"
     grow, two = r.shape_of("xf")
@@ -459,19 +611,31 @@ def test_loop_inside_a_loop() -> None:
 
 @pytest.mark.parametrize("opset", [11, 13, 16, 19, 21])
 def test_loop_every_version(opset: int) -> None:
-    body = _loop_body([node("Add", ["x_in", "x_in"], ["x_out"]), node("Identity", ["x_out"], ["sc"])],
-                      [vi("x_in")], [vi("x_out"), vi("sc")])  # fmt: skip
-    m = model([node("Loop", ["m", "", "x"], ["xf", "ss"], body=body)],
-              [vi("x", F, ["N"])], [vi("xf", F, None), vi("ss", F, None)], [const("m", 3)],
-              opset=opset, ir=8)  # fmt: skip
+    body = _loop_body(
+        [node("Add", ["x_in", "x_in"], ["x_out"]), node("Identity", ["x_out"], ["sc"])],
+        [vi("x_in")],
+        [vi("x_out"), vi("sc")],
+    )
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf", "ss"], body=body)],
+        [vi("x", F, ["N"])],
+        [vi("xf", F, None), vi("ss", F, None)],
+        [const("m", 3)],
+        opset=opset,
+        ir=8,
+    )
     r = verify(m, [{"x": floats(4)}])
     assert shape(r, "ss") == "float[3,N]" and shape(r, "xf") == "float[N]"
 
 
 def test_loop_body_arity_is_checked() -> None:
     body = _loop_body([node("Identity", ["x_in"], ["x_out"])], [vi("x_in")], [vi("x_out")])
-    m = model([node("Loop", ["m", "", "x", "x"], ["a", "b"], body=body)],
-              [vi("x", F, [2])], [vi("a", F, None), vi("b", F, None)], [const("m", 3)])  # fmt: skip
+    m = model(
+        [node("Loop", ["m", "", "x", "x"], ["a", "b"], body=body)],
+        [vi("x", F, [2])],
+        [vi("a", F, None), vi("b", F, None)],
+        [const("m", 3)],
+    )
     r = infer.infer_model(m)
     assert "arity" in {d.code for d in r.diagnostics}
 
@@ -479,8 +643,9 @@ def test_loop_body_arity_is_checked() -> None:
 def test_loop_rounds_report_once() -> None:
     # A declared body input clashing with what enters it is reported once, by the final walk.
     body = _loop_body([node("Identity", ["x_in"], ["x_out"])], [vi("x_in", F, [5])], [vi("x_out")])
-    m = model([node("Loop", ["m", "", "x"], ["xf"], body=body)], [vi("x", F, [2])], [vi("xf", F, None)],
-              [const("m", 3)])  # fmt: skip
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf"], body=body)], [vi("x", F, [2])], [vi("xf", F, None)], [const("m", 3)]
+    )
     r = infer.infer_model(m)
     assert [d.code for d in r.diagnostics].count("declared-type-clash") == 1
 
@@ -490,24 +655,44 @@ def test_loop_rounds_report_once() -> None:
 
 def _scan_body() -> onnx.GraphProto:
     """state s [2] plus slice [2] -> s; scan output 2 * slice."""
-    return graph([node("Add", ["s_in", "x_i"], ["s_out"]), node("Add", ["x_i", "x_i"], ["y"])],
-                 [vi("s_in"), vi("x_i")], [vi("s_out"), vi("y")])  # fmt: skip
+    return graph(
+        [node("Add", ["s_in", "x_i"], ["s_out"]), node("Add", ["x_i", "x_i"], ["y"])],
+        [vi("s_in"), vi("x_i")],
+        [vi("s_out"), vi("y")],
+    )
 
 
 @pytest.mark.parametrize("opset", [9, 11, 16, 19, 21])
 def test_scan_every_version_from_9(opset: int) -> None:
-    m = model([node("Scan", ["s", "x"], ["sf", "ys"], body=_scan_body(), num_scan_inputs=1)],
-              [vi("s", F, [2]), vi("x", F, ["L", 2])], [vi("sf", F, None), vi("ys", F, None)],
-              opset=opset, ir=8)  # fmt: skip
+    m = model(
+        [node("Scan", ["s", "x"], ["sf", "ys"], body=_scan_body(), num_scan_inputs=1)],
+        [vi("s", F, [2]), vi("x", F, ["L", 2])],
+        [vi("sf", F, None), vi("ys", F, None)],
+        opset=opset,
+        ir=8,
+    )
     r = verify(m, [{"s": floats(2), "x": floats(3, 2)}, {"s": floats(2), "x": floats(1, 2)}])
     assert shape(r, "sf") == "float[2]" and shape(r, "ys") == "float[L,2]"
 
 
 def test_scan_axes_and_directions() -> None:
-    m = model([node("Scan", ["s", "x"], ["sf", "ys"], body=_scan_body(), num_scan_inputs=1,
-                    scan_input_axes=[-1], scan_output_axes=[1], scan_input_directions=[1],
-                    scan_output_directions=[1])],
-              [vi("s", F, ["K"]), vi("x", F, ["K", "L"])], [vi("sf", F, None), vi("ys", F, None)])  # fmt: skip
+    m = model(
+        [
+            node(
+                "Scan",
+                ["s", "x"],
+                ["sf", "ys"],
+                body=_scan_body(),
+                num_scan_inputs=1,
+                scan_input_axes=[-1],
+                scan_output_axes=[1],
+                scan_input_directions=[1],
+                scan_output_directions=[1],
+            )
+        ],
+        [vi("s", F, ["K"]), vi("x", F, ["K", "L"])],
+        [vi("sf", F, None), vi("ys", F, None)],
+    )
     r = verify(m, [{"s": floats(2), "x": floats(2, 5)}])
     assert shape(r, "sf") == "float[K]" and shape(r, "ys") == "float[K,L]"
 
@@ -515,19 +700,29 @@ def test_scan_axes_and_directions() -> None:
 def test_scan_8_has_a_batch_axis() -> None:
     for lens in (True, False):
         ins = ["lens" if lens else "", "s", "x"]
-        m = model([node("Scan", ins, ["sf", "ys"], body=_scan_body(), num_scan_inputs=1)],
-                  [vi("lens", I64, ["B"]), vi("s", F, ["B", 2]), vi("x", F, ["B", "L", 2])],
-                  [vi("sf", F, None), vi("ys", F, None)], opset=8, ir=3)  # fmt: skip
+        m = model(
+            [node("Scan", ins, ["sf", "ys"], body=_scan_body(), num_scan_inputs=1)],
+            [vi("lens", I64, ["B"]), vi("s", F, ["B", 2]), vi("x", F, ["B", "L", 2])],
+            [vi("sf", F, None), vi("ys", F, None)],
+            opset=8,
+            ir=3,
+        )
         feeds = {"lens": np.array([2, 4]), "s": floats(2, 2), "x": floats(2, 4, 2)}
         r = verify(m, [feeds])
         assert shape(r, "sf") == "float[B,2]" and shape(r, "ys") == "float[B,L,2]"
 
 
 def test_scan_state_that_changes_shape_is_not_claimed() -> None:
-    body = graph([node("Concat", ["s_in", "x_i"], ["s_out"], axis=0), node("Identity", ["x_i"], ["y"])],
-                 [vi("s_in"), vi("x_i")], [vi("s_out"), vi("y")])  # fmt: skip
-    m = model([node("Scan", ["s", "x"], ["sf", "ys"], body=body, num_scan_inputs=1)],
-              [vi("s", F, [1]), vi("x", F, ["L", 1])], [vi("sf", F, None), vi("ys", F, None)])  # fmt: skip
+    body = graph(
+        [node("Concat", ["s_in", "x_i"], ["s_out"], axis=0), node("Identity", ["x_i"], ["y"])],
+        [vi("s_in"), vi("x_i")],
+        [vi("s_out"), vi("y")],
+    )
+    m = model(
+        [node("Scan", ["s", "x"], ["sf", "ys"], body=body, num_scan_inputs=1)],
+        [vi("s", F, [1]), vi("x", F, ["L", 1])],
+        [vi("sf", F, None), vi("ys", F, None)],
+    )
     r = infer.infer_model(m)  # onnxruntime refuses a state whose shape changes; we claim none
     (d,) = r.shape_of("sf")
     assert r.dims.is_fresh(d)
@@ -542,10 +737,15 @@ def test_sequence_map_applies_its_body_per_element() -> None:
     typed = [helper.make_tensor_value_info(n, F, None) for n in ("e", "t")]
     outs = [helper.make_tensor_value_info("s", I64, None), helper.make_tensor_value_info("u", F, None)]
     body = graph([node("Shape", ["e"], ["s"]), node("Add", ["e", "t"], ["u"])], typed, outs)
-    m = model([node("SplitToSequence", ["x", "sp"], ["xs"], axis=1),
-               node("SequenceMap", ["xs", "b"], ["shapes", "sums"], body=body)],
-              [vi("x", F, ["N", 5]), vi("b", F, ["N", 1])], [seq_vi("shapes", I64), seq_vi("sums", F)],
-              [const("sp", [1, 4])])  # fmt: skip
+    m = model(
+        [
+            node("SplitToSequence", ["x", "sp"], ["xs"], axis=1),
+            node("SequenceMap", ["xs", "b"], ["shapes", "sums"], body=body),
+        ],
+        [vi("x", F, ["N", 5]), vi("b", F, ["N", 1])],
+        [seq_vi("shapes", I64), seq_vi("sums", F)],
+        [const("sp", [1, 4])],
+    )
     r = verify(m, [{"x": floats(3, 5), "b": floats(3, 1)}])
     assert shape(r, "shapes") == "seq(int64[2])"
     assert shape(r, "sums") == "seq(float[N,?])"
@@ -568,10 +768,20 @@ def test_sequence_operators_track_their_elements() -> None:
         node("ConcatFromSequence", ["s"], ["stack"], axis=0, new_axis=1),
         node("ConcatFromSequence", ["s3"], ["cat_all"], axis=-1),
     ]
-    m = model(nodes, [vi("a", F, ["N", 4]), vi("b", F, ["N", 4]), vi("c", F, ["N", 3]), vi("p", I64, [])],
-              [seq_vi("s3", F), vi("n", I64, None), vi("last", F, None), vi("any", F, None), vi("cat", F, None),
-               vi("stack", F, None), vi("cat_all", F, None)],
-              [const("zero", 0), const("minus1", -1)])  # fmt: skip
+    m = model(
+        nodes,
+        [vi("a", F, ["N", 4]), vi("b", F, ["N", 4]), vi("c", F, ["N", 3]), vi("p", I64, [])],
+        [
+            seq_vi("s3", F),
+            vi("n", I64, None),
+            vi("last", F, None),
+            vi("any", F, None),
+            vi("cat", F, None),
+            vi("stack", F, None),
+            vi("cat_all", F, None),
+        ],
+        [const("zero", 0), const("minus1", -1)],
+    )
     feeds = {"a": floats(2, 4), "b": floats(2, 4), "c": floats(2, 3), "p": np.array(1)}
     r = verify(m, [feeds, {**feeds, "p": np.array(-1)}])
     assert shape(r, "s") == "seq(float[N,4])"
@@ -586,9 +796,12 @@ def test_sequence_operators_track_their_elements() -> None:
 
 
 def test_sequence_insert_into_an_unknown_sequence_joins_the_element_type() -> None:
-    m = model([node("SequenceInsert", ["s", "x"], ["s2"]), node("SequenceAt", ["s2", "zero"], ["e"])],
-              [seq_vi("s", F, ["N", 4]), vi("x", F, ["N", 3])], [seq_vi("s2", F), vi("e", F, None)],
-              [const("zero", 0)])  # fmt: skip
+    m = model(
+        [node("SequenceInsert", ["s", "x"], ["s2"]), node("SequenceAt", ["s2", "zero"], ["e"])],
+        [seq_vi("s", F, ["N", 4]), vi("x", F, ["N", 3])],
+        [seq_vi("s2", F), vi("e", F, None)],
+        [const("zero", 0)],
+    )
     r = infer.infer_model(m)
     assert shape(r, "s2") == "seq(float[N,?])"
     n, d = r.shape_of("e")
@@ -599,16 +812,22 @@ def test_sequence_insert_into_an_unknown_sequence_joins_the_element_type() -> No
 
 @pytest.mark.parametrize("opset", [11, 24])
 def test_split_to_sequence(opset: int) -> None:
-    nodes = [node("SplitToSequence", ["x"], ["ones"], axis=0),
-             node("SplitToSequence", ["x"], ["flat"], axis=0, keepdims=0),
-             node("SplitToSequence", ["x", "two"], ["twos"], axis=1),
-             node("SplitToSequence", ["x", "four"], ["ragged"], axis=1),
-             node("SplitToSequence", ["x", "sizes"], ["parts"], axis=1),
-             node("SequenceAt", ["parts", "one"], ["part1"]),
-             node("SequenceAt", ["ragged", "one"], ["tail"])]  # fmt: skip
-    m = model(nodes, [vi("x", F, [3, 6])],
-              [seq_vi(n, F) for n in ("ones", "flat", "twos", "ragged", "parts")] + [vi("part1"), vi("tail")],
-              [const("two", 2), const("four", 4), const("sizes", [1, 5]), const("one", 1)], opset=opset)  # fmt: skip
+    nodes = [
+        node("SplitToSequence", ["x"], ["ones"], axis=0),
+        node("SplitToSequence", ["x"], ["flat"], axis=0, keepdims=0),
+        node("SplitToSequence", ["x", "two"], ["twos"], axis=1),
+        node("SplitToSequence", ["x", "four"], ["ragged"], axis=1),
+        node("SplitToSequence", ["x", "sizes"], ["parts"], axis=1),
+        node("SequenceAt", ["parts", "one"], ["part1"]),
+        node("SequenceAt", ["ragged", "one"], ["tail"]),
+    ]
+    m = model(
+        nodes,
+        [vi("x", F, [3, 6])],
+        [seq_vi(n, F) for n in ("ones", "flat", "twos", "ragged", "parts")] + [vi("part1"), vi("tail")],
+        [const("two", 2), const("four", 4), const("sizes", [1, 5]), const("one", 1)],
+        opset=opset,
+    )
     r = verify(m, [{"x": floats(3, 6)}])
     assert shape(r, "ones") == "seq(float[1,6])"
     assert shape(r, "flat") == "seq(float[6])"
@@ -619,9 +838,11 @@ def test_split_to_sequence(opset: int) -> None:
 
 
 def test_split_to_sequence_symbolic() -> None:
-    nodes = [node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
-             node("SplitToSequence", ["x", "two"], ["chunks"], axis=0),
-             node("ConcatFromSequence", ["rows"], ["back"], axis=0, new_axis=1)]  # fmt: skip
+    nodes = [
+        node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+        node("SplitToSequence", ["x", "two"], ["chunks"], axis=0),
+        node("ConcatFromSequence", ["rows"], ["back"], axis=0, new_axis=1),
+    ]
     m = model(nodes, [vi("x", F, ["N", 3])], [seq_vi("rows", F), seq_vi("chunks", F), vi("back")], [const("two", 2)])
     r = verify(m, [{"x": floats(5, 3)}, {"x": floats(2, 3)}])
     assert shape(r, "rows") == "seq(float[3])"
@@ -637,10 +858,14 @@ def test_optional_presence_is_known_and_selects_a_branch() -> None:
     then = graph([node("OptionalGetElement", ["o"], ["t"])], [], [vi("t", F, None)])
     other = graph([node("Constant", [], ["e"], value_floats=[0.0])], [], [vi("e", F, None)])
     tp = helper.make_tensor_type_proto(F, ["N", 3])
-    nodes = [node("Optional", ["x"], ["o"]), node("OptionalHasElement", ["o"], ["has"]),
-             node("If", ["has"], ["y"], then_branch=then, else_branch=other),
-             node("Optional", [], ["none"], type=tp), node("OptionalHasElement", ["none"], ["has_none"]),
-             node("OptionalHasElement", ["x"], ["plain"])]  # fmt: skip
+    nodes = [
+        node("Optional", ["x"], ["o"]),
+        node("OptionalHasElement", ["o"], ["has"]),
+        node("If", ["has"], ["y"], then_branch=then, else_branch=other),
+        node("Optional", [], ["none"], type=tp),
+        node("OptionalHasElement", ["none"], ["has_none"]),
+        node("OptionalHasElement", ["x"], ["plain"]),
+    ]
     m = model(nodes, [vi("x", F, ["N", 3])], [vi("y", F, None), vi("has_none", B, None), vi("plain", B, None)])
     r = verify(m, [{"x": floats(2, 3)}])
     assert r.value("has").known.elems == (True,)
@@ -662,8 +887,11 @@ def test_optional_graph_input() -> None:
 
 @pytest.mark.parametrize("opset", [15, 18])
 def test_optional_versions(opset: int) -> None:
-    nodes = [node("Optional", ["x"], ["o"]), node("OptionalGetElement", ["o"], ["y"]),
-             node("OptionalHasElement", ["o"], ["h"])]  # fmt: skip
+    nodes = [
+        node("Optional", ["x"], ["o"]),
+        node("OptionalGetElement", ["o"], ["y"]),
+        node("OptionalHasElement", ["o"], ["h"]),
+    ]
     m = model(nodes, [vi("x", F, ["N"])], [vi("y", F, None), vi("h", B, None)], opset=opset)
     r = verify(m, [{"x": floats(3)}])
     assert shape(r, "y") == "float[N]" and shape(r, "h") == "bool[]"
@@ -675,8 +903,11 @@ def test_optional_versions(opset: int) -> None:
 def test_outer_names_are_visible_and_shadowing_is_reported() -> None:
     ok = graph([node("Relu", ["x"], ["t"])], [], [vi("t", F, None)])
     shadow_output = graph([node("Relu", ["x"], ["x2"]), node("Abs", ["x2"], ["z"])], [], [vi("z", F, None)])
-    m = model([node("Relu", ["x"], ["x2"]), node("If", ["c"], ["y"], then_branch=ok, else_branch=shadow_output)],
-              [vi("c", B, []), vi("x", F, [2])], [vi("y", F, None), vi("x2", F, None)])  # fmt: skip
+    m = model(
+        [node("Relu", ["x"], ["x2"]), node("If", ["c"], ["y"], then_branch=ok, else_branch=shadow_output)],
+        [vi("c", B, []), vi("x", F, [2])],
+        [vi("y", F, None), vi("x2", F, None)],
+    )
     r = infer.infer_model(m)
     shadows = [d for d in r.diagnostics if d.code == "shadowing"]
     assert len(shadows) == 1 and shadows[0].location.value == "x2"
@@ -684,16 +915,18 @@ def test_outer_names_are_visible_and_shadowing_is_reported() -> None:
     assert shape(r, "y") == "float[2]"
 
     body = _loop_body([node("Identity", ["x"], ["x_out"])], [vi("x")], [vi("x_out")])  # input named x
-    m = model([node("Loop", ["m", "", "x"], ["xf"], body=body)], [vi("x", F, [2])], [vi("xf", F, None)],
-              [const("m", 2)])  # fmt: skip
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf"], body=body)], [vi("x", F, [2])], [vi("xf", F, None)], [const("m", 2)]
+    )
     r = infer.infer_model(m)
     assert [d.location.value for d in r.diagnostics if d.code == "shadowing"] == ["x"]
 
     body = _loop_body(
         [node("Add", ["x_in", "m"], ["x_out"])], [vi("x_in")], [vi("x_out")], [const("m", np.ones(2), np.float32)]
     )  # an initializer named m
-    m = model([node("Loop", ["m", "", "x"], ["xf"], body=body)], [vi("x", F, [2])], [vi("xf", F, None)],
-              [const("m", 2)])  # fmt: skip
+    m = model(
+        [node("Loop", ["m", "", "x"], ["xf"], body=body)], [vi("x", F, [2])], [vi("xf", F, None)], [const("m", 2)]
+    )
     r = infer.infer_model(m)
     assert [d.location.value for d in r.diagnostics if d.code == "shadowing"] == ["m"]
 
@@ -727,19 +960,26 @@ def test_data_dependent_nodes_alike_never_share_a_variable_through_the_memo():
     graph: each output extent is its own variable (a rule naming a variable after its node is
     never reused for another node)."""
     body = helper.make_graph(
-        [helper.make_node("NonZero", ["x"], ["a"]), helper.make_node("NonZero", ["x"], ["b"]),
-         helper.make_node("Identity", ["c"], ["c_out"])],
+        [
+            helper.make_node("NonZero", ["x"], ["a"]),
+            helper.make_node("NonZero", ["x"], ["b"]),
+            helper.make_node("Identity", ["c"], ["c_out"]),
+        ],
         "body",
         [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("c", B, [])],
-        [helper.make_tensor_value_info("c_out", B, []),
-         helper.make_tensor_value_info("a", I64, None), helper.make_tensor_value_info("b", I64, None)],
-    )  # fmt: skip
+        [
+            helper.make_tensor_value_info("c_out", B, []),
+            helper.make_tensor_value_info("a", I64, None),
+            helper.make_tensor_value_info("b", I64, None),
+        ],
+    )
     loop = helper.make_node("Loop", ["", "cond"], ["sa", "sb"], body=body)
     g = helper.make_graph(
-        [loop, helper.make_node("NonZero", ["x"], ["m"]), helper.make_node("NonZero", ["x"], ["n"])], "g",
+        [loop, helper.make_node("NonZero", ["x"], ["m"]), helper.make_node("NonZero", ["x"], ["n"])],
+        "g",
         [helper.make_tensor_value_info("x", F, ["N", 3]), helper.make_tensor_value_info("cond", B, [])],
         [helper.make_tensor_value_info(o, I64, None) for o in ("sa", "sb", "m", "n")],
-    )  # fmt: skip
+    )
     r = infer.infer_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
     rec = r.graphs["main/0:body"]
     extents = [r.shape_of("m")[1], r.shape_of("n")[1], rec.values["a"].type.shape[1], rec.values["b"].type.shape[1]]

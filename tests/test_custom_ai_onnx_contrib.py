@@ -58,8 +58,9 @@ def test_a_fresh_process_finds_the_domain_from_its_one_file():
         "import sys, infer, onnx; r = infer.infer_model(onnx.load_model_from_string(sys.stdin.buffer.read()));"
         "print(r.type_of('length'), r.type_of('joined'), [d.code for d in r.diagnostics if d.severity == 'error'])"
     )
-    out = subprocess.run([sys.executable, "-c", code], input=_model().SerializeToString(), capture_output=True,
-                         check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], input=_model().SerializeToString(), capture_output=True, check=True
+    )
     assert out.stdout.decode().split() == ["int64[N,L]", "string[N,L]", "[]"], out.stdout
 
 
@@ -78,8 +79,12 @@ def compare_with_the_kernels() -> list[str]:
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     for n, length in itertools.product((1, 2, 5), (0, 1, 3)):
         text = np.array([[f"Ab{i}{j}" for j in range(length)] for i in range(n)], dtype=object).reshape(n, length)
-        feeds = {"text": text, "pattern": np.array("B", dtype=object), "rewrite": np.array(["b"], dtype=object),
-                 "suffix": text.copy()}  # fmt: skip
+        feeds = {
+            "text": text,
+            "pattern": np.array("B", dtype=object),
+            "rewrite": np.array(["b"], dtype=object),
+            "suffix": text.copy(),
+        }
         for name, got in zip(("joined", "length"), session.run(["joined", "length"], feeds)):
             claimed = result.type_of(name).shape
             want = tuple(D.evaluate(d, {"N": n, "L": length}) for d in claimed)

@@ -104,8 +104,11 @@ def test_a_graph_input_variable_is_not_written_over_another_inputs_extent() -> N
 
 
 def test_one_name_on_two_unknown_extents_does_not_equate_them() -> None:
-    nodes = [helper.make_node("NonZero", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["r"]),
-             helper.make_node("NonZero", ["r"], ["b"])]  # fmt: skip
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["a"]),
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("NonZero", ["r"], ["b"]),
+    ]
     i64 = [helper.make_tensor_value_info(n, TensorProto.INT64, [1, "K"]) for n in ("a", "b")]
     m = _model(nodes, [_vi("x", ["N"])], i64)
     observed = run(m, {"x": np.array([1.0, -2.0, 3.0, -4.0, 0.0], np.float32)})
@@ -121,8 +124,11 @@ def test_a_name_is_not_adopted_where_the_inferred_rank_is_unknown_either() -> No
     """``c`` has the rank of ``a``'s count (unknown): its declared ``K`` is not taken for the
     count either (the oracle, seed 103832)."""
     axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
-    nodes = [helper.make_node("NonZero", ["x"], ["a"]), helper.make_node("Squeeze", ["a", "axes"], ["s"]),
-             helper.make_node("ConstantOfShape", ["s"], ["c"])]  # fmt: skip
+    nodes = [
+        helper.make_node("NonZero", ["x"], ["a"]),
+        helper.make_node("Squeeze", ["a", "axes"], ["s"]),
+        helper.make_node("ConstantOfShape", ["s"], ["c"]),
+    ]
     outputs = [helper.make_tensor_value_info("a", TensorProto.INT64, [1, "K"]), _vi("c", ["K"])]
     m = _model(nodes, [_vi("x", ["N"])], outputs, [axes])
     observed = run(m, {"x": np.array([0.0, 0.0, 5.0, 0.0], np.float32)})

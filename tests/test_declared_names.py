@@ -86,8 +86,12 @@ def test_claims_hold_in_onnxruntime():
     result = infer.infer_model(model)
     runs = []
     for b, p, s, n in ((1, 3, 2, 2), (2, 1, 5, 3)):
-        feeds = {"past": np.zeros((b, 2, p, 4), np.float32), "new": np.zeros((b, 2, s, 4), np.float32),
-                 "mask": np.ones((b, p + s), np.int64), "odd": np.zeros(n, np.int64)}  # fmt: skip
+        feeds = {
+            "past": np.zeros((b, 2, p, 4), np.float32),
+            "new": np.zeros((b, 2, s, 4), np.float32),
+            "mask": np.ones((b, p + s), np.int64),
+            "odd": np.zeros(n, np.int64),
+        }
         runs.append(({"batch": b, "past_sequence": p, "sequence": s}, run(expose_all(model), feeds)))
     verdict = check(result, runs)
     assert not verdict.wrong, verdict.wrong

@@ -147,8 +147,19 @@ def test_every_verb_is_documented():
     for verb, opts in _options().items():
         assert f"## {verb}" in page, f"docs/cli.md has no section for {verb}"
         section = page.split(f"## {verb}", 1)[1].split("\n## ", 1)[0]
-        common = {"-h", "--help", "--json", "-q", "--quiet", "--color", "--dims", "--bind", "--read-external-data",
-                  "--external-data-dir", "--limit"}  # fmt: skip
+        common = {
+            "-h",
+            "--help",
+            "--json",
+            "-q",
+            "--quiet",
+            "--color",
+            "--dims",
+            "--bind",
+            "--read-external-data",
+            "--external-data-dir",
+            "--limit",
+        }
         for opt in opts - common:
             assert opt in section, f"docs/cli.md: {verb} does not document {opt}"
 
@@ -176,10 +187,10 @@ def _validate(data: Any, schema: dict[str, Any], schemas: dict[str, Any], where:
     if "type" in schema:
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         ok = any(
-            (k == "integer" and isinstance(data, int) and not isinstance(data, bool)) or
-            (k != "integer" and isinstance(data, _TYPES[k]) and not (k != "boolean" and isinstance(data, bool)))
+            (k == "integer" and isinstance(data, int) and not isinstance(data, bool))
+            or (k != "integer" and isinstance(data, _TYPES[k]) and not (k != "boolean" and isinstance(data, bool)))
             for k in kinds
-        )  # fmt: skip
+        )
         assert ok, f"{where}: {data!r} is not {kinds}"
     if isinstance(data, dict):
         for key in schema.get("required", []):
@@ -202,11 +213,13 @@ def _unknown_model(path: Path) -> Path:
     g = helper.make_graph(
         [helper.make_node("Reshape", ["x", "p"], ["y"], name="r"), helper.make_node("MatMul", ["y", "w"], ["z"])],
         "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
-         helper.make_tensor_value_info("p", TensorProto.INT64, [2]),
-         helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 4])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+            helper.make_tensor_value_info("p", TensorProto.INT64, [2]),
+            helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 4]),
+        ],
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
     return path
 
@@ -218,8 +231,17 @@ def _run(*argv: str) -> tuple[int, Any]:
 
 def test_json_output_matches_the_documented_schemas(tmp_path):
     schemas = _schemas()
-    assert set(schemas) == {"diagnostic", "summary", "annotate", "check", "explain", "report", "ops", "verify",
-                            "contradiction"}  # fmt: skip
+    assert set(schemas) == {
+        "diagnostic",
+        "summary",
+        "annotate",
+        "check",
+        "explain",
+        "report",
+        "ops",
+        "verify",
+        "contradiction",
+    }
     model = str(_unknown_model(tmp_path / "m.onnx"))
     wrong = onnx.load(str(EXAMPLE))  # a declared output dim onnxruntime contradicts: verify lists it
     wrong.graph.output[0].type.tensor_type.shape.dim[2].dim_value = 33
@@ -322,8 +344,10 @@ def test_adding_an_operator_blocks_run(monkeypatch):
     tests: list = []
     with monkeypatch.context() as patch:
         patch.setattr(registry, "EXAMPLES", tests)
-        exec(compile(_python_block(page, "## Its tests, beside it"), "adding-an-operator.md", "exec"),
-             {"example": registry.example})  # fmt: skip
+        exec(
+            compile(_python_block(page, "## Its tests, beside it"), "adding-an-operator.md", "exec"),
+            {"example": registry.example},
+        )
     assert tests
     for ex in tests:
         check_example(ex)

@@ -27,8 +27,9 @@ EXTENTS = [1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 63, 64, 65, 97, 100]
 
 def _model(nodes: list, inits: list, elem: int = TP.FLOAT, rank: int = 3) -> onnx.ModelProto:
     shape = [1] * (rank - 1) + ["W"]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", elem, shape)],
-                     [h.make_tensor_value_info("y", elem, None)], inits)  # fmt: skip
+    g = h.make_graph(
+        nodes, "g", [h.make_tensor_value_info("x", elem, shape)], [h.make_tensor_value_info("y", elem, None)], inits
+    )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
 
 
@@ -84,8 +85,12 @@ def _pad_to_multiple(k: float, elem: int = TP.FLOAT, bound: int | None = None) -
         h.make_node("Concat", ["zeros5", "p1"], ["pads"], axis=0),
         h.make_node("Pad", ["x", "pads"], ["y"]),
     ]
-    inits = [_const("last", 2, TP.INT64), _const("k", k, elem), h.make_tensor("zero", TP.INT64, [1], [0]),
-             h.make_tensor("zeros5", TP.INT64, [5], [0] * 5)]  # fmt: skip
+    inits = [
+        _const("last", 2, TP.INT64),
+        _const("k", k, elem),
+        h.make_tensor("zero", TP.INT64, [1], [0]),
+        h.make_tensor("zeros5", TP.INT64, [5], [0] * 5),
+    ]
     return _model(nodes, inits, elem)
 
 
@@ -166,16 +171,24 @@ def _tf_same_padding(bound: int | None) -> onnx.ModelProto:
         h.make_node("Pad", ["x", "pads"], ["xp"]),
         h.make_node("MaxPool", ["xp"], ["y"], kernel_shape=[int(k)], strides=[int(s)]),
     ]
-    inits = [_const("last", 2, TP.INT64), _const("stride", s, TP.FLOAT), _const("k", k, TP.FLOAT),
-             _const("one", 1.0, TP.FLOAT), _const("fzero", 0.0, TP.FLOAT),
-             _const("ftwo", 2.0, TP.FLOAT), h.make_tensor("fzeros2", TP.FLOAT, [2], [0.0, 0.0])]  # fmt: skip
+    inits = [
+        _const("last", 2, TP.INT64),
+        _const("stride", s, TP.FLOAT),
+        _const("k", k, TP.FLOAT),
+        _const("one", 1.0, TP.FLOAT),
+        _const("fzero", 0.0, TP.FLOAT),
+        _const("ftwo", 2.0, TP.FLOAT),
+        h.make_tensor("fzeros2", TP.FLOAT, [2], [0.0, 0.0]),
+    ]
     # Concat needs 1-D pieces: make the scalars vectors.
     for n in nodes:
         if n.op_type == "Concat":
             n.input[1] = "before1"
             n.input[3] = "after1"
-    nodes[-4:-4] = [h.make_node("Unsqueeze", ["before", "zero"], ["before1"]),
-                    h.make_node("Unsqueeze", ["after", "zero"], ["after1"])]  # fmt: skip
+    nodes[-4:-4] = [
+        h.make_node("Unsqueeze", ["before", "zero"], ["before1"]),
+        h.make_node("Unsqueeze", ["after", "zero"], ["after1"]),
+    ]
     inits.append(h.make_tensor("zero", TP.INT64, [1], [0]))
     return _model(nodes, inits)
 
@@ -237,8 +250,12 @@ def test_cast_to_int_truncates_toward_zero():
         h.make_node("Unsqueeze", ["n10", "zero"], ["u"]),
         h.make_node("ConstantOfShape", ["u"], ["y"]),
     ]
-    inits = [_const("last", 2, TP.INT64), _const("ten", 10, TP.INT64), _const("four", 4.0, TP.FLOAT),
-             h.make_tensor("zero", TP.INT64, [1], [0])]  # fmt: skip
+    inits = [
+        _const("last", 2, TP.INT64),
+        _const("ten", 10, TP.INT64),
+        _const("four", 4.0, TP.FLOAT),
+        h.make_tensor("zero", TP.INT64, [1], [0]),
+    ]
     result = infer.infer_model(_model(nodes, inits))
     runs = [({"W": w}, run(expose_all(_model(nodes, inits)), {"x": np.zeros([1, 1, w], np.float32)})) for w in EXTENTS]
     assert not check(result, runs).wrong  # the sign of W - 10 is unknown: unknown is the right answer

@@ -26,8 +26,13 @@ def _count_model(tail: list, extra_inits: list = (), out_elem: int = TP.INT64) -
         *tail,
     ]
     inits = [h.make_tensor("one", TP.INT64, [], [1]), h.make_tensor("zero1", TP.INT64, [1], [0]), *extra_inits]
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TP.FLOAT, [8])],
-                     [h.make_tensor_value_info("y", out_elem, None)], inits)  # fmt: skip
+    g = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", TP.FLOAT, [8])],
+        [h.make_tensor_value_info("y", out_elem, None)],
+        inits,
+    )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
 
 
@@ -73,8 +78,12 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_fresh_count_may_be_zero(name):
-    inits = [h.make_tensor("zero", TP.INT64, [], [0]), h.make_tensor("one1", TP.INT64, [1], [1]),
-             h.make_tensor("two", TP.INT64, [], [2]), h.make_tensor("three", TP.INT64, [], [3])]  # fmt: skip
+    inits = [
+        h.make_tensor("zero", TP.INT64, [], [0]),
+        h.make_tensor("one1", TP.INT64, [1], [1]),
+        h.make_tensor("two", TP.INT64, [], [2]),
+        h.make_tensor("three", TP.INT64, [], [3]),
+    ]
     out_elem = TP.BOOL if name in ("greater-than-0", "equal-0", "cast-to-bool") else TP.INT64
     _sound(_count_model(CASES[name], inits, out_elem))
 
@@ -185,8 +194,11 @@ def test_reshape_with_allowzero_cancels_an_extent_input_and_target_share():
         h.make_node("Concat", ["c1", "minus1", "sixteen"], ["target"], axis=0),
         h.make_node("Reshape", ["z", "target"], ["y"], allowzero=1),
     ]
-    inits = [h.make_tensor("sixty_four", TP.INT64, [1], [64]), h.make_tensor("minus1", TP.INT64, [1], [-1]),
-             h.make_tensor("sixteen", TP.INT64, [1], [16])]  # fmt: skip
+    inits = [
+        h.make_tensor("sixty_four", TP.INT64, [1], [64]),
+        h.make_tensor("minus1", TP.INT64, [1], [-1]),
+        h.make_tensor("sixteen", TP.INT64, [1], [16]),
+    ]
     model = _count_model(tail, inits, TP.FLOAT)
     result = infer.infer_model(model)
     runs = _runs(model, (0, 1, 5))

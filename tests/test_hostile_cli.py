@@ -419,8 +419,7 @@ def test_the_cli_says_one_line_for_unreadable_paths(tmp_path):
     (tmp_path / "dir").mkdir()
     for path in ("", str(tmp_path / "dir")):
         for verb in ("check", "annotate", "report"):
-            code, err = run(verb, path, "-q") if verb == "check" else run(verb, path, "-o",
-                                                                                   str(tmp_path / "o"))  # fmt: skip
+            code, err = run(verb, path, "-q") if verb == "check" else run(verb, path, "-o", str(tmp_path / "o"))
             assert code == 2, (verb, path, err)
             assert len(err.strip().splitlines()) == 1 and "internal error" not in err, err
             assert not (tmp_path / "o").exists()
@@ -429,8 +428,13 @@ def test_the_cli_says_one_line_for_unreadable_paths(tmp_path):
 @posix_only
 def test_a_fifo_model_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "m.onnx")
-    p = subprocess.run([sys.executable, "-m", "infer.cli", "check", str(tmp_path / "m.onnx")],
-                       capture_output=True, text=True, cwd=ROOT, timeout=60)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "infer.cli", "check", str(tmp_path / "m.onnx")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert p.returncode == 2 and "pipe" in p.stderr
 
 
@@ -441,13 +445,22 @@ def placeholder_model(path: Path) -> Path:
     """Every placeholder as a value name, an op type, a node name, a domain and doc strings."""
     names = [f"v{p}" for p in PLACEHOLDERS]
     nodes = [helper.make_node("Relu", ["__DATA__"], [names[0]], name="__JS__", doc_string="__CSS__ __DATA__")]
-    nodes += [helper.make_node(p, [names[k]], [names[k + 1]], domain="__TITLE__", doc_string=p)
-              for k, p in enumerate(PLACEHOLDERS[1:])]  # fmt: skip
-    g = helper.make_graph(nodes, "__JS__", [helper.make_tensor_value_info("__DATA__", TensorProto.FLOAT, ["__CSS__"])],
-                          [helper.make_tensor_value_info(names[-1], TensorProto.FLOAT, None)],
-                          doc_string="__JS__")  # fmt: skip
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("__TITLE__", 1)],
-                          doc_string="__DATA__ __JS__")  # fmt: skip
+    nodes += [
+        helper.make_node(p, [names[k]], [names[k + 1]], domain="__TITLE__", doc_string=p)
+        for k, p in enumerate(PLACEHOLDERS[1:])
+    ]
+    g = helper.make_graph(
+        nodes,
+        "__JS__",
+        [helper.make_tensor_value_info("__DATA__", TensorProto.FLOAT, ["__CSS__"])],
+        [helper.make_tensor_value_info(names[-1], TensorProto.FLOAT, None)],
+        doc_string="__JS__",
+    )
+    m = helper.make_model(
+        g,
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("__TITLE__", 1)],
+        doc_string="__DATA__ __JS__",
+    )
     onnx.save(m, path)
     return path
 
@@ -490,9 +503,13 @@ def external_shape(name: str, location: str, offset: int, checksum: str | None) 
 def reshapes_model(path: Path, shapes: list[TensorProto]) -> Path:
     """``y{k} = Reshape(x[N, 4], shapes[k])`` for each shape tensor."""
     nodes = [helper.make_node("Reshape", ["x", t.name], [f"y{k}"]) for k, t in enumerate(shapes)]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, None)
-                           for k in range(len(shapes))], shapes)  # fmt: skip
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, None) for k in range(len(shapes))],
+        shapes,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
     m.ir_version = 8
     path.write_bytes(m.SerializeToString())
@@ -544,8 +561,12 @@ def test_forty_references_into_one_file_hash_it_once(tmp_path, monkeypatch):
 def test_hashing_stops_at_the_budget_with_a_warning(tmp_path, monkeypatch):
     a = sparse_file(tmp_path / "a.bin", 1 << 20, [0])
     b = sparse_file(tmp_path / "b.bin", 1 << 20, [0])
-    shapes = [external_shape("sa", "a.bin", 0, a), external_shape("sb", "b.bin", 0, b),
-              external_shape("sa2", "a.bin", 0, a), external_shape("sb_plain", "b.bin", 0, None)]  # fmt: skip
+    shapes = [
+        external_shape("sa", "a.bin", 0, a),
+        external_shape("sb", "b.bin", 0, b),
+        external_shape("sa2", "a.bin", 0, a),
+        external_shape("sb_plain", "b.bin", 0, None),
+    ]
     path = reshapes_model(tmp_path / "m.onnx", shapes)
     monkeypatch.setattr(external, "MAX_EXTERNAL_HASH_BYTES", (3 << 20) // 2)  # room for one file
     result = infer.infer_model(path, read_external_data=True)

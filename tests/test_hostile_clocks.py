@@ -82,9 +82,17 @@ def test_graph_values_past_the_limit_are_refused_before_their_types_are_read():
 
 def test_a_node_of_too_many_inputs_is_refused_before_it_is_decoded():
     data = _sum(300)
-    for source in (data, helper.make_model(helper.make_graph([helper.make_node("Sum", ["x"] * 300, ["y"])], "g", [
-        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])], [
-        helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]))):  # fmt: skip
+    for source in (
+        data,
+        helper.make_model(
+            helper.make_graph(
+                [helper.make_node("Sum", ["x"] * 300, ["y"])],
+                "g",
+                [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            )
+        ),
+    ):
         (d,) = _limits(infer.infer_model(source, max_node_values=200))
         assert "Sum has 301 inputs and outputs" in d.message and "max_node_values" in d.message
     assert not _limits(infer.infer_model(data, max_node_values=301))

@@ -36,8 +36,11 @@ def _protobuf_work() -> Iterator[dict[str, int]]:
     ``ByteSize``, which upb computes by serializing) and copies (``CopyFrom``, ``MergeFrom``)
     on the model's messages, and of whole-model copies."""
     work = {"serialized": 0, "copied": 0, "model_copies": 0}
-    saved = [(cls, name, getattr(cls, name)) for cls in _CLASSES
-             for name in ("SerializeToString", "ByteSize", "CopyFrom", "MergeFrom")]  # fmt: skip
+    saved = [
+        (cls, name, getattr(cls, name))
+        for cls in _CLASSES
+        for name in ("SerializeToString", "ByteSize", "CopyFrom", "MergeFrom")
+    ]
 
     def counting(cls: type, name: str, original):
         def serialize(self, *args, **kwargs):
@@ -124,12 +127,17 @@ BAD = b"Q\xff\xfeQ"
 def _with_bad_string(where: str) -> ModelProto:
     """``t = Relu(x); y = Relu(t)``, with the string ``where`` names not UTF-8 (written as
     ``QQQQ``, then patched in the serialized model)."""
-    x = helper.make_tensor_value_info("QQQQ" if where == "input" else "x", TensorProto.FLOAT,
-                                      [2, "QQQQ" if where == "dim" else 3])  # fmt: skip
+    x = helper.make_tensor_value_info(
+        "QQQQ" if where == "input" else "x", TensorProto.FLOAT, [2, "QQQQ" if where == "dim" else 3]
+    )
     y = helper.make_tensor_value_info("QQQQ" if where == "output" else "y", TensorProto.FLOAT, None)
-    first = helper.make_node("QQQQ" if where == "op_type" else "Relu", [x.name], ["QQQQ" if where == "value" else "t"],
-                             name="QQQQ" if where == "node name" else "n",
-                             doc_string="QQQQ" if where == "doc" else None)  # fmt: skip
+    first = helper.make_node(
+        "QQQQ" if where == "op_type" else "Relu",
+        [x.name],
+        ["QQQQ" if where == "value" else "t"],
+        name="QQQQ" if where == "node name" else "n",
+        doc_string="QQQQ" if where == "doc" else None,
+    )
     second = helper.make_node("Relu", [first.output[0]], [y.name])
     graph = helper.make_graph([first, second], "g", [x], [y])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -158,10 +166,13 @@ def test_a_string_that_is_not_utf8_is_inferred_as_onnx_infers_it(where, tmp_path
     onnx.save(model, path)
     onnx_compat.infer_shapes_path(path, tmp_path / "out.onnx")
     reuse.clear()
-    outputs = [onnx_compat.infer_shapes(model), onnx_compat.infer_shapes(model),  # the second one kept
-               onnx_compat.infer_shapes(model.SerializeToString()),
-               onnx_compat.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True),
-               onnx.load(tmp_path / "out.onnx")]  # fmt: skip
+    outputs = [
+        onnx_compat.infer_shapes(model),
+        onnx_compat.infer_shapes(model),  # the second one kept
+        onnx_compat.infer_shapes(model.SerializeToString()),
+        onnx_compat.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True),
+        onnx.load(tmp_path / "out.onnx"),
+    ]
     if where != "op_type":  # (a node no operator set defines: incomplete, as onnxruntime's tool says)
         outputs.append(ort_compat.SymbolicShapeInference.infer_shapes(model))
     for ours in outputs:

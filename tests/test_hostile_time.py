@@ -137,8 +137,11 @@ X = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
 
 @pytest.mark.timeout(60)
 def test_a_node_past_its_time_is_diagnosed_and_inference_goes_on(slow_relu):
-    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["x"], ["n"]),
-             helper.make_node("Add", ["n", "x"], ["y"])]  # fmt: skip
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Neg", ["x"], ["n"]),
+        helper.make_node("Add", ["n", "x"], ["y"]),
+    ]
     outs = [helper.make_tensor_value_info(v, TensorProto.FLOAT, None) for v in ("r", "y")]
     result, seconds = _timed(_model(nodes, [X], outs), max_node_seconds=0.3)
     assert seconds < 10
@@ -152,12 +155,22 @@ def test_a_node_past_its_time_is_diagnosed_and_inference_goes_on(slow_relu):
 
 @pytest.mark.timeout(60)
 def test_a_slow_node_in_a_subgraph_is_diagnosed_there(slow_relu):
-    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [],
-                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])  # fmt: skip
-    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
-                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])  # fmt: skip
-    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other),
-             helper.make_node("Neg", ["x"], ["z"])]  # fmt: skip
+    then = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["t"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+    )
+    nodes = [
+        helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other),
+        helper.make_node("Neg", ["x"], ["z"]),
+    ]
     c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
     outs = [helper.make_tensor_value_info(v, TensorProto.FLOAT, None) for v in ("y", "z")]
     result, seconds = _timed(_model(nodes, [c, X], outs), max_node_seconds=0.3)

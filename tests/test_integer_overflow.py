@@ -33,8 +33,7 @@ def _model() -> object:
         helper.make_node("Mul", ["big", "big"], ["square"], name="mul64"),
         helper.make_node("Add", ["big32", "one32"], ["sum32"], name="add32"),
     ]
-    outs = [helper.make_tensor_value_info(n, t, [2]) for n, t in
-            (("sum", 7), ("diff", 7), ("square", 7), ("sum32", 6))]  # fmt: skip
+    outs = [helper.make_tensor_value_info(n, t, [2]) for n, t in (("sum", 7), ("diff", 7), ("square", 7), ("sum32", 6))]
     graph = helper.make_graph(nodes, "overflow", [], outs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
@@ -58,10 +57,15 @@ def test_overflowed_elements_are_unknown_and_in_range_ones_known() -> None:
 
 def test_each_overflow_is_a_warning_at_its_node_and_value() -> None:
     result = infer.infer_model(_model())
-    found = [(d.severity, d.location.node_name, d.location.value) for d in result.diagnostics
-             if d.code == "integer-overflow"]  # fmt: skip
-    assert found == [("warning", "add64", "sum"), ("warning", "sub64", "diff"),
-                     ("warning", "mul64", "square"), ("warning", "add32", "sum32")]  # fmt: skip
+    found = [
+        (d.severity, d.location.node_name, d.location.value) for d in result.diagnostics if d.code == "integer-overflow"
+    ]
+    assert found == [
+        ("warning", "add64", "sum"),
+        ("warning", "sub64", "diff"),
+        ("warning", "mul64", "square"),
+        ("warning", "add32", "sum32"),
+    ]
     assert "9223372036854775808" in next(d.message for d in result.diagnostics if d.code == "integer-overflow")
     assert not result.errors
 

@@ -53,8 +53,9 @@ _REPEATING = [
 
 def _everything(result: infer.InferenceResult) -> list[str]:
     """Every value's type and contents, every diagnostic and assumption, as text."""
-    out = [f"{graph}/{name}: {v.type} {v.known.elems if v.known is not None else ''}" for graph, name, v in
-           result.values()]  # fmt: skip
+    out = [
+        f"{graph}/{name}: {v.type} {v.known.elems if v.known is not None else ''}" for graph, name, v in result.values()
+    ]
     out += [f"{d.code} {d.message} {d.location}" for d in result.diagnostics]
     out += [str(a) for a in result.assumptions]
     # ... and what the model's domain requires, with the nodes that require it (a reused result
@@ -86,9 +87,11 @@ def test_nodes_alike_that_make_fresh_extents_get_one_each() -> None:
     share it (a reuse of the first's result would claim their counts equal)."""
     nodes = [helper.make_node("NonZero", ["x"], [f"nz{k}"]) for k in range(3)]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
         [helper.make_tensor_value_info(f"nz{k}", TensorProto.INT64, None) for k in range(3)],
-    )  # fmt: skip
+    )
     result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
     counts = [result.shape_of(f"nz{k}")[1] for k in range(3)]
     assert all(result.dims.is_fresh(c) for c in counts), counts
@@ -100,11 +103,14 @@ def test_nodes_alike_each_report_what_they_find() -> None:
     would skip the second node's report."""
     nodes = [helper.make_node("Add", ["a", "b"], [f"s{k}"]) for k in range(3)]
     graph = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [3]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [4]),
+        ],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("s0", "s1", "s2")],
-    )  # fmt: skip
+    )
     result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
     mismatches = [d.location.node_index for d in result.diagnostics if d.code == "shape-mismatch"]
     assert mismatches == [0, 1, 2], result.diagnostics
@@ -116,11 +122,14 @@ def test_a_reused_result_requires_at_its_own_node_what_the_rule_required() -> No
     nodes need what), as running the rule at each would."""
     nodes = [helper.make_node("MatMul", ["a", "b"], [f"y{k}"], name=f"mm{k}") for k in range(3)]
     graph = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", "K"]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["L", "M"])],
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["N", "K"]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, ["L", "M"]),
+        ],
         [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, None) for k in range(3)],
-    )  # fmt: skip
+    )
     result = infer.infer_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
     (equal,) = [c for c in result.domain.constraints if c.kind == "equal"]
     assert sorted(d.site.node_name for d in equal.demands) == ["mm0", "mm1", "mm2"], equal.demands
@@ -166,7 +175,10 @@ def test_re_inference_after_a_rename_runs_no_rule(monkeypatch) -> None:
     first = infer.infer_model(model)
     afresh: list[str] = []
     real = Engine._infer_afresh
-    monkeypatch.setattr(Engine, "_infer_afresh", lambda self, frame, idx, view, *rest:
-                        afresh.append(view.op_type) or real(self, frame, idx, view, *rest))  # fmt: skip
+    monkeypatch.setattr(
+        Engine,
+        "_infer_afresh",
+        lambda self, frame, idx, view, *rest: afresh.append(view.op_type) or real(self, frame, idx, view, *rest),
+    )
     infer.infer_model(renamed, previous=first)
     assert afresh == []

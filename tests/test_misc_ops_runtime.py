@@ -49,8 +49,16 @@ def _execute(model: Any, feeds: dict[str, np.ndarray], runtime: str) -> dict[str
     return {o.name: v for o, v in zip(model.graph.output, outs)}
 
 
-def verify(op: str, inputs: list[In | None], attrs: dict[str, Any] | None = None, n_out: int = 1,
-           opset: int = 18, runtime: str = "both", exact: bool = True, rank: bool = True) -> list[T.Type]:  # fmt: skip
+def verify(
+    op: str,
+    inputs: list[In | None],
+    attrs: dict[str, Any] | None = None,
+    n_out: int = 1,
+    opset: int = 18,
+    runtime: str = "both",
+    exact: bool = True,
+    rank: bool = True,
+) -> list[T.Type]:
     """Check shapes, element types and known contents of both variants; the concrete types.
 
     ``runtime`` is "ort", "ref" or "both" (every claim must hold for each runtime). ``check_node``
@@ -87,8 +95,9 @@ def verify(op: str, inputs: list[In | None], attrs: dict[str, Any] | None = None
     return concrete
 
 
-def known_of(op: str, inputs: list[In | None], attrs: dict[str, Any] | None = None, n_out: int = 1,
-             opset: int = 18) -> list[Any]:  # fmt: skip
+def known_of(
+    op: str, inputs: list[In | None], attrs: dict[str, Any] | None = None, n_out: int = 1, opset: int = 18
+) -> list[Any]:
     model, _ = build(op, inputs, attrs or {}, n_out, opset, symbolic=False)
     result = infer.infer_model(model)
     return [result.value(f"y{k}").known for k in range(n_out)]
@@ -99,8 +108,9 @@ def known_of(op: str, inputs: list[In | None], attrs: dict[str, Any] | None = No
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
 
-def _rnn_inputs(op: str, seq: int, batch: int, size: int, hidden: int, ndir: int, layout: int = 0,
-                extras: bool = False) -> list[In | None]:  # fmt: skip
+def _rnn_inputs(
+    op: str, seq: int, batch: int, size: int, hidden: int, ndir: int, layout: int = 0, extras: bool = False
+) -> list[In | None]:
     g = GATES[op]
     x = [seq, batch, size] if layout == 0 else [batch, seq, size]
     ins: list[In | None] = [In(x), In([ndir, g * hidden, size]), In([ndir, g * hidden, hidden])]
@@ -261,8 +271,15 @@ def test_eye_like_and_det() -> None:
 
 
 def test_tfidf() -> None:
-    attrs = {"mode": "TF", "ngram_indexes": [0, 1, 2, 3, 4, 5, 6], "ngram_counts": [0, 4], "max_skip_count": 0,
-             "min_gram_length": 2, "max_gram_length": 2, "pool_int64s": [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]}  # fmt: skip
+    attrs = {
+        "mode": "TF",
+        "ngram_indexes": [0, 1, 2, 3, 4, 5, 6],
+        "ngram_counts": [0, 4],
+        "max_skip_count": 0,
+        "min_gram_length": 2,
+        "max_gram_length": 2,
+        "pool_int64s": [2, 3, 5, 4, 5, 6, 7, 8, 6, 7],
+    }
     verify("TfIdfVectorizer", [In([12], I32)], attrs, opset=9)
     verify("TfIdfVectorizer", [In([2, 6], I64)], attrs, opset=9)
 

@@ -248,8 +248,9 @@ _ELEM = {"float": (TensorProto.FLOAT, np.float32), "double": (TensorProto.DOUBLE
          "string": (TensorProto.STRING, object)}  # fmt: skip
 
 
-def _one_node(op: str, inputs: list[tuple[str, tuple[int, ...]]], attrs: dict[str, Any], n_out: int,
-              ml_opset: int) -> tuple[onnx.ModelProto, dict[str, int], dict[str, Any]]:  # fmt: skip
+def _one_node(
+    op: str, inputs: list[tuple[str, tuple[int, ...]]], attrs: dict[str, Any], n_out: int, ml_opset: int
+) -> tuple[onnx.ModelProto, dict[str, int], dict[str, Any]]:
     """A one-node model whose every input dim is a dim_param, its bindings and random feeds."""
     rng = np.random.default_rng(0)
     graph_inputs, bindings, feeds = [], {}, {}
@@ -282,11 +283,16 @@ _TER = {**_TREE, "target_treeids": [0, 0], "target_nodeids": [1, 2], "target_wei
 
 def _svc(k: int, prob: bool, post: str = "NONE", c: int = 3) -> dict[str, Any]:
     rng = np.random.default_rng(k)
-    a = {"kernel_type": "RBF", "kernel_params": [0.3, 0.0, 3.0], "vectors_per_class": [2] * k,
-         "support_vectors": rng.standard_normal(2 * k * c).tolist(),
-         "coefficients": rng.standard_normal((k - 1) * 2 * k).tolist(),
-         "rho": rng.standard_normal(k * (k - 1) // 2).tolist(), "post_transform": post,
-         "classlabels_ints": list(range(k))}  # fmt: skip
+    a = {
+        "kernel_type": "RBF",
+        "kernel_params": [0.3, 0.0, 3.0],
+        "vectors_per_class": [2] * k,
+        "support_vectors": rng.standard_normal(2 * k * c).tolist(),
+        "coefficients": rng.standard_normal((k - 1) * 2 * k).tolist(),
+        "rho": rng.standard_normal(k * (k - 1) // 2).tolist(),
+        "post_transform": post,
+        "classlabels_ints": list(range(k)),
+    }
     if prob:
         a["prob_a"], a["prob_b"] = [-1.0] * (k * (k - 1) // 2), [0.1] * (k * (k - 1) // 2)
     return a
@@ -294,13 +300,24 @@ def _svc(k: int, prob: bool, post: str = "NONE", c: int = 3) -> dict[str, Any]:
 
 def _svr(c: int = 3) -> dict[str, Any]:
     rng = np.random.default_rng(c)
-    return {"kernel_type": "RBF", "kernel_params": [0.3, 0.0, 3.0], "n_supports": 4, "coefficients": [1.0] * 4,
-            "support_vectors": rng.standard_normal(4 * c).tolist(), "rho": [0.1]}  # fmt: skip
+    return {
+        "kernel_type": "RBF",
+        "kernel_params": [0.3, 0.0, 3.0],
+        "n_supports": 4,
+        "coefficients": [1.0] * 4,
+        "support_vectors": rng.standard_normal(4 * c).tolist(),
+        "rho": [0.1],
+    }
 
 
 def _svm_linear(k: int, c: int = 3) -> dict[str, Any]:
-    return {"kernel_type": "LINEAR", "kernel_params": [0.0, 0.0, 0.0], "coefficients": [0.1] * (k * c),
-            "rho": [0.2] * k, "classlabels_strings": [f"c{i}" for i in range(k)]}  # fmt: skip
+    return {
+        "kernel_type": "LINEAR",
+        "kernel_params": [0.0, 0.0, 0.0],
+        "coefficients": [0.1] * (k * c),
+        "rho": [0.2] * k,
+        "classlabels_strings": [f"c{i}" for i in range(k)],
+    }
 
 
 def _lc(k: int, labels: int, c: int = 4, strings: bool = False) -> dict[str, Any]:

@@ -115,8 +115,11 @@ def test_signature_matches_onnxruntime(sig) -> None:
         if got != want:
             problems.append(f"{kind}s: ours {got}\n  onnxruntime {want}")
     if (sig.min_inputs, sig.max_inputs, sig.min_outputs, sig.max_outputs) != (
-        ort_sig.min_input, ort_sig.max_input, ort_sig.min_output, ort_sig.max_output
-    ):  # fmt: skip
+        ort_sig.min_input,
+        ort_sig.max_input,
+        ort_sig.min_output,
+        ort_sig.max_output,
+    ):
         problems.append("arity differs")
     want_tc = {c.type_param_str: set(c.allowed_type_strs) for c in ort_sig.type_constraints}
     got_tc = {k: set(v) for k, v in sig.constraints.items()}

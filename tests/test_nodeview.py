@@ -44,8 +44,12 @@ def _model(nodes: list[onnx.NodeProto]) -> onnx.ModelProto:
 
 
 def test_every_kind_of_attribute_and_field() -> None:
-    body = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "b", [], [
-        helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)])  # fmt: skip
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["z"])],
+        "b",
+        [],
+        [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT, None)],
+    )
     ref = AttributeProto(name="alpha", ref_attr_name="a", type=AttributeProto.FLOAT)
     long_name = "n" * 300  # a length of two varint bytes
     nodes = [

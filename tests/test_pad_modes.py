@@ -25,11 +25,12 @@ PADS = [[0, 1, 0, 0], [0, 0, 0, 2], [0, 2, 0, 2], [0, 3, 0, 0], [0, -1, 0, 1], [
 
 def _model(mode: str, pads: list[int], n: int | str) -> onnx.ModelProto:
     graph = helper.make_graph(
-        [helper.make_node("Pad", ["x", "p"], ["y"], mode=mode)], "g",
+        [helper.make_node("Pad", ["x", "p"], ["y"], mode=mode)],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, n])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(np.array(pads, np.int64), "p")],
-    )  # fmt: skip
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
 
 

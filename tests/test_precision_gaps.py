@@ -30,8 +30,13 @@ from tests.support.runtime import Check, check, expose_all
 INT64_MAX = 2**63 - 1
 
 
-def _model(nodes: list, inputs: list, inits: Sequence = (), outputs: Sequence[str] = ("y",),
-           opsets: Mapping[str, int] | None = None) -> onnx.ModelProto:  # fmt: skip
+def _model(
+    nodes: list,
+    inputs: list,
+    inits: Sequence = (),
+    outputs: Sequence[str] = ("y",),
+    opsets: Mapping[str, int] | None = None,
+) -> onnx.ModelProto:
     graph = h.make_graph(nodes, "g", inputs, [onnx.ValueInfoProto(name=o) for o in outputs], list(inits))
     imports = [h.make_opsetid(d, v) for d, v in (opsets or {"": 18}).items()]
     return h.make_model(graph, opset_imports=imports, ir_version=8)
@@ -45,8 +50,9 @@ def _ints(name: str, values: Sequence[int]) -> onnx.TensorProto:
     return h.make_tensor(name, TP.INT64, [len(values)], list(values))
 
 
-def _sound(model: onnx.ModelProto, runs: list[tuple[dict[str, int], dict[str, np.ndarray]]]) -> tuple[
-        infer.InferenceResult, Check]:  # fmt: skip
+def _sound(
+    model: onnx.ModelProto, runs: list[tuple[dict[str, int], dict[str, np.ndarray]]]
+) -> tuple[infer.InferenceResult, Check]:
     """Infer ``model``, run it in onnxruntime at each (bindings, feeds), and require every claim
     to hold in every run."""
     result = infer.infer_model(model)
@@ -85,8 +91,11 @@ def _runtime_runs(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], where
     where.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(where / "m.onnx"))
     np.savez(where / "feeds.npz", **feeds)
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(where / "m.onnx"), str(where / "feeds.npz")],
-                          capture_output=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(where / "m.onnx"), str(where / "feeds.npz")],
+        capture_output=True,
+        timeout=300,
+    )
     return proc.returncode == 0
 
 
@@ -96,8 +105,26 @@ def _runtime_runs(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], where
 def test_an_extremum_drops_an_argument_another_provably_beats():
     M, N, K = D.symbol("M"), D.symbol("N"), D.symbol("K")
     u = D.fresh_symbol("u")
-    exprs = [M, N, M + N, M + 1, 2 * M, M + N + K, D.floordiv(M, 2), D.floordiv(M + N, 2), M * N, M + u, u,
-             D.dmax(M, N), D.dmin(M, N), D.floordiv(M, 2) + N, N + M * K, D.mod(K, 2) + M, 3, 0]  # fmt: skip
+    exprs = [
+        M,
+        N,
+        M + N,
+        M + 1,
+        2 * M,
+        M + N + K,
+        D.floordiv(M, 2),
+        D.floordiv(M + N, 2),
+        M * N,
+        M + u,
+        u,
+        D.dmax(M, N),
+        D.dmin(M, N),
+        D.floordiv(M, 2) + N,
+        N + M * K,
+        D.mod(K, 2) + M,
+        3,
+        0,
+    ]
     decided = 0
     for a, b in itertools.permutations(exprs, 2):
         if D.less(a, b) is True or D.less(b, a) is False:  # a <= b, provably
@@ -112,16 +139,19 @@ def test_an_extremum_drops_an_argument_another_provably_beats():
 def test_min_of_an_extent_and_a_larger_sum_in_a_model():
     """x[M], y[N]: Min(Shape(x), Shape(x) + Shape(y)) is M, and slicing x to M + N leaves M."""
     nodes = [
-        h.make_node("Shape", ["x"], ["sx"]), h.make_node("Shape", ["y"], ["sy"]),
+        h.make_node("Shape", ["x"], ["sx"]),
+        h.make_node("Shape", ["y"], ["sy"]),
         h.make_node("Add", ["sx", "sy"], ["e"]),
         h.make_node("Min", ["sx", "e"], ["m"]),
         h.make_node("Max", ["e", "sx"], ["big"]),
         h.make_node("Slice", ["x", "zero", "e"], ["s"]),
         h.make_node("Expand", ["x", "m"], ["ex"]),
-    ]  # fmt: skip
+    ]
     model = _model(nodes, [_tensor("x", TP.FLOAT, ["M"]), _tensor("y", TP.FLOAT, ["N"])], [_ints("zero", [0])])
-    runs = [({"M": m, "N": n}, {"x": np.ones(m, np.float32), "y": np.ones(n, np.float32)})
-            for m, n in itertools.product((1, 2, 3), repeat=2)]  # fmt: skip
+    runs = [
+        ({"M": m, "N": n}, {"x": np.ones(m, np.float32), "y": np.ones(n, np.float32)})
+        for m, n in itertools.product((1, 2, 3), repeat=2)
+    ]
     result, _ = _sound(model, runs)
     M, N = D.symbol("M"), D.symbol("N")
     assert result.value("m").known.elems == (M,)
@@ -146,14 +176,17 @@ def _step_model(start: int, end: int, negative: bool, axis: int) -> onnx.ModelPr
 
 
 @pytest.mark.parametrize("axis", [0, 1])
-@pytest.mark.parametrize(("start", "end", "negative"),
-                         [(*b, False) for b in _FORWARD] + [(*b, True) for b in _BACKWARD])  # fmt: skip
+@pytest.mark.parametrize(
+    ("start", "end", "negative"), [(*b, False) for b in _FORWARD] + [(*b, True) for b in _BACKWARD]
+)
 def test_a_slice_step_from_a_shape_counts(start, end, negative, axis):
     """A step read from a Shape is at least 1 (or, negated, at most -1): the sliced extent is
     exact, and the other axis keeps its extent."""
     model = _step_model(start, end, negative, axis)
-    runs = [({"N": n, "S": k}, {"x": np.ones((n, 10), np.float32), "s": np.ones(k, np.float32)})
-            for n, k in itertools.product((1, 2, 3), repeat=2)]  # fmt: skip
+    runs = [
+        ({"N": n, "S": k}, {"x": np.ones((n, 10), np.float32), "s": np.ones(k, np.float32)})
+        for n, k in itertools.product((1, 2, 3), repeat=2)
+    ]
     result, _ = _sound(model, runs)
     shape = result.shape_of("y")
     assert shape[1 - axis] == (D.symbol("N") if axis == 1 else 10)
@@ -168,9 +201,14 @@ def test_a_slice_step_of_unknown_contents_keeps_the_axes_it_does_not_touch():
         h.make_node("Slice", ["x", "starts", "ends", "", "st"], ["z"]),
         h.make_node("Shape", ["s"], ["sst"]),
         h.make_node("Slice", ["x", "lo", "hi", "", "sst"], ["w"]),
-    ]  # fmt: skip
-    inputs = [_tensor("x", TP.FLOAT, ["N", 10, "M"]), _tensor("st", TP.INT64, [1]), _tensor("s", TP.FLOAT, ["S"]),
-              _tensor("lo", TP.INT64, [1]), _tensor("hi", TP.INT64, [1])]  # fmt: skip
+    ]
+    inputs = [
+        _tensor("x", TP.FLOAT, ["N", 10, "M"]),
+        _tensor("st", TP.INT64, [1]),
+        _tensor("s", TP.FLOAT, ["S"]),
+        _tensor("lo", TP.INT64, [1]),
+        _tensor("hi", TP.INT64, [1]),
+    ]
     inits = [_ints("starts", [0]), _ints("ends", [INT64_MAX]), _ints("axes", [1])]
     model = _model(nodes, inputs, inits, outputs=("y", "z", "w"))
     runs = []
@@ -208,11 +246,18 @@ def test_a_symbolic_step_counts_only_where_its_sign_is_known(step):
 
 
 def test_topk_values_and_indices_share_one_unknown_k():
-    model = _model([h.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1)],
-                   [_tensor("x", TP.FLOAT, ["B", 5]), _tensor("k", TP.INT64, [1])],
-                   outputs=("values", "indices"))  # fmt: skip
-    runs = [({"B": b}, {"x": np.random.default_rng(b).standard_normal((b, 5)).astype(np.float32),
-                        "k": np.array([k], np.int64)}) for b, k in itertools.product((1, 2, 3), (0, 1, 3))]  # fmt: skip
+    model = _model(
+        [h.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1)],
+        [_tensor("x", TP.FLOAT, ["B", 5]), _tensor("k", TP.INT64, [1])],
+        outputs=("values", "indices"),
+    )
+    runs = [
+        (
+            {"B": b},
+            {"x": np.random.default_rng(b).standard_normal((b, 5)).astype(np.float32), "k": np.array([k], np.int64)},
+        )
+        for b, k in itertools.product((1, 2, 3), (0, 1, 3))
+    ]
     result, _ = _sound(model, runs)
     values, indices = result.shape_of("values"), result.shape_of("indices")
     assert values == indices
@@ -223,14 +268,17 @@ def test_topk_values_and_indices_share_one_unknown_k():
 # -- 4. a type variable bound by any input of a known type ----------------------------------------
 
 
-@pytest.mark.parametrize(("op", "inputs"), [
-    ("Add", ["float[N]", T.UNKNOWN]),
-    ("Add", [T.UNKNOWN, "float[N]"]),
-    ("Add", [T.TensorType(None, None), "float[N]"]),
-    ("Add", ["float[N]", T.TensorType(None, None)]),
-    ("Where", ["bool[N]", T.TensorType(None, None), "float16[N]"]),
-    ("Concat", [T.TensorType(None, (D.symbol("N"),)), "double[N]"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("op", "inputs"),
+    [
+        ("Add", ["float[N]", T.UNKNOWN]),
+        ("Add", [T.UNKNOWN, "float[N]"]),
+        ("Add", [T.TensorType(None, None), "float[N]"]),
+        ("Add", ["float[N]", T.TensorType(None, None)]),
+        ("Where", ["bool[N]", T.TensorType(None, None), "float16[N]"]),
+        ("Concat", [T.TensorType(None, (D.symbol("N"),)), "double[N]"]),
+    ],
+)
 def test_an_input_of_unknown_element_type_takes_it_from_the_type_variable(op, inputs):
     attrs = {"axis": 0} if op == "Concat" else {}
     out = infer.infer_node(op, inputs, attrs)
@@ -243,8 +291,7 @@ def test_an_input_of_unknown_element_type_takes_it_from_the_type_variable(op, in
 def test_an_unknown_producer_does_not_hide_the_element_type_in_a_model():
     """y comes from an operator of an unknown domain (its type unknown): Add still gives float."""
     nodes = [h.make_node("Mystery", ["x"], ["y"], domain="example.custom"), h.make_node("Add", ["x", "y"], ["z"])]
-    model = _model(nodes, [_tensor("x", TP.FLOAT, ["N"])], outputs=("z",),
-                   opsets={"": 18, "example.custom": 1})  # fmt: skip
+    model = _model(nodes, [_tensor("x", TP.FLOAT, ["N"])], outputs=("z",), opsets={"": 18, "example.custom": 1})
     result = infer.infer_model(model)
     assert isinstance(result.type_of("y"), T.UnknownType)
     assert result.type_of("z").elem == TP.FLOAT
@@ -274,14 +321,23 @@ def _reshapes(targets: list[list[int]], extra_inputs: Sequence = ()) -> onnx.Mod
         nodes.append(h.make_node("Reshape", [src, f"t{i}"], [f"r{i}"]))
         src = f"r{i}"
     inits.append(_ints("flat", [-1]))
-    nodes += [h.make_node("Reshape", [src, "flat"], ["back"]), h.make_node("Add", ["back", "x"], ["y"]),
-              h.make_node("Shape", ["back"], ["sb"])]  # fmt: skip
+    nodes += [
+        h.make_node("Reshape", [src, "flat"], ["back"]),
+        h.make_node("Add", ["back", "x"], ["y"]),
+        h.make_node("Shape", ["back"], ["sb"]),
+    ]
     return _model(nodes, [_tensor("x", TP.FLOAT, ["c"]), *extra_inputs], inits, outputs=("y",))
 
 
-@pytest.mark.parametrize(("targets", "k", "moduli"), [
-    ([[2, -1]], 2, {2}), ([[2, -1], [2, 2, -1]], 4, {2, 4}), ([[-1, 3]], 3, {3}), ([[2, -1], [-1, 3]], 6, {2, 3}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("targets", "k", "moduli"),
+    [
+        ([[2, -1]], 2, {2}),
+        ([[2, -1], [2, 2, -1]], 4, {2, 4}),
+        ([[-1, 3]], 3, {3}),
+        ([[2, -1], [-1, 3]], 6, {2, 3}),
+    ],
+)
 def test_reshaping_back_after_an_exact_division_is_the_extent(targets, k, moduli):
     model = _reshapes(targets)
     runs = [({"c": c}, {"x": np.arange(c, dtype=np.float32)}) for c in (k, 2 * k, 3 * k)]
@@ -291,8 +347,9 @@ def test_reshaping_back_after_an_exact_division_is_the_extent(targets, k, moduli
     assert result.value("sb").known.elems == (c,)
     # The requirement is visible and is the one onnxruntime enforces.
     reqs = [a for a in result.assumptions if a.lower == a.upper == 0]
-    assert sorted(str(a) for a in reqs) == [f"mod(c, {m}) == 0 (Reshape divides the element count exactly)"
-                                           for m in sorted(moduli)]  # fmt: skip
+    assert sorted(str(a) for a in reqs) == [
+        f"mod(c, {m}) == 0 (Reshape divides the element count exactly)" for m in sorted(moduli)
+    ]
     for c_value in range(1, 3 * k + 1):
         assert all(a.holds({"c": c_value}) for a in reqs) is (c_value % k == 0)
     with pytest.raises(Exception):  # noqa: B017 (onnxruntime's own error types)
@@ -301,8 +358,11 @@ def test_reshaping_back_after_an_exact_division_is_the_extent(targets, k, moduli
 
 def test_reshaping_back_after_dividing_by_a_symbolic_extent():
     model = _reshapes([["S", -1]], [_tensor("s", TP.FLOAT, ["S"])])
-    runs = [({"c": c, "S": s}, {"x": np.arange(c, dtype=np.float32), "s": np.ones(s, np.float32)})
-            for s in (1, 2, 3) for c in (s, 2 * s, 3 * s)]  # fmt: skip
+    runs = [
+        ({"c": c, "S": s}, {"x": np.arange(c, dtype=np.float32), "s": np.ones(s, np.float32)})
+        for s in (1, 2, 3)
+        for c in (s, 2 * s, 3 * s)
+    ]
     result, _ = _sound(model, runs)
     assert result.shape_of("back") == (D.symbol("c"),)
     assert any(D.to_str(a.expr) == "mod(c, S)" for a in result.assumptions)
@@ -348,13 +408,24 @@ def test_an_empty_name_inside_a_variadic_input_is_diagnosed(case, tmp_path):
 
 def test_an_empty_name_inside_loop_carried_values_is_diagnosed():
     body = h.make_graph(
-        [h.make_node("Identity", ["c"], ["co"]), h.make_node("Identity", ["a"], ["ao"]),
-         h.make_node("Identity", ["b"], ["bo"])], "body",
-        [_tensor("i", TP.INT64, []), _tensor("c", TP.BOOL, []), h.make_tensor_value_info("a", TP.FLOAT, None),
-         h.make_tensor_value_info("b", TP.FLOAT, None)],
-        [_tensor("co", TP.BOOL, []), h.make_tensor_value_info("ao", TP.FLOAT, None),
-         h.make_tensor_value_info("bo", TP.FLOAT, None)],
-    )  # fmt: skip
+        [
+            h.make_node("Identity", ["c"], ["co"]),
+            h.make_node("Identity", ["a"], ["ao"]),
+            h.make_node("Identity", ["b"], ["bo"]),
+        ],
+        "body",
+        [
+            _tensor("i", TP.INT64, []),
+            _tensor("c", TP.BOOL, []),
+            h.make_tensor_value_info("a", TP.FLOAT, None),
+            h.make_tensor_value_info("b", TP.FLOAT, None),
+        ],
+        [
+            _tensor("co", TP.BOOL, []),
+            h.make_tensor_value_info("ao", TP.FLOAT, None),
+            h.make_tensor_value_info("bo", TP.FLOAT, None),
+        ],
+    )
     loop = h.make_node("Loop", ["m", "", "x", ""], ["y", "z"], body=body)
     model = _model([loop], [_tensor("x", TP.FLOAT, [2])], [h.make_tensor("m", TP.INT64, [], [2])])
     assert "missing-input" in _errors(infer.infer_model(model))
@@ -379,8 +450,10 @@ _GATHER_ND = [
 
 def _gather_nd(data: list, indices: list, batch_dims: int, names: tuple = ()) -> onnx.ModelProto:
     dshape = [names[i] if i < len(names) and names[i] else d for i, d in enumerate(data)]
-    return _model([h.make_node("GatherND", ["d", "i"], ["y"], batch_dims=batch_dims)],
-                  [_tensor("d", TP.FLOAT, dshape), _tensor("i", TP.INT64, indices)])  # fmt: skip
+    return _model(
+        [h.make_node("GatherND", ["d", "i"], ["y"], batch_dims=batch_dims)],
+        [_tensor("d", TP.FLOAT, dshape), _tensor("i", TP.INT64, indices)],
+    )
 
 
 @pytest.mark.parametrize(("data", "indices", "batch_dims"), _GATHER_ND)
@@ -415,17 +488,28 @@ def _embed(ids_elem: int) -> onnx.ModelProto:
     shapes = [["B", "S"], ["B", "S"], [10, 4], [8, 4], [2, 4], [4], [4], ["B", "S"]]
     elems = [ids_elem, ids_elem, *[TP.FLOAT] * 5, ids_elem]
     node = h.make_node("EmbedLayerNormalization", _EMBED, ["y", "mask_index", "sum"], domain="com.microsoft")
-    model = _model([node], [_tensor(n, e, s) for n, e, s in zip(_EMBED, elems, shapes)],
-                   outputs=("y", "mask_index", "sum"), opsets={"": 18, "com.microsoft": 1})  # fmt: skip
+    model = _model(
+        [node],
+        [_tensor(n, e, s) for n, e, s in zip(_EMBED, elems, shapes)],
+        outputs=("y", "mask_index", "sum"),
+        opsets={"": 18, "com.microsoft": 1},
+    )
     model.graph.value_info.append(_tensor("mask_index", TP.INT32, ["B"]))
     return model
 
 
 def _embed_feeds(b: int, s: int, dtype: Any) -> dict[str, np.ndarray]:
     ids = np.zeros((b, s), dtype)
-    return {"ids": ids, "seg": ids, "we": np.ones((10, 4), np.float32), "pe": np.ones((8, 4), np.float32),
-            "se": np.ones((2, 4), np.float32), "g": np.ones(4, np.float32), "b": np.ones(4, np.float32),
-            "mask": np.ones((b, s), dtype)}  # fmt: skip
+    return {
+        "ids": ids,
+        "seg": ids,
+        "we": np.ones((10, 4), np.float32),
+        "pe": np.ones((8, 4), np.float32),
+        "se": np.ones((2, 4), np.float32),
+        "g": np.ones(4, np.float32),
+        "b": np.ones(4, np.float32),
+        "mask": np.ones((b, s), dtype),
+    }
 
 
 def test_embed_layer_normalization_with_float_ids_keeps_the_declared_output_type():

@@ -27,13 +27,29 @@ F32 = np.float32
 
 def _q(x: list[int], w: list[int]) -> list[In]:
     """QLinearConv inputs: uint8 data, int8 weights, scalar scales and zero points."""
-    return [In(x, np.uint8), const(0.1, F32), const(1, np.uint8), In(w, np.int8), const(0.1, F32), const(0, np.int8),
-            const(0.2, F32), const(3, np.uint8)]  # fmt: skip
+    return [
+        In(x, np.uint8),
+        const(0.1, F32),
+        const(1, np.uint8),
+        In(w, np.int8),
+        const(0.1, F32),
+        const(0, np.int8),
+        const(0.2, F32),
+        const(3, np.uint8),
+    ]
 
 
 def _qmm(a: list[int], b: list[int]) -> list[In]:
-    return [In(a, np.uint8), const(0.1, F32), const(1, np.uint8), In(b, np.uint8), const(0.1, F32), const(1, np.uint8),
-            const(0.2, F32), const(3, np.uint8)]  # fmt: skip
+    return [
+        In(a, np.uint8),
+        const(0.1, F32),
+        const(1, np.uint8),
+        In(b, np.uint8),
+        const(0.1, F32),
+        const(1, np.uint8),
+        const(0.2, F32),
+        const(3, np.uint8),
+    ]
 
 
 Case = tuple[str, list[Any], dict[str, Any], int, int]

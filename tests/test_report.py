@@ -132,8 +132,10 @@ class Chromium:
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable")
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})  # fmt: skip
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
         self.call("Page.navigate", {"url": url})
         self.wait_for("Page.loadEventFired")
 
@@ -202,13 +204,17 @@ def _keep(shot: Path) -> None:
 def _unknown_model(path: Path, weird: str = "y") -> Path:
     """x[N,6] reshaped by a shape ``p`` known only at run time: the output's dims are fresh."""
     g = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "p"], [weird], name="reshape"),
-         helper.make_node("Relu", [weird], ["z"], name="relu")],
+        [
+            helper.make_node("Reshape", ["x", "p"], [weird], name="reshape"),
+            helper.make_node("Relu", [weird], ["z"], name="relu"),
+        ],
         "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
-         helper.make_tensor_value_info("p", TensorProto.INT64, [2])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+            helper.make_tensor_value_info("p", TensorProto.INT64, [2]),
+        ],
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
     return path
 
@@ -284,8 +290,9 @@ def test_example_report_in_chromium(browser, tmp_path):
     browser.eval("document.querySelector('#graph svg g.op').dispatchEvent(new MouseEvent('click', {bubbles: true}))")
     assert browser.eval("location.hash").startswith("#g=0&v=")
     # The filter narrows the table.
-    browser.eval("const f = document.getElementById('filter'); f.value = 'input_ids'; "
-                 "f.dispatchEvent(new Event('input'))")  # fmt: skip
+    browser.eval(
+        "const f = document.getElementById('filter'); f.value = 'input_ids'; f.dispatchEvent(new Event('input'))"
+    )
     assert 1 <= browser.eval("document.querySelectorAll('#values tbody tr').length") < 20
     assert browser.problems() == []
 

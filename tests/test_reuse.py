@@ -32,9 +32,12 @@ def _model(shape_values: list[int], weight: np.ndarray | None = None, x: list | 
         inits.append(numpy_helper.from_array(weight, "w"))
         nodes.append(helper.make_node("MatMul", ["y", "w"], ["z"]))
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", F, x or ["N", 12])],
-        [helper.make_tensor_value_info("z" if weight is not None else "y", F, None)], inits,
-    )  # fmt: skip
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, x or ["N", 12])],
+        [helper.make_tensor_value_info("z" if weight is not None else "y", F, None)],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
@@ -129,9 +132,14 @@ def test_nothing_is_kept_past_its_bound():
 def test_a_result_resting_on_a_schema_registered_at_run_time_is_not_kept(domain):
     from onnx import defs
 
-    schema = defs.OpSchema("ReuseProbe", domain, 1, inputs=[defs.OpSchema.FormalParameter("x", "T")],
-                           outputs=[defs.OpSchema.FormalParameter("y", "T")],
-                           type_constraints=[("T", ["tensor(float)"], "")])  # fmt: skip
+    schema = defs.OpSchema(
+        "ReuseProbe",
+        domain,
+        1,
+        inputs=[defs.OpSchema.FormalParameter("x", "T")],
+        outputs=[defs.OpSchema.FormalParameter("y", "T")],
+        type_constraints=[("T", ["tensor(float)"], "")],
+    )
     io = [helper.make_tensor_value_info("x", F, ["N"])], [helper.make_tensor_value_info("y", F, None)]
     graph = helper.make_graph([helper.make_node("ReuseProbe", ["x"], ["y"], domain=domain)], "g", *io)
     opsets = [helper.make_opsetid("", 18)] + ([helper.make_opsetid(domain, 1)] if domain else [])

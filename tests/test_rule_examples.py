@@ -135,8 +135,9 @@ def _written_defaults() -> list:
 
 
 def _outcome(ex, attrs: dict) -> tuple:
-    out = infer.infer_node(ex.op_type, list(ex.inputs), attrs, opset=ex.opset, domain=ex.domain,
-                           n_outputs=len(ex.outputs))  # fmt: skip
+    out = infer.infer_node(
+        ex.op_type, list(ex.inputs), attrs, opset=ex.opset, domain=ex.domain, n_outputs=len(ex.outputs)
+    )
     return [str(v.type) for v in out.values], sorted({d.code for d in out.diagnostics if d.severity != "info"})
 
 

@@ -69,17 +69,31 @@ def test_the_sweep_detects_what_it_looks_for(monkeypatch: pytest.MonkeyPatch):
 # -- 2. regressions, one model each ---------------------------------------------------------------
 
 
-def model(op: str, inputs: list[tuple[str, int, Any]], attributes: list[AttributeProto] = (), *,  # type: ignore[assignment]
-          inits: list[TensorProto] = (), opset: int = 18, domain: str = "", n_outputs: int = 1) -> onnx.ModelProto:  # type: ignore[assignment]  # fmt: skip
+def model(
+    op: str,
+    inputs: list[tuple[str, int, Any]],
+    attributes: list[AttributeProto] = (),
+    *,  # type: ignore[assignment]
+    inits: list[TensorProto] = (),
+    opset: int = 18,
+    domain: str = "",
+    n_outputs: int = 1,
+) -> onnx.ModelProto:  # type: ignore[assignment]
     """One ``op`` node on graph inputs ``(name, elem, shape)`` and initializers."""
-    node = helper.make_node(op, [name for name, _, _ in inputs] + [t.name for t in inits],
-                            [f"y{k}" for k in range(n_outputs)], domain=domain or None)  # fmt: skip
+    node = helper.make_node(
+        op,
+        [name for name, _, _ in inputs] + [t.name for t in inits],
+        [f"y{k}" for k in range(n_outputs)],
+        domain=domain or None,
+    )
     node.attribute.extend(attributes)
     graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info(name, elem, shape) for name, elem, shape in inputs],
+        [node],
+        "g",
+        [helper.make_tensor_value_info(name, elem, shape) for name, elem, shape in inputs],
         [onnx.ValueInfoProto(name=f"y{k}") for k in range(n_outputs)],
         list(inits),
-    )  # fmt: skip
+    )
     imports = [helper.make_opsetid("", opset if not domain else 18)]
     if domain:
         imports.append(helper.make_opsetid(domain, 1))
@@ -219,9 +233,13 @@ def test_slice_bounds_past_the_expression_limit():
     nodes.append(helper.make_node("Sub", [total, "g100"], ["start"]))
     inits.append(numpy_helper.from_array(np.array([5], np.int64), "end"))
     nodes.append(helper.make_node("Slice", ["y", "start", "end"], ["z"]))
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, names),
-                                           helper.make_tensor_value_info("y", F, ["N"])],
-                              [helper.make_tensor_value_info("z", F, None)], inits)  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, names), helper.make_tensor_value_info("y", F, ["N"])],
+        [helper.make_tensor_value_info("z", F, None)],
+        inits,
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     result = infer.infer_model(m)
     assert "rule-crash" not in codes(result), [d for d in result.diagnostics if d.code == "rule-crash"]
@@ -239,8 +257,9 @@ def test_squeeze_with_empty_axes_claims_nothing_the_runtimes_disagree_on():
     m = model("Squeeze", [("x", F, [1, 3])], inits=[empty])
     session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     assert session.run(None, {"x": np.zeros((1, 3), np.float32)})[0].shape == (3,)
-    legacy = model("Squeeze", [("x", F, [1, 3])], [helper.make_attribute("axes", [], attr_type=AttributeProto.INTS)],
-                   opset=11)  # fmt: skip
+    legacy = model(
+        "Squeeze", [("x", F, [1, 3])], [helper.make_attribute("axes", [], attr_type=AttributeProto.INTS)], opset=11
+    )
     assert infer.infer_model(legacy).shape_of("y0") is None
 
 

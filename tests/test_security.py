@@ -389,16 +389,20 @@ def test_strings_that_are_not_utf8_are_refused():
 def _with_subgraph_names() -> onnx.ModelProto:
     """A model whose text lives in a subgraph, a dim_param and an attribute (for the UTF-8 check)."""
     branch = helper.make_graph(
-        [helper.make_node("Identity", ["x"], ["t"], name="Inner")], "then",
-        [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, ["Batch"])],
-    )  # fmt: skip
+        [helper.make_node("Identity", ["x"], ["t"], name="Inner")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, ["Batch"])],
+    )
     node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
     return _model(
         [node],
-        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["Batch"])],
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["Batch"]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(
@@ -456,16 +460,28 @@ def test_too_many_nodes_are_refused():
 
 def test_function_calls_doubling_at_each_level_are_refused_at_once():
     """G_k calls G_{k-1} twice: 2^40 walks of G_0 from a model of 80 nodes."""
-    functions = [helper.make_function("fz", "G0", ["a"], ["y"], [helper.make_node("Relu", ["a"], ["y"])],
-                                      [helper.make_opsetid("", 18)])]  # fmt: skip
+    functions = [
+        helper.make_function(
+            "fz", "G0", ["a"], ["y"], [helper.make_node("Relu", ["a"], ["y"])], [helper.make_opsetid("", 18)]
+        )
+    ]
     for k in range(1, 40):
-        body = [helper.make_node(f"G{k - 1}", ["a"], ["t"], domain="fz"),
-                helper.make_node(f"G{k - 1}", ["t"], ["y"], domain="fz")]  # fmt: skip
-        functions.append(helper.make_function("fz", f"G{k}", ["a"], ["y"], body,
-                                              [helper.make_opsetid("", 18), helper.make_opsetid("fz", 1)]))  # fmt: skip
+        body = [
+            helper.make_node(f"G{k - 1}", ["a"], ["t"], domain="fz"),
+            helper.make_node(f"G{k - 1}", ["t"], ["y"], domain="fz"),
+        ]
+        functions.append(
+            helper.make_function(
+                "fz", f"G{k}", ["a"], ["y"], body, [helper.make_opsetid("", 18), helper.make_opsetid("fz", 1)]
+            )
+        )
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
-    m = _model([helper.make_node("G39", ["x"], ["y"], domain="fz")], [x], [helper.make_tensor_value_info("y", 1, None)],
-               functions=functions)  # fmt: skip
+    m = _model(
+        [helper.make_node("G39", ["x"], ["y"], domain="fz")],
+        [x],
+        [helper.make_tensor_value_info("y", 1, None)],
+        functions=functions,
+    )
     start = time.monotonic()
     result = infer.infer_model(m)
     assert time.monotonic() - start < 20
@@ -475,15 +491,21 @@ def test_function_calls_doubling_at_each_level_are_refused_at_once():
 def _nested_loops(depth: int) -> onnx.ModelProto:
     """Loops nested ``depth`` deep, each carrying a tensor that grows (so fixed points iterate)."""
     inner = helper.make_graph(
-        [helper.make_node("Identity", ["c_in"], ["c_out"]),
-         helper.make_node("Concat", ["v_in", "v_in"], ["v_out"], axis=0)],
+        [
+            helper.make_node("Identity", ["c_in"], ["c_out"]),
+            helper.make_node("Concat", ["v_in", "v_in"], ["v_out"], axis=0),
+        ],
         "body0",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, None)],
-        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_in", TensorProto.FLOAT, None),
+        ],
+        [
+            helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_out", TensorProto.FLOAT, None),
+        ],
+    )
     for k in range(1, depth):
         loop = helper.make_node("Loop", ["", "c_in", "v_in"], ["v_out"], body=inner)
         inner = helper.make_graph(
@@ -493,8 +515,10 @@ def _nested_loops(depth: int) -> onnx.ModelProto:
             list(inner.output),
         )
     top = helper.make_node("Loop", ["", "c", "x"], ["y"], body=inner)
-    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"]),
-           helper.make_tensor_value_info("c", TensorProto.BOOL, [])]  # fmt: skip
+    ins = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"]),
+        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+    ]
     return _model([top], ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
 
 
@@ -560,11 +584,21 @@ def test_subgraphs_nested_past_the_depth_limit_are_refused():
 
 
 def test_recursive_functions_are_reported():
-    f = helper.make_function("fz", "F", ["a"], ["y"], [helper.make_node("F", ["a"], ["y"], domain="fz")],
-                             [helper.make_opsetid("", 18), helper.make_opsetid("fz", 1)])  # fmt: skip
+    f = helper.make_function(
+        "fz",
+        "F",
+        ["a"],
+        ["y"],
+        [helper.make_node("F", ["a"], ["y"], domain="fz")],
+        [helper.make_opsetid("", 18), helper.make_opsetid("fz", 1)],
+    )
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
-    m = _model([helper.make_node("F", ["x"], ["y"], domain="fz")], [x], [helper.make_tensor_value_info("y", 1, None)],
-               functions=[f])  # fmt: skip
+    m = _model(
+        [helper.make_node("F", ["x"], ["y"], domain="fz")],
+        [x],
+        [helper.make_tensor_value_info("y", 1, None)],
+        functions=[f],
+    )
     assert any(d.code == "recursion" for d in infer.infer_model(m).diagnostics)
 
 
@@ -615,10 +649,12 @@ def test_cli_on_hostile_models_exits_cleanly(tmp_path):
         "deep.onnx": deep_nesting(500),
         "traversal.onnx": reshape_model("../secret.bin").SerializeToString(),
         "truncated.onnx": reshape_model("x.bin").SerializeToString()[:37],
-        "rank.onnx": _model([helper.make_node("Relu", ["x"], ["y"])],
-                            [helper.make_tensor_value_info("x", 1, [1] * 2000)],
-                            [helper.make_tensor_value_info("y", 1, None)]).SerializeToString(),
-    }  # fmt: skip
+        "rank.onnx": _model(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            [helper.make_tensor_value_info("x", 1, [1] * 2000)],
+            [helper.make_tensor_value_info("y", 1, None)],
+        ).SerializeToString(),
+    }
     (tmp_path / "m").mkdir()
     for name, data in cases.items():
         (tmp_path / "m" / name).write_bytes(data)
@@ -666,9 +702,15 @@ def test_an_attribute_of_undefined_type_is_an_attribute_type_error_not_a_crash()
     node = helper.make_node("LayerNormalization", ["x", "s"], ["y"])
     a = node.attribute.add()
     a.name, a.i = "axis", 1  # the type field left UNDEFINED: its value reads as None
-    m = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]),
-                        helper.make_tensor_value_info("s", TensorProto.FLOAT, [4])],
-               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], opset=17)  # fmt: skip
+    m = _model(
+        [node],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]),
+            helper.make_tensor_value_info("s", TensorProto.FLOAT, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        opset=17,
+    )
     codes = _codes(infer.infer_model(m))
     assert "rule-crash" not in codes and "attribute-type" in codes  # and the rule never reads it
 
@@ -676,10 +718,12 @@ def test_an_attribute_of_undefined_type_is_an_attribute_type_error_not_a_crash()
 @pytest.mark.parametrize("inputs", [["x", "st", "", "ax"], ["x", "", "en"], ["x", "st"], ["x", "", ""]])
 def test_a_slice_without_its_bounds_is_a_missing_input_not_a_crash(inputs):
     inits = [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("st", 1), ("en", 5), ("ax", 1))]
-    m = _model([helper.make_node("Slice", inputs, ["y"])],
-               [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 10])],
-               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-               [t for t in inits if t.name in inputs])  # fmt: skip
+    m = _model(
+        [helper.make_node("Slice", inputs, ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 10])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [t for t in inits if t.name in inputs],
+    )
     codes = _codes(infer.infer_model(m))
     assert "rule-crash" not in codes and "missing-input" in codes
 
@@ -700,9 +744,12 @@ def test_empty_tensors_with_huge_extents_do_not_crash_rules(op, shape, other):
     """numpy cannot hold an array of shape [2^62, 0]: such contents are left unknown."""
     attrs = {"axis": 0} if op == "Concat" else {}
     node = helper.make_node(op, ["x", "o"] if other is not None else ["x"], ["y"], **attrs)
-    m = _model([node], [helper.make_tensor_value_info("x", TensorProto.INT64, shape)],
-               [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
-               [other] if other is not None else [])  # fmt: skip
+    m = _model(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.INT64, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+        [other] if other is not None else [],
+    )
     r = infer.infer_model(m)
     assert "rule-crash" not in _codes(r), r.diagnostics
     assert isinstance(r.type_of("y"), T.TensorType) and r.type_of("y").shape is not None
@@ -736,9 +783,12 @@ def test_value_ops_leave_unrepresentable_contents_unknown():
 def test_rules_computing_contents_with_numpy_refuse_unholdable_shapes(op, extra, attrs):
     """CumSum, GatherElements, ScatterElements, Unique and Compress share valueops.as_array."""
     names = ["x", *(t.name for t in extra)]
-    m = _model([helper.make_node(op, names, ["y"], **attrs)],
-               [helper.make_tensor_value_info("x", TensorProto.INT64, [2**62, 0])],
-               [helper.make_tensor_value_info("y", TensorProto.INT64, None)], extra[:1])  # fmt: skip
+    m = _model(
+        [helper.make_node(op, names, ["y"], **attrs)],
+        [helper.make_tensor_value_info("x", TensorProto.INT64, [2**62, 0])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+        extra[:1],
+    )
     r = infer.infer_model(m)
     assert "rule-crash" not in _codes(r), r.diagnostics
     assert isinstance(r.type_of("y"), T.TensorType)
@@ -747,8 +797,11 @@ def test_rules_computing_contents_with_numpy_refuse_unholdable_shapes(op, extra,
 def test_an_attribute_without_a_type_is_an_error():
     node = helper.make_node("LayerNormalization", ["x"], ["y"])
     node.attribute.add(name="axis", i=-1)  # no type set
-    m = _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])  # fmt: skip
+    m = _model(
+        [node],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
     r = infer.infer_model(m)
     bad = [d for d in r.diagnostics if d.code == "attribute-type"]
     assert bad and "no type" in bad[0].message and bad[0].location.attribute == "axis"

@@ -34,8 +34,13 @@ SAMPLES = int(os.environ.get("ONNX_INFER_VERIFY_SAMPLES", "2"))
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 
-def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto], outputs: list[onnx.ValueInfoProto],
-           inits: list[onnx.TensorProto] = (), domains: dict[str, int] | None = None) -> onnx.ModelProto:  # fmt: skip
+def _model(
+    nodes: list[onnx.NodeProto],
+    inputs: list[onnx.ValueInfoProto],
+    outputs: list[onnx.ValueInfoProto],
+    inits: list[onnx.TensorProto] = (),
+    domains: dict[str, int] | None = None,
+) -> onnx.ModelProto:
     opsets = [helper.make_opsetid(d, v) for d, v in {"": 18, **(domains or {})}.items()]
     return helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, list(inits)), opset_imports=opsets)
 
@@ -155,11 +160,15 @@ class _Element:
 
 
 def test_float_elements_over_variables_are_evaluated() -> None:
-    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Cast", ["s"], ["f"], to=F),
-             helper.make_node("Div", ["f", "two"], ["h"])]  # fmt: skip
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Cast", ["s"], ["f"], to=F),
+        helper.make_node("Div", ["f", "two"], ["h"]),
+    ]
     two = helper.make_tensor("two", F, [], [2.0])
-    m = _model(nodes, [helper.make_tensor_value_info("x", F, ["N"])], [helper.make_tensor_value_info("h", F, None)],
-               [two])  # fmt: skip
+    m = _model(
+        nodes, [helper.make_tensor_value_info("x", F, ["N"])], [helper.make_tensor_value_info("h", F, None)], [two]
+    )
     result = infer.infer_model(m)
     observed = run(exposed(m), {"x": np.zeros(5, np.float32)})
     assert not check_run(result, {"N": 5}, observed).contradictions
@@ -287,8 +296,19 @@ def test_cli_exit_0_with_counts_and_json(tmp_path) -> None:
     status, out, err = C.run("verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "--samples", "2")
     assert status == 0, err
     assert "claims checked in 2 runs" in out and "0 unchecked" in out and "none contradicted" in out
-    status, out, _ = C.run("verify", str(R.MODELS / "mask_ops_dynamo.onnx"), "--samples", "2", "--json",
-                           "--bind", "batch=3", "--int-range", "0:5", "--seed", "7")  # fmt: skip
+    status, out, _ = C.run(
+        "verify",
+        str(R.MODELS / "mask_ops_dynamo.onnx"),
+        "--samples",
+        "2",
+        "--json",
+        "--bind",
+        "batch=3",
+        "--int-range",
+        "0:5",
+        "--seed",
+        "7",
+    )
     data = json.loads(out)
     assert status == 0 and data["ok"] and data["error"] is None and data["summary"]["checked_runs"] == 2
     assert data["summary"]["claims"] == sum(r["claims"] for r in data["runs"]) > 0

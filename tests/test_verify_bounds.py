@@ -66,8 +66,9 @@ def growing_loop(trips: int, row: int) -> onnx.ModelProto:
 
 def big_expand() -> onnx.ModelProto:
     """``Expand(x, [2^28, 1])``: a gigabyte a unit of N, which the inferred shape shows."""
-    return _model([helper.make_node("Expand", ["x", "s"], ["y"])], [helper.make_tensor("s", I64, [2], [1 << 28, 1])],
-                  ["y"])  # fmt: skip
+    return _model(
+        [helper.make_node("Expand", ["x", "s"], ["y"])], [helper.make_tensor("s", I64, [2], [1 << 28, 1])], ["y"]
+    )
 
 
 # -- item 4 (a): time --------------------------------------------------------------------------
@@ -211,8 +212,14 @@ def test_ctrl_c_stops_the_run_and_verify_says_what_it_checked(tmp_path) -> None:
 # -- item 5: external data ---------------------------------------------------------------------
 
 
-def _external_model(directory: Path, *, constant: bool = False, location: str = "w.bin",
-                    dims: tuple[int, ...] = (4,), data: bytes | None = None) -> Path:  # fmt: skip
+def _external_model(
+    directory: Path,
+    *,
+    constant: bool = False,
+    location: str = "w.bin",
+    dims: tuple[int, ...] = (4,),
+    data: bytes | None = None,
+) -> Path:
     """``y = x + w`` (x of 4 floats) with ``w`` in external file ``location``: an initializer,
     or a ``Constant``'s value."""
     w = TensorProto(name="w", data_type=F, dims=dims, data_location=TensorProto.EXTERNAL)

@@ -64,8 +64,16 @@ def _with_runner(runner, *args, **kwargs):
         onenode.run = saved
 
 
-def check(op: str, inputs: list, attrs: dict | None = None, n_out: int = 1, opset: int = 18, exact: bool = True,
-          ort: bool = True, reference: bool = True) -> None:  # fmt: skip
+def check(
+    op: str,
+    inputs: list,
+    attrs: dict | None = None,
+    n_out: int = 1,
+    opset: int = 18,
+    exact: bool = True,
+    ort: bool = True,
+    reference: bool = True,
+) -> None:
     """``check_node`` against onnxruntime and the reference evaluator; ``InvalidCase`` if both refuse."""
     ran = 0
     for use, runner in ((ort, ort_run), (reference, _reference_run)):
@@ -126,8 +134,12 @@ def resize_case(draw):
     shape += [draw(st.integers(1, 20)) for _ in range(rank - 2)]
     opset = draw(st.sampled_from([11, 13, 18, 19]))
     mode = draw(st.sampled_from(["nearest", "linear", "cubic"]))
-    ctm = draw(st.sampled_from(["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                "tf_crop_and_resize"] + (["half_pixel_symmetric"] if opset >= 19 else [])))  # fmt: skip
+    ctm = draw(
+        st.sampled_from(
+            ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_crop_and_resize"]
+            + (["half_pixel_symmetric"] if opset >= 19 else [])
+        )
+    )
     attrs: dict[str, Any] = {"mode": mode, "coordinate_transformation_mode": ctm}
     axes = list(range(rank))
     if opset >= 18 and draw(st.booleans()):
@@ -166,16 +178,21 @@ def test_resize(case):
 @pytest.mark.parametrize("opset", [10, 13])
 def test_resize_scales_exact_where_runtimes_agree(scale, opset):
     for n in range(1, 31):
-        inputs = [In([1, 1, n])] + ([const([1.0, 1.0, scale], np.float32)] if opset == 10
-                                    else [None, const([1.0, 1.0, scale], np.float32)])  # fmt: skip
+        inputs = [In([1, 1, n])] + (
+            [const([1.0, 1.0, scale], np.float32)] if opset == 10 else [None, const([1.0, 1.0, scale], np.float32)]
+        )
         single = int(np.float32(n) * np.float32(scale))
         double = int(n * float(np.float32(scale)))
         check("Resize", inputs, {}, opset=opset, exact=single == double)
 
 
 @SETTINGS
-@given(st.lists(st.integers(1, 5), min_size=4, max_size=4), st.sampled_from([1.0, 2.0, 3.0, 1.5, 0.5]),
-       st.sampled_from([1.0, 2.0, 2.5]), st.sampled_from([7, 9, 10]))  # fmt: skip
+@given(
+    st.lists(st.integers(1, 5), min_size=4, max_size=4),
+    st.sampled_from([1.0, 2.0, 3.0, 1.5, 0.5]),
+    st.sampled_from([1.0, 2.0, 2.5]),
+    st.sampled_from([7, 9, 10]),
+)
 def test_upsample(shape, hs, ws, opset):
     scales = [1.0, 1.0, hs, ws]
     if opset == 7:
@@ -185,11 +202,13 @@ def test_upsample(shape, hs, ws, opset):
 
 
 def test_resize_sizes_from_a_graph_input_keep_the_other_dims():
-    out = _with_runner(ort_run, "Resize", [In([2, 3, 4, 5]), None, None, fed([8, 10])], {"axes": [2, 3]},
-                       opset=18, exact=False)  # fmt: skip
+    out = _with_runner(
+        ort_run, "Resize", [In([2, 3, 4, 5]), None, None, fed([8, 10])], {"axes": [2, 3]}, opset=18, exact=False
+    )
     assert out.concrete[0].shape[:2] == (2, 3)  # type: ignore[index]
-    _with_runner(ort_run, "Resize", [In([2, 3, 4, 5]), None, fed([1.0, 1.0, 2.0, 2.0], np.float32)], {},
-                 opset=13, exact=False)  # fmt: skip
+    _with_runner(
+        ort_run, "Resize", [In([2, 3, 4, 5]), None, fed([1.0, 1.0, 2.0, 2.0], np.float32)], {}, opset=13, exact=False
+    )
 
 
 # -- Pad, Tile, Expand ----------------------------------------------------------------------------
@@ -295,8 +314,7 @@ def test_split_sizes_and_even(shape, data, opset):
         hcheck("Split", [In(shape)], {"axis": axis, "split": sizes}, n_out=len(sizes), opset=opset)
     else:
         hcheck("Split", [In(shape), const(sizes)], {"axis": axis}, n_out=len(sizes), opset=opset)
-        hrun("Split", [In(shape), fed(sizes)], {"axis": axis}, n_out=len(sizes), opset=opset,
-                     exact=False)  # fmt: skip
+        hrun("Split", [In(shape), fed(sizes)], {"axis": axis}, n_out=len(sizes), opset=opset, exact=False)
 
 
 @SETTINGS
@@ -346,8 +364,12 @@ def test_squeeze_and_unsqueeze_with_axes_from_graph_inputs(shape, data):
 
 
 @SETTINGS
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.booleans(), st.data(),
-       st.sampled_from(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2"]))  # fmt: skip
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    st.booleans(),
+    st.data(),
+    st.sampled_from(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2"]),
+)
 def test_reductions_with_axes_from_graph_inputs(shape, keepdims, data, op):
     k = data.draw(st.integers(1, len(shape)))
     axes = list(data.draw(st.permutations(range(len(shape)))))[:k]
@@ -366,8 +388,12 @@ def pool_case(draw):
     dil = [draw(st.integers(1, 2)) for _ in range(rank)]
     strides = [draw(st.integers(1, 3)) for _ in range(rank)]
     spatial = [draw(st.integers(d * (k - 1) + 1, 10)) for k, d in zip(kernel, dil)]
-    attrs: dict[str, Any] = {"kernel_shape": kernel, "strides": strides, "ceil_mode": int(draw(st.booleans())),
-                             "dilations": dil}  # fmt: skip
+    attrs: dict[str, Any] = {
+        "kernel_shape": kernel,
+        "strides": strides,
+        "ceil_mode": int(draw(st.booleans())),
+        "dilations": dil,
+    }
     auto_pad = draw(st.sampled_from(["NOTSET", "NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"]))
     if auto_pad == "NOTSET":
         attrs["pads"] = [draw(st.integers(0, k - 1)) for k in kernel * 2]
@@ -406,8 +432,12 @@ def test_pooling_before_ceil_mode(case):
 
 
 @SETTINGS
-@given(st.sampled_from([np.float32, np.float64, np.int32, np.int64]), st.integers(-5, 5), st.integers(-5, 5),
-       st.sampled_from([1, 2, 3, -1, -2, 0.5, 0.1, -0.3, 0.25, 0.7]))  # fmt: skip
+@given(
+    st.sampled_from([np.float32, np.float64, np.int32, np.int64]),
+    st.integers(-5, 5),
+    st.integers(-5, 5),
+    st.sampled_from([1, 2, 3, -1, -2, 0.5, 0.1, -0.3, 0.25, 0.7]),
+)
 def test_range(dtype, start, limit, delta):
     if np.issubdtype(dtype, np.integer) and not float(delta).is_integer():
         reject()
@@ -417,13 +447,16 @@ def test_range(dtype, start, limit, delta):
     contents("Range", [In(array=a) for a in arrays], {}, opset=11, required=np.issubdtype(dtype, np.integer))
 
 
-@pytest.mark.parametrize("values,to", [
-    ([1.9, -1.9, 0.5, 2.5], TensorProto.INT32),
-    ([300, -1, 255, 7], TensorProto.UINT8),
-    ([0.1, 1 / 3, 1e-8, 65504.0], TensorProto.FLOAT16),
-    ([0.1, 0.2, 3.0, -7.25], TensorProto.FLOAT),
-    ([0, 3, -2, 1], TensorProto.BOOL),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "values,to",
+    [
+        ([1.9, -1.9, 0.5, 2.5], TensorProto.INT32),
+        ([300, -1, 255, 7], TensorProto.UINT8),
+        ([0.1, 1 / 3, 1e-8, 65504.0], TensorProto.FLOAT16),
+        ([0.1, 0.2, 3.0, -7.25], TensorProto.FLOAT),
+        ([0, 3, -2, 1], TensorProto.BOOL),
+    ],
+)
 def test_cast_contents(values, to):
     src = np.float64 if any(isinstance(v, float) for v in values) else np.int64
     contents("Cast", [In(array=np.array(values, src))], {"to": to})
@@ -506,8 +539,13 @@ def _graph_check(nodes: list, shapes: dict[str, list[int]], inits: dict[str, np.
         helper.make_tensor_value_info(n, TensorProto.FLOAT, [f"{n}_{j}" for j in range(len(s))])
         for n, s in shapes.items()
     ]
-    graph = helper.make_graph(nodes, "g", graph_inputs, [onnx.ValueInfoProto(name=o) for o in outputs],
-                              [numpy_helper.from_array(v, k) for k, v in inits.items()])  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        graph_inputs,
+        [onnx.ValueInfoProto(name=o) for o in outputs],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 10
     bindings = {f"{n}_{j}": d for n, s in shapes.items() for j, d in enumerate(s)}
@@ -533,6 +571,10 @@ def test_slice_with_symbolic_bounds(n, s, a, b, step):
         helper.make_node("Add", ["ys", "b"], ["end"]),
         helper.make_node("Slice", ["x", "start", "end", "axes", "steps"], ["out"]),
     ]
-    inits = {"a": np.array([a], np.int64), "b": np.array([b], np.int64), "axes": np.array([0], np.int64),
-             "steps": np.array([step], np.int64)}  # fmt: skip
+    inits = {
+        "a": np.array([a], np.int64),
+        "b": np.array([b], np.int64),
+        "axes": np.array([0], np.int64),
+        "steps": np.array([step], np.int64),
+    }
     _graph_check(nodes, {"x": [n, 2], "y": [s]}, inits, ["out"])

@@ -114,10 +114,16 @@ def conv_node(op: str, case: Window) -> Case | None:
     if len(case.x) != 4 or "auto_pad" in attrs:
         return None
     k = attrs.get("kernel_shape") or list(case.w[2:])  # type: ignore[index]
-    offset = In([case.x[0], 2 * int(np.prod(k)) if all(isinstance(v, int) and v > 0 for v in k) else 2,
-                 *_out_extents(case)])  # fmt: skip
-    return Case("DeformConv", [In(case.x), const(w, F), offset, None if bias is None else const(bias, F)], attrs,
-                domain="", opset=19)  # fmt: skip
+    offset = In(
+        [case.x[0], 2 * int(np.prod(k)) if all(isinstance(v, int) and v > 0 for v in k) else 2, *_out_extents(case)]
+    )
+    return Case(
+        "DeformConv",
+        [In(case.x), const(w, F), offset, None if bias is None else const(bias, F)],
+        attrs,
+        domain="",
+        opset=19,
+    )
 
 
 def pool_node(op: str, case: Window) -> Case | None:
@@ -174,8 +180,14 @@ def conv_cases() -> list[Window]:
     ]
     # Short and long windows over strides, pads and dilations, at sizes around the fit.
     for x, k, s, p, d in itertools.product([1, 2, 3, 5], [1, 3], [1, 2], [(0, 0), (1, 0)], [1, 2]):
-        out.append(Window((1, 2, x, 4), w=(2, 2, k, 1), attrs={"strides": [s, 1], "pads": [p[0], 0, p[1], 0],
-                          "dilations": [d, 1]}, why="sweep"))  # fmt: skip
+        out.append(
+            Window(
+                (1, 2, x, 4),
+                w=(2, 2, k, 1),
+                attrs={"strides": [s, 1], "pads": [p[0], 0, p[1], 0], "dilations": [d, 1]},
+                why="sweep",
+            )
+        )
     return out
 
 
@@ -387,8 +399,9 @@ def _pool_on_symbolic(op: str, attrs: dict[str, Any], resized: bool) -> onnx.Mod
         x = "R"
     nodes.append(helper.make_node(op, [x], ["Y"], **attrs))
     declared = [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 1, "H", 4])]
-    graph = helper.make_graph(nodes, "g", declared, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-                              inits)  # fmt: skip
+    graph = helper.make_graph(
+        nodes, "g", declared, [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
     model.ir_version = 9
     return model
@@ -430,8 +443,10 @@ def test_pooling_windows_short_of_a_symbolic_extent_as_onnxruntime_runs_them(
             y = None
         inside = result.domain.contains({"H": h})
         if inside != (y is not None):
-            problems.append(f"H={h}: the domain says {'inside' if inside else 'outside'}, onnxruntime "
-                            f"{'runs' if y is not None else 'refuses'} it")  # fmt: skip
+            problems.append(
+                f"H={h}: the domain says {'inside' if inside else 'outside'}, onnxruntime "
+                f"{'runs' if y is not None else 'refuses'} it"
+            )
         if y is not None:
             ran += 1
             verdict = check(result, [({"H": h}, {"Y": y})])
@@ -445,8 +460,13 @@ def test_pads_not_below_the_kernel_get_the_definitions_shape_and_a_runtime_refus
     """The definition pools windows wholly in the padding (onnx's tests: [5,3,4,4], kernel 2, pads
     [1,1,2,2] give [5,3,6,6], as its reference evaluator computes); onnxruntime refuses the node
     when it loads it: a warning, and a runtime's constraint that leaves no valid binding."""
-    case = Case(op, [In((5, 3, 4, 4))], {"kernel_shape": [2, 2], "pads": [1, 1, 2, 2]}, domain="",
-                opset=18 if op == "LpPool" else 19)  # fmt: skip
+    case = Case(
+        op,
+        [In((5, 3, 4, 4))],
+        {"kernel_shape": [2, 2], "pads": [1, 1, 2, 2]},
+        domain="",
+        opset=18 if op == "LpPool" else 19,
+    )
     model, bindings = case.model(symbolic)
     result = infer.infer_model(model)
     assert not errors(result)

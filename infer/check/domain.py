@@ -117,15 +117,29 @@ class Constraint:
             out = _broadcast_text(self.exprs)
         else:
             out = self.text
-        marks = [m for m, on in (("onnxruntime's", self.runtime_only), ("conditional", self.conditional),
-                                 ("for every input value", self.every_value)) if on]  # fmt: skip
+        marks = [
+            m
+            for m, on in (
+                ("onnxruntime's", self.runtime_only),
+                ("conditional", self.conditional),
+                ("for every input value", self.every_value),
+            )
+            if on
+        ]
         marks += ["assumed"] if self.assumed else []
         return out + (f"  [{', '.join(marks)}]" if marks else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "text": str(self).split("  [")[0], "variables": sorted(self.variables),
-                "conditional": self.conditional, "runtime_only": self.runtime_only, "every_value": self.every_value,
-                "assumed": self.assumed, "demanded_by": [str(d) for d in self.demands]}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "text": str(self).split("  [")[0],
+            "variables": sorted(self.variables),
+            "conditional": self.conditional,
+            "runtime_only": self.runtime_only,
+            "every_value": self.every_value,
+            "assumed": self.assumed,
+            "demanded_by": [str(d) for d in self.demands],
+        }
 
 
 def _broadcast_text(ds: Sequence[Dim]) -> str:
@@ -208,8 +222,11 @@ class Domain:
         return "\n".join([*map(str, self.constraints), *map(str, self.not_expressed)])
 
     def to_json(self) -> dict[str, Any]:
-        return {"variables": list(self.variables), "constraints": [c.to_json() for c in self.constraints],
-                "not_expressed": [n.to_json() for n in self.not_expressed]}  # fmt: skip
+        return {
+            "variables": list(self.variables),
+            "constraints": [c.to_json() for c in self.constraints],
+            "not_expressed": [n.to_json() for n in self.not_expressed],
+        }
 
 
 # -- reading a run's requirements ----------------------------------------------------------------
@@ -268,11 +285,18 @@ def _constraint(key: tuple, demands: tuple[Demand, ...], conditional: bool) -> C
             if cap[1] >= 1:
                 return Constraint("range", (cap[0],), upper=cap[1], demands=demands, conditional=conditional)
     if kind in ("at_least", "runtime_at_least"):
-        return Constraint("range", (key[1],), lower=key[2], demands=demands, conditional=conditional,
-                          runtime_only=kind == "runtime_at_least")  # fmt: skip
+        return Constraint(
+            "range",
+            (key[1],),
+            lower=key[2],
+            demands=demands,
+            conditional=conditional,
+            runtime_only=kind == "runtime_at_least",
+        )
     if kind in ("at_most", "at_most_every_value"):
-        return Constraint("range", (key[1],), upper=key[2], demands=demands, conditional=conditional,
-                          every_value=kind != "at_most")  # fmt: skip
+        return Constraint(
+            "range", (key[1],), upper=key[2], demands=demands, conditional=conditional, every_value=kind != "at_most"
+        )
     if kind == "multiple":
         return Constraint("multiple", (key[1], key[2]), demands=demands, conditional=conditional)
     if kind == "equal":
@@ -323,8 +347,9 @@ def simplify(found: Sequence[Constraint], variables: Sequence[str], symbols: Map
     return out
 
 
-def _simplified(group: Sequence[Constraint], variables: Sequence[str], symbols: Mapping[str, Dim],
-                conditional: bool) -> list[Constraint]:  # fmt: skip
+def _simplified(
+    group: Sequence[Constraint], variables: Sequence[str], symbols: Mapping[str, Dim], conditional: bool
+) -> list[Constraint]:
     low: dict[str, tuple[int, list[Demand]]] = {}
     high: dict[str, tuple[int, list[Demand]]] = {}
     modulus: dict[str, tuple[int, list[Demand]]] = {}
@@ -350,8 +375,9 @@ def _simplified(group: Sequence[Constraint], variables: Sequence[str], symbols: 
             ds = [*low.get(name, (0, []))[1], *high.get(name, (0, []))[1]]
             out.append(Constraint("range", (v,), lo, hi, demands=tuple(ds), conditional=conditional))
         if name in modulus and modulus[name][0] > 1:
-            out.append(Constraint("multiple", (v, modulus[name][0]), demands=tuple(modulus[name][1]),
-                                  conditional=conditional))  # fmt: skip
+            out.append(
+                Constraint("multiple", (v, modulus[name][0]), demands=tuple(modulus[name][1]), conditional=conditional)
+            )
     least = {name: lo for name, (lo, _) in low.items()}
     rest = [r for c in rest if (r := _readable(c, least) if c.kind == "multiple" else c) is not None]
     rest = [s for c in rest for s in (_per_variable_equalities(c, least, symbols, order) if c.kind == "equal" else [c])]
@@ -386,8 +412,9 @@ def _readable(c: Constraint, least: Mapping[str, int]) -> Constraint | None:
     return Constraint(c.kind, c.exprs, demands=c.demands, conditional=c.conditional, shown=shown)
 
 
-def _per_variable_equalities(c: Constraint, least: Mapping[str, int], symbols: Mapping[str, Dim],
-                             order: Mapping[str, int]) -> list[Constraint]:  # fmt: skip
+def _per_variable_equalities(
+    c: Constraint, least: Mapping[str, int], symbols: Mapping[str, Dim], order: Mapping[str, int]
+) -> list[Constraint]:
     """``a == b`` for two single terms whose factors each mention one variable, as one equality
     per variable, where that is exact: with ``a = prod(p_v)`` and ``b = prod(q_v)`` over the
     variables (coefficients shared out), ``p_v >= q_v >= 1`` for each ``v`` wherever its bounds
@@ -498,13 +525,13 @@ class _Broken:
         return None if h is None else not h
 
 
-def _search(cs: Sequence[Constraint | _Broken], variables: Sequence[str], want: Mapping[str, int],
-            fixed: Mapping[str, int]) -> dict[str, int] | None:  # fmt: skip
+def _search(
+    cs: Sequence[Constraint | _Broken], variables: Sequence[str], want: Mapping[str, int], fixed: Mapping[str, int]
+) -> dict[str, int] | None:
     """A binding satisfying ``cs``, each variable as near ``want`` as a bounded depth-first
     search over the candidates of each finds (the variables most constrained first)."""
     order = sorted(variables, key=lambda v: -sum(v in c.variables for c in cs))
-    checks = {v: [c for c in cs if v in c.variables and c.variables <= set(order[: order.index(v) + 1])]
-              for v in order}  # fmt: skip
+    checks = {v: [c for c in cs if v in c.variables and c.variables <= set(order[: order.index(v) + 1])] for v in order}
     budget = [TRIES]
     out: dict[str, int] = {}
 
@@ -525,8 +552,9 @@ def _search(cs: Sequence[Constraint | _Broken], variables: Sequence[str], want: 
     return {v: out[v] for v in variables} if place(0) else None
 
 
-def _candidates(v: str, want: int, fixed: Mapping[str, int], placed: Mapping[str, int],
-                cs: Sequence[Constraint | _Broken]) -> Iterator[int]:  # fmt: skip
+def _candidates(
+    v: str, want: int, fixed: Mapping[str, int], placed: Mapping[str, int], cs: Sequence[Constraint | _Broken]
+) -> Iterator[int]:
     """Values to try for ``v``: as fixed; else ``want``, the values already placed that a
     constraint relates it to (equal, broadcast), then the values its own bounds and modulus
     allow, outward from ``want`` (up first), and 1, each once."""
@@ -542,8 +570,13 @@ def _candidates(v: str, want: int, fixed: Mapping[str, int], placed: Mapping[str
             elif c.kind == "multiple" and type(c.exprs[1]) is int:
                 k = math.lcm(k, c.exprs[1])
     seen: set[int] = set()
-    related = [x for c in cs if v in c.variables and c.kind in ("equal", "broadcast")
-               for n in c.variables if n != v and (x := placed.get(n)) is not None]  # fmt: skip
+    related = [
+        x
+        for c in cs
+        if v in c.variables and c.kind in ("equal", "broadcast")
+        for n in c.variables
+        if n != v and (x := placed.get(n)) is not None
+    ]
     first = -(-max(lo, want) // k) * k  # the least allowed value from ``want`` up
     for x in itertools.chain([want, *_solved(v, placed, cs), *related], _steps(first, k, lo, hi), [1]):
         if lo <= x <= hi and x % k == 0 and x not in seen:

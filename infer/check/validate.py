@@ -102,24 +102,24 @@ def _check_key(ctx: RuleContext) -> tuple:
     """Everything ``check_node`` reads: a node with the key of a clean node is clean too."""
     node = node_of(ctx)
     tensor = T.TensorType
-    elems = tuple([
-        None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs
-    ])  # fmt: skip
+    elems = tuple(
+        [None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs]
+    )
     attrs: tuple = ()
     if node.attribute:
         refs = ctx.attribute_references
-        attrs = tuple([
-            (a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute
-        ])  # fmt: skip
+        attrs = tuple(
+            [(a.name, a.type, _ref_type(refs, a.ref_attr_name) if a.ref_attr_name else None) for a in node.attribute]
+        )
     return (id(ctx.sig), tuple(map(bool, node.input)), tuple(map(bool, node.output)), attrs, elems)
 
 
 def _view_key(ctx: RuleContext, view: NodeView) -> tuple:
     """``_check_key`` from the view's fields (a node without attribute references)."""
     tensor = T.TensorType
-    elems = tuple([
-        None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs
-    ])  # fmt: skip
+    elems = tuple(
+        [None if v is None else v.type.elem if type(v.type) is tensor else type_string(v.type) for v in ctx.inputs]
+    )
     return (id(ctx.sig), view.input_presence, view.output_presence, view.attrs_summary, elems)
 
 
@@ -560,13 +560,14 @@ def check_model(run: Checker, model: ModelProto) -> None:
     """What the model itself must carry (Clauses 5.3.1, 5.5)."""
     if not model.ir_version:
         run.report(
-            "missing-ir-version", "the model states no IR version", Location(MAIN),
+            "missing-ir-version",
+            "the model states no IR version",
+            Location(MAIN),
             "set ir_version to the version the producer wrote the model for (onnx.IR_VERSION, say)",
-        )  # fmt: skip
+        )
     counts = Counter(p.key for p in model.metadata_props)
     for key in sorted(k for k, n in counts.items() if n > 1):
-        run.report("duplicate-metadata-key", f"metadata key `{key}` is given {counts[key]} times",
-                   Location(MAIN))  # fmt: skip
+        run.report("duplicate-metadata-key", f"metadata key `{key}` is given {counts[key]} times", Location(MAIN))
     _check_versions(run, model)
     _check_functions(run, model)
 
@@ -589,26 +590,41 @@ def _check_versions(run: Checker, model: ModelProto) -> None:
         domain, version = canonical_domain(imp.domain), int(imp.version)
         label = domain or "ai.onnx"
         if version < 1:
-            run.report("bad-opset-import", f"operator set {label} is imported at version {version}", where,
-                       "an operator set version is a positive integer")  # fmt: skip
+            run.report(
+                "bad-opset-import",
+                f"operator set {label} is imported at version {version}",
+                where,
+                "an operator set version is a positive integer",
+            )
         elif domain in _NEWEST_OPSET and version > _NEWEST_OPSET[domain]:
-            run.report("newer-version", f"operator set {label} {version} is newer than the newest this build "
-                       f"knows ({_NEWEST_OPSET[domain]}), whose operator definitions are used", where)  # fmt: skip
+            run.report(
+                "newer-version",
+                f"operator set {label} {version} is newer than the newest this build "
+                f"knows ({_NEWEST_OPSET[domain]}), whose operator definitions are used",
+                where,
+            )
         if domain in seen and seen[domain] != version:
-            run.report("duplicate-opset-import", f"operator set {label} is imported at versions "
-                       f"{seen[domain]} and {version}; version {version} is used", where)  # fmt: skip
+            run.report(
+                "duplicate-opset-import",
+                f"operator set {label} is imported at versions {seen[domain]} and {version}; version {version} is used",
+                where,
+            )
         seen[domain] = version
     ir = model.ir_version
     if ir > _NEWEST_IR:
-        run.report("newer-version", f"IR version {ir} is newer than the newest this build knows ({_NEWEST_IR})",
-                   where)  # fmt: skip
+        run.report("newer-version", f"IR version {ir} is newer than the newest this build knows ({_NEWEST_IR})", where)
     elif ir:
-        known = [imp for imp in model.opset_import
-                 if 1 <= imp.version <= _NEWEST_OPSET.get(canonical_domain(imp.domain), 0)]  # fmt: skip
+        known = [
+            imp for imp in model.opset_import if 1 <= imp.version <= _NEWEST_OPSET.get(canonical_domain(imp.domain), 0)
+        ]
         needed = _min_ir_version(tuple((imp.domain, imp.version) for imp in known)) if known else 0
         if ir < needed:
-            run.report("ir-version-mismatch", f"IR version {ir} predates the operator sets the model imports, "
-                       f"which need IR version {needed}", where, f"set ir_version to {needed} or later")  # fmt: skip
+            run.report(
+                "ir-version-mismatch",
+                f"IR version {ir} predates the operator sets the model imports, which need IR version {needed}",
+                where,
+                f"set ir_version to {needed} or later",
+            )
 
 
 @functools.lru_cache(maxsize=256)
@@ -640,20 +656,26 @@ def _check_functions(run: Checker, model: ModelProto) -> None:
         key = (canonical_domain(f.domain), f.name, f.overload)
         if f.name and key in seen:
             overload = f" (overload `{f.overload}`)" if f.overload else ""
-            run.report("duplicate-definition", f"function {f.domain}.{f.name}{overload} is defined twice",
-                       Location(where), "keep one definition, or give the other an overload")  # fmt: skip
+            run.report(
+                "duplicate-definition",
+                f"function {f.domain}.{f.name}{overload} is defined twice",
+                Location(where),
+                "keep one definition, or give the other an overload",
+            )
         seen.add(key)
         for kind, names in (("input", list(f.input)), ("output", list(f.output))):
             for k, name in enumerate(names):
                 if not name:
                     run.report("empty-name", f"{kind} {k} of the function has no name", Location(where))
             for name in _repeated(names):
-                run.report("duplicate-definition", f"function {kind} `{name}` is declared twice",
-                           Location(where, value=name))  # fmt: skip
+                run.report(
+                    "duplicate-definition", f"function {kind} `{name}` is declared twice", Location(where, value=name)
+                )
         declared = [*f.attribute, *(a.name for a in f.attribute_proto)]
         for name in _repeated(declared):
-            run.report("duplicate-attribute", f"function attribute `{name}` is declared twice",
-                       Location(where, attribute=name))  # fmt: skip
+            run.report(
+                "duplicate-attribute", f"function attribute `{name}` is declared twice", Location(where, attribute=name)
+            )
         for k, n in enumerate(f.node):
             for a in n.attribute:
                 if a.ref_attr_name and a.ref_attr_name not in declared:
@@ -690,10 +712,17 @@ def _check_graph_names(run: Checker, graph: GraphProto, path: str) -> None:
     # Clause 5.4.1: node names are unique within a graph (the scan found the repeats).
     for idx in run.scan.renamed.get(path, ()):
         n = graph.node[idx]
-        run.report("duplicate-node-name", f"node name `{n.name}` is used by an earlier node too",
-                   Location(path, idx, n.name, n.op_type), "give each node its own name")  # fmt: skip
-    for kind, names in (("input", [i.name for i in graph.input]), ("output", [o.name for o in graph.output]),
-                        ("initializer", [t.name for t in graph.initializer])):  # fmt: skip
+        run.report(
+            "duplicate-node-name",
+            f"node name `{n.name}` is used by an earlier node too",
+            Location(path, idx, n.name, n.op_type),
+            "give each node its own name",
+        )
+    for kind, names in (
+        ("input", [i.name for i in graph.input]),
+        ("output", [o.name for o in graph.output]),
+        ("initializer", [t.name for t in graph.initializer]),
+    ):
         for idx, name in enumerate(names):
             if not name:
                 run.report("empty-name", f"graph {kind} {idx} has an empty name", Location(path))
@@ -708,8 +737,11 @@ def _check_initializers(run: Checker, graph: GraphProto, path: str) -> None:
     """Dense and sparse initializers: an element type, a size their dims match, one name each."""
     for t in graph.initializer:
         if not t.data_type:
-            run.report("undefined-element-type", f"initializer `{t.name}` has element type 0 (UNDEFINED)",
-                       Location(path, value=t.name))  # fmt: skip
+            run.report(
+                "undefined-element-type",
+                f"initializer `{t.name}` has element type 0 (UNDEFINED)",
+                Location(path, value=t.name),
+            )
             continue
         problem = initializer_problem(t)
         if problem:
@@ -724,9 +756,10 @@ def _check_initializers(run: Checker, graph: GraphProto, path: str) -> None:
             # Clause 7.5: a value is produced by exactly one initializer.
             other = "an initializer" if name in dense else "another sparse initializer"
             run.report(
-                "duplicate-definition", f"sparse initializer `{name}` has the name of {other}",
+                "duplicate-definition",
+                f"sparse initializer `{name}` has the name of {other}",
                 Location(path, value=name),
-            )  # fmt: skip
+            )
         sparse_seen.add(name)
         problem = sparse_initializer_problem(st)
         if problem:
@@ -741,15 +774,20 @@ def _check_declared_values(run: Checker, graph: GraphProto, path: str, top_level
         for v in vis:
             problem = _malformed(v.type) if v.HasField("type") else None
             if problem:
-                run.report(problem[0], f"graph {kind} `{v.name}` declares {problem[1]}",
-                           Location(path, value=v.name or None))  # fmt: skip
+                run.report(
+                    problem[0], f"graph {kind} `{v.name}` declares {problem[1]}", Location(path, value=v.name or None)
+                )
     if not top_level:
         return
     for kind, vis in (("input", graph.input), ("output", graph.output)):
         for v in vis:
             if not v.HasField("type"):
-                run.report("missing-io-type", f"graph {kind} `{v.name}` declares no type",
-                           Location(path, value=v.name or None), "declare its type and shape")  # fmt: skip
+                run.report(
+                    "missing-io-type",
+                    f"graph {kind} `{v.name}` declares no type",
+                    Location(path, value=v.name or None),
+                    "declare its type and shape",
+                )
     # The main graph's inputs are fed by the caller with values of their declared types (a
     # subgraph's may leave theirs open, Clause 7.1).
     for i in graph.input:

@@ -14,8 +14,12 @@ _AS_PROTO = (AttributeProto.GRAPH, AttributeProto.GRAPHS, AttributeProto.TENSOR,
              AttributeProto.TYPE_PROTO)  # fmt: skip
 
 
-def rule_attributes(node: NodeProto, sig: Signature | None, attr_refs: Mapping[str, AttributeProto] | None,
-                    serialized: tuple[bytes, ...] | None = None) -> dict[str, Any]:  # fmt: skip
+def rule_attributes(
+    node: NodeProto,
+    sig: Signature | None,
+    attr_refs: Mapping[str, AttributeProto] | None,
+    serialized: tuple[bytes, ...] | None = None,
+) -> dict[str, Any]:
     """The node's attributes as Python values, the ``ref_attr_name``s of a function body read from
     ``attr_refs`` (its call site's). What a rule must not read is left out, so that it falls back
     to the schema default or refuses the node cleanly: an attribute without a type (which value

@@ -88,17 +88,32 @@ def _past_int64(d: Dim) -> bool:
 
 def _shape(shape: tuple[Dim, ...], k: int, max_rank: int, problems: list[Problem]) -> tuple[Dim, ...] | None:
     if len(shape) > max_rank:
-        problems.append(("limit", f"output {k} would have rank {len(shape)}, past the rank limit {max_rank} "
-                                  "(max_rank); its rank is left unknown"))  # fmt: skip
+        problems.append(
+            (
+                "limit",
+                f"output {k} would have rank {len(shape)}, past the rank limit {max_rank} "
+                "(max_rank); its rank is left unknown",
+            )
+        )
         return None
     out = list(shape)
     for axis, d in enumerate(shape):
         if isinstance(d, int) and d < 0:
-            problems.append(("shape-mismatch", f"output {k} would have extent {d} at axis {axis}; an extent is "
-                                               "never negative, so the node cannot run as given"))  # fmt: skip
+            problems.append(
+                (
+                    "shape-mismatch",
+                    f"output {k} would have extent {d} at axis {axis}; an extent is "
+                    "never negative, so the node cannot run as given",
+                )
+            )
             out[axis] = None
         elif _past_int64(d):
-            problems.append(("integer-overflow", f"output {k} would have extent {D.to_str(d)} at axis {axis}, "
-                                 "which overflows int64 (no tensor has it); it is left unknown"))  # fmt: skip
+            problems.append(
+                (
+                    "integer-overflow",
+                    f"output {k} would have extent {D.to_str(d)} at axis {axis}, "
+                    "which overflows int64 (no tensor has it); it is left unknown",
+                )
+            )
             out[axis] = None
     return tuple(out)

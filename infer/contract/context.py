@@ -103,8 +103,9 @@ class RuleContext(Reading, Proving, Effecting, Walking):
         del node.input[:]
         node.input.extend(self.input_name(i) for i in indices)
         inputs = [self.value(i) if self.has(i) else None for i in indices]
-        return RuleContext(node, self._where(), self.sig, self.opset, inputs, self._walker, self._frame, self.attrs,
-                           self._effects)  # fmt: skip
+        return RuleContext(
+            node, self._where(), self.sig, self.opset, inputs, self._walker, self._frame, self.attrs, self._effects
+        )
 
 
 def node_of(ctx: RuleContext) -> NodeProto:

@@ -131,8 +131,14 @@ class Effecting:
         message = f"{self.op_type} with inputs {self.input_types_str()}: {text}; the definition allows it"
         self._walker.report_at(self._where(), "runtime-refuses", message)
 
-    def fresh(self, reason: str, key: tuple = (), value: str | None = None, axis: int | None = None,
-              causes: tuple[str, ...] = ()) -> Dim:  # fmt: skip
+    def fresh(
+        self,
+        reason: str,
+        key: tuple = (),
+        value: str | None = None,
+        axis: int | None = None,
+        causes: tuple[str, ...] = (),
+    ) -> Dim:
         """A fresh variable of this node for an extent it cannot determine, with ``reason``; the
         same ``key`` at this node gives the same variable (a subgraph walked again)."""
         site = self._acting()

@@ -55,8 +55,9 @@ class Walker(Protocol):
 
     def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None: ...
 
-    def walk_subgraph(self, ctx: Any, attr: str, inputs: list[Value], quiet: bool,
-                      iterated: bool) -> list[Value] | None: ...  # fmt: skip
+    def walk_subgraph(
+        self, ctx: Any, attr: str, inputs: list[Value], quiet: bool, iterated: bool
+    ) -> list[Value] | None: ...
 
     def declared_type(self, tp: TypeProto, value: str) -> Type: ...
 

@@ -20,8 +20,9 @@ class Walking:
     _walker: Walker
     _where: Callable[[], Site]
 
-    def subgraph(self, attr_name: str, inputs: Sequence[Value], quiet: bool = False,
-                 iterated: bool = False) -> list[Value] | None:  # fmt: skip
+    def subgraph(
+        self, attr_name: str, inputs: Sequence[Value], quiet: bool = False, iterated: bool = False
+    ) -> list[Value] | None:
         """Infer the graph attribute ``attr_name`` with ``inputs`` bound to its inputs.
 
         ``quiet`` drops what this walk reports (a round of a fixed point that is walked again);

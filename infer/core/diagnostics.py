@@ -122,8 +122,13 @@ class Diagnostic:
         # By hand: ``dataclasses.asdict`` deep-copies every field, and a model may have 10^5 of these.
         loc = self.location
         where = {k: v for k in _LOCATION_FIELDS if (v := getattr(loc, k)) is not None and v != ""}
-        d: dict[str, Any] = {"severity": self.severity, "code": self.code, "clause": self.clause,
-                             "message": self.message, "location": where}  # fmt: skip
+        d: dict[str, Any] = {
+            "severity": self.severity,
+            "code": self.code,
+            "clause": self.clause,
+            "message": self.message,
+            "location": where,
+        }
         if self.suggestion is not None:
             d["suggestion"] = self.suggestion
         return d

@@ -74,8 +74,9 @@ _serials = itertools.count()
 class DimScope:
     """The dimension variables of one run and what the run has learned of them."""
 
-    def __init__(self, table: DimTable, minimums: Mapping[Dim, int] | None = None,
-                 var_minimums: Mapping[str, int] | None = None):  # fmt: skip
+    def __init__(
+        self, table: DimTable, minimums: Mapping[Dim, int] | None = None, var_minimums: Mapping[str, int] | None = None
+    ):
         """``minimums`` and ``var_minimums``: what an earlier walk of the same model required
         (``carried``), so that this walk starts knowing it."""
         self.table = table
@@ -281,8 +282,9 @@ class DimScope:
         self._reasons.setdefault((d, "range"), (why, site))
         self.table.note("assumption", str(Assumption(d, new_lo, new_hi, why)), (d,), site)
 
-    def require_at_most(self, d: Dim, value: int, site: Site | None = None, why: str = "",
-                        every_run: bool = True) -> None:  # fmt: skip
+    def require_at_most(
+        self, d: Dim, value: int, site: Site | None = None, why: str = "", every_run: bool = True
+    ) -> None:
         """Record that a model which runs has ``d <= value`` (an index within its axis); with
         ``every_run`` false, that it runs at every value of its inputs only then (some values
         may keep the index inside). Listed in the domain only: no bound is sharpened by it."""

@@ -24,8 +24,16 @@ class Site:
 
     __slots__ = ("domain", "graph", "inputs", "key", "node_index", "node_name", "op_type")
 
-    def __init__(self, graph: str, node_index: int | None = None, node_name: str = "", op_type: str = "",
-                 domain: str = "", inputs: tuple | None = None, key: tuple | None = None):  # fmt: skip
+    def __init__(
+        self,
+        graph: str,
+        node_index: int | None = None,
+        node_name: str = "",
+        op_type: str = "",
+        domain: str = "",
+        inputs: tuple | None = None,
+        key: tuple | None = None,
+    ):
         self.graph = graph
         self.node_index = node_index
         self.node_name = node_name

@@ -59,8 +59,13 @@ class DimWriter:
     the place being written, so that a caller can report it.
     """
 
-    def __init__(self, table: DimTable, style: str = "expressions", model: ModelProto | None = None,
-                 conflicts: Mapping[str, Dim] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        table: DimTable,
+        style: str = "expressions",
+        model: ModelProto | None = None,
+        conflicts: Mapping[str, Dim] | None = None,
+    ):
         if style not in STYLES:
             raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
         self.table = table

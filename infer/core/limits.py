@@ -63,8 +63,10 @@ def _limit(default: Any, bounds: str, past: str, *, shown: Any = None, kind: str
     """A field of ``Limits``: its default, and what the table of limits says of it. ``kind``:
     ``count`` (a non-negative integer), ``optional count`` (or ``None``: a default computed from
     the model), ``seconds`` (a non-negative number; 0 or ``None``: no limit)."""
-    return field(default=default, metadata={"bounds": bounds, "past": past, "kind": kind,
-                                            "shown": default if shown is None else shown})  # fmt: skip
+    return field(
+        default=default,
+        metadata={"bounds": bounds, "past": past, "kind": kind, "shown": default if shown is None else shown},
+    )
 
 
 @dataclass(frozen=True)

@@ -191,8 +191,17 @@ class GraphRecord:
     def copy(self) -> GraphRecord:
         """A record whose containers are this one's copied (their items shared): changing one
         does not change the other."""
-        return GraphRecord(self.path, self.kind, dict(self.values), dict(self.producers), self.nodes,
-                           list(self.inputs), list(self.outputs), set(self.initializers), dict(self.notes))  # fmt: skip
+        return GraphRecord(
+            self.path,
+            self.kind,
+            dict(self.values),
+            dict(self.producers),
+            self.nodes,
+            list(self.inputs),
+            list(self.outputs),
+            set(self.initializers),
+            dict(self.notes),
+        )
 
 
 @dataclass

@@ -189,8 +189,10 @@ def join(a: Type, b: Type, dim_join: DimJoin = _no_dim, in_seq: bool = False) ->
         elem = a.elem if a.elem == b.elem else None
         shape = None
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
-            shape = tuple(x if D.equal(x, y) is True else dim_join(axis, x, y)
-                          for axis, (x, y) in enumerate(zip(a.shape, b.shape)))  # fmt: skip
+            shape = tuple(
+                x if D.equal(x, y) is True else dim_join(axis, x, y)
+                for axis, (x, y) in enumerate(zip(a.shape, b.shape))
+            )
         return type(a)(elem, shape)
     if isinstance(a, SequenceType) and isinstance(b, SequenceType):
         return SequenceType(join(a.elem, b.elem, in_seq=True))

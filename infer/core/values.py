@@ -220,8 +220,9 @@ class Value:
     def __str__(self) -> str:
         if self.known is None or self.known.size > 16:
             return str(self.type)
-        elems = ", ".join("?" if e is None else D.to_str(e) if not isinstance(e, str) else repr(e)
-                          for e in self.known.elems)  # fmt: skip
+        elems = ", ".join(
+            "?" if e is None else D.to_str(e) if not isinstance(e, str) else repr(e) for e in self.known.elems
+        )
         return f"{self.type} = [{elems}]"
 
 
@@ -370,8 +371,10 @@ def in_domain(v: Value) -> Value:
     if kind == "float":
         # An integer in a float tensor is its float while exactly representable.
         limit = 1 << FLOAT_BITS.get(t.elem, 0)  # type: ignore[arg-type]
-        elems = tuple(e if _in_domain(e, kind) else float(e) if type(e) is int and -limit <= e <= limit else None
-                      for e in known.elems)  # fmt: skip
+        elems = tuple(
+            e if _in_domain(e, kind) else float(e) if type(e) is int and -limit <= e <= limit else None
+            for e in known.elems
+        )
     else:
         elems = tuple(e if _in_domain(e, kind) else None for e in known.elems)
     return Value(t, Known(known.shape, elems))

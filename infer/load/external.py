@@ -338,8 +338,11 @@ def contents_for_inference(
     if not opted_in:
         return t, Problem("its contents are not read (reading external data is opt-in: read_external_data)", INFO)
     if directory is None:
-        return t, Problem("its contents are not read: the model was not loaded from a file, so there is no "
-                          "directory to resolve its location against (external_data_dir)", WARNING)  # fmt: skip
+        return t, Problem(
+            "its contents are not read: the model was not loaded from a file, so there is no "
+            "directory to resolve its location against (external_data_dir)",
+            WARNING,
+        )
     try:
         ref = parse_reference(t)
     except ExternalDataError:

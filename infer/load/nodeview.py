@@ -105,7 +105,12 @@ class NodeView:
         v.source, v.index = source, index
         v.inputs, v.outputs, v.op_type, v.overload = self.inputs, self.outputs, self.op_type, self.overload
         v.domain, v.attr_types, v.has_subgraph, v.has_ref, v.memo_base = (
-            self.domain, self.attr_types, self.has_subgraph, self.has_ref, self.memo_base)  # fmt: skip
+            self.domain,
+            self.attr_types,
+            self.has_subgraph,
+            self.has_ref,
+            self.memo_base,
+        )
         return v
 
     @property
@@ -294,10 +299,21 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
         if attrs:
             each = tuple(_serialized(a) for a in attrs)
             serialized = None if None in each or sum(map(len, each)) > LARGE_ATTRIBUTE else each  # type: ignore[arg-type]
-        out.append(NodeView(
-            nodes, index, node.input, node.output, node.op_type, node.domain, node.overload,
-            tuple(a.type for a in attrs), any(a.ref_attr_name for a in attrs), serialized, shared,
-        ))  # fmt: skip
+        out.append(
+            NodeView(
+                nodes,
+                index,
+                node.input,
+                node.output,
+                node.op_type,
+                node.domain,
+                node.overload,
+                tuple(a.type for a in attrs),
+                any(a.ref_attr_name for a in attrs),
+                serialized,
+                shared,
+            )
+        )
     return Views(out, names.repeated(nodes))
 
 
@@ -349,8 +365,14 @@ def split_model(data: bytes) -> ModelPieces | None:
         for start, end in graphs:  # a graph given in several pieces is their merge
             nodes: list[tuple[int, int]] = []
             weights: list[tuple[int, int]] = []
-            if not _walk(data, start, end, {_GRAPH_NODE: nodes, _GRAPH_INITIALIZER: weights,
-                                            _GRAPH_SPARSE: weights}, graph_runs, split_at=weights):  # fmt: skip
+            if not _walk(
+                data,
+                start,
+                end,
+                {_GRAPH_NODE: nodes, _GRAPH_INITIALIZER: weights, _GRAPH_SPARSE: weights},
+                graph_runs,
+                split_at=weights,
+            ):
                 return None
             for s, e in nodes:
                 ranges.append(s)

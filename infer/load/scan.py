@@ -166,8 +166,12 @@ def _scan_model(out: Scan, model: ModelProto, limits: Limits, light: list[bytes 
             out.views[path] = views
         _scan_nodes(out, views, path, depth, walkable, max_rank, max_node_values, counted, plain_tensors, stack)
     if out.values > max_values:
-        _refuse(out, MAIN, f"it declares {out.values} graph inputs, outputs and initializers, above the limit "
-                f"{max_values} (max_graph_values)")  # fmt: skip
+        _refuse(
+            out,
+            MAIN,
+            f"it declares {out.values} graph inputs, outputs and initializers, above the limit "
+            f"{max_values} (max_graph_values)",
+        )
     out.expanded_nodes = out.nodes + _function_nodes(model, calls, max(max_nodes, MAX_EXPANSION_BASE))
     _scan_functions(out, model, max_rank)
     _refuse_node_count(out, model, max_nodes)
@@ -227,8 +231,12 @@ def _scan_nodes(
         if not idx & 255:
             tick(256)
         if len(n.inputs) + len(n.outputs) > max_node_values:
-            _refuse(out, f"{path}/{idx}", f"{n.op_type} has {len(n.inputs) + len(n.outputs)} inputs and outputs, "
-                    f"above the limit {max_node_values} (max_node_values)")  # fmt: skip
+            _refuse(
+                out,
+                f"{path}/{idx}",
+                f"{n.op_type} has {len(n.inputs) + len(n.outputs)} inputs and outputs, "
+                f"above the limit {max_node_values} (max_node_values)",
+            )
         serialized = n.memo_base[-1] if n.memo_base is not None else None  # its attributes' bytes
         if calls is not None:
             key = (n.node.domain, n.op_type)
@@ -275,12 +283,16 @@ def _refuse_node_count(out: Scan, model: ModelProto, max_nodes: int) -> None:
     in all or too many more than it writes."""
     written = out.nodes + sum(len(f.node) for f in model.functions)
     if out.expanded_nodes > max_nodes:
-        message = (f"the model has {out.expanded_nodes} nodes (function calls expanded), above the "
-                   f"limit {max_nodes} (max_nodes)")  # fmt: skip
+        message = (
+            f"the model has {out.expanded_nodes} nodes (function calls expanded), above the "
+            f"limit {max_nodes} (max_nodes)"
+        )
         _refuse(out, MAIN, message)
     elif out.expanded_nodes > MAX_EXPANSION_RATIO * written + MAX_EXPANSION_BASE:
-        message = (f"its function calls expand {written} nodes into {out.expanded_nodes}, more than "
-                   f"{MAX_EXPANSION_RATIO} times plus {MAX_EXPANSION_BASE} (MAX_EXPANSION_RATIO)")  # fmt: skip
+        message = (
+            f"its function calls expand {written} nodes into {out.expanded_nodes}, more than "
+            f"{MAX_EXPANSION_RATIO} times plus {MAX_EXPANSION_BASE} (MAX_EXPANSION_RATIO)"
+        )
         _refuse(out, MAIN, message)
 
 

@@ -81,8 +81,10 @@ def _verifying_classes() -> tuple[Any, Any] | None:
                     f.options.features.repeated_field_encoding = fs.PACKED if packed else fs.EXPANDED
         pool = descriptor_pool.DescriptorPool()
         pool.Add(fdp)
-        model, graph = (message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{fdp.package}.{name}"))
-                        for name in ("ModelProto", "GraphProto"))  # fmt: skip
+        model, graph = (
+            message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{fdp.package}.{name}"))
+            for name in ("ModelProto", "GraphProto")
+        )
         return model, graph
     except Exception:  # any protobuf without editions: the Python walk does the job
         return None

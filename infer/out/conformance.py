@@ -70,8 +70,11 @@ def onnxruntime_schemas() -> tuple[str | None, list[tuple[str, str, int]], set[t
     except ImportError:
         return None, [], set()
     schemas = [(canonical_domain(s.domain), s.name, int(s.since_version)) for s in C.get_all_operator_schema()]
-    kernels = {(canonical_domain(k.domain), k.op_name) for k in C.get_all_opkernel_def()
-               if k.provider == "CPUExecutionProvider"}  # fmt: skip
+    kernels = {
+        (canonical_domain(k.domain), k.op_name)
+        for k in C.get_all_opkernel_def()
+        if k.provider == "CPUExecutionProvider"
+    }
     return onnxruntime.__version__, schemas, kernels
 
 
@@ -80,8 +83,10 @@ def statement(domain: str | None = None) -> dict[str, Any]:
     registry.load_all()
     want = None if domain is None else canonical_domain(domain)
     ort_version, ort_schemas, cpu = onnxruntime_schemas()
-    known = [(sig.domain, sig.name, sig.since_version, "onnx" if sig.domain in STANDARD_DOMAINS else "onnx-infer")
-             for sig in all_signatures()]  # fmt: skip
+    known = [
+        (sig.domain, sig.name, sig.since_version, "onnx" if sig.domain in STANDARD_DOMAINS else "onnx-infer")
+        for sig in all_signatures()
+    ]
     seen = {(d, n, v) for d, n, v, _ in known}
     known += [(d, n, v, "onnxruntime") for d, n, v in ort_schemas if (d, n, v) not in seen]
     known.sort(key=lambda r: (r[0], r[1], r[2]))
@@ -104,12 +109,15 @@ def statement(domain: str | None = None) -> dict[str, Any]:
             and (d, name) not in cpu
         ):
             detail = f"{detail} ({NOT_RUN})"
-        rows.append({"domain": d, "op_type": name, "since": since, "status": st, "detail": detail,
-                     "schema": source})  # fmt: skip
+        rows.append({"domain": d, "op_type": name, "since": since, "status": st, "detail": detail, "schema": source})
     counts = Counter(r["status"] for r in rows)
     summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES)
-    return {"operators": rows, "summary": f"{len(rows)} operator versions: {summary}",
-            "counts": dict(counts), "onnxruntime": ort_version}  # fmt: skip
+    return {
+        "operators": rows,
+        "summary": f"{len(rows)} operator versions: {summary}",
+        "counts": dict(counts),
+        "onnxruntime": ort_version,
+    }
 
 
 def no_shape_semantics() -> dict[str, str]:
@@ -153,8 +161,11 @@ def _domain_tables(rows: list[dict[str, Any]]) -> list[str]:
         counts = Counter(r["status"] for r in drows)
         ops = sorted({r["op_type"] for r in drows})
         out += [f"### {domain or 'ai.onnx'}", ""]
-        out.append(f"{len(ops)} operators, {len(drows)} versions: "
-                   + ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES) + ".")  # fmt: skip
+        out.append(
+            f"{len(ops)} operators, {len(drows)} versions: "
+            + ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES)
+            + "."
+        )
         out += ["", "| operator | versions (since) | status |", "|---|---|---|"]
         for op in ops:
             versions = [r for r in drows if r["op_type"] == op]
@@ -174,8 +185,10 @@ def _not_supported(rows: list[dict[str, Any]]) -> list[str]:
     if not missing:
         return ["Every operator version listed below has a rule or is inferred through its schema function body."]
     out = ["| domain | operator | since | status | why |", "|---|---|---|---|---|"]
-    out += [f"| {r['domain'] or 'ai.onnx'} | {r['op_type']} | {r['since']} | {r['status']} | {r['detail']} |"
-            for r in missing]  # fmt: skip
+    out += [
+        f"| {r['domain'] or 'ai.onnx'} | {r['op_type']} | {r['since']} | {r['status']} | {r['detail']} |"
+        for r in missing
+    ]
     return out
 
 

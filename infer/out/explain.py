@@ -86,26 +86,27 @@ class _Walker:
         if name in rec.inputs:
             where = "the model" if rec.path == MAIN else f"subgraph {rec.path}"
             if what == "contents":
-                self.add(depth, f"`{name}` is an input of {where}: its contents are only known at run time",
-                         name, root=True)  # fmt: skip
+                self.add(
+                    depth, f"`{name}` is an input of {where}: its contents are only known at run time", name, root=True
+                )
             else:
-                self.add(depth, f"`{name}` is an input of {where} declared as {rec.values[name].type}",
-                         name, root=True)  # fmt: skip
+                self.add(depth, f"`{name}` is an input of {where} declared as {rec.values[name].type}", name, root=True)
             return
         if name in rec.initializers:
-            self.add(depth, f"`{name}` is an initializer too large to track or stored externally",
-                     name, root=True)  # fmt: skip
+            self.add(depth, f"`{name}` is an initializer too large to track or stored externally", name, root=True)
             return
         note = rec.notes.get(name)
         idx = rec.producers.get(name)
         if note is None:
             node = rec.nodes[idx] if idx is not None and idx < len(rec.nodes) else None
             op = node.op_type if node is not None else "?"
-            self.add(depth, f"`{name}` is computed by {op}, whose output {what} inference does not track",
-                     name, root=True)  # fmt: skip
+            self.add(
+                depth, f"`{name}` is computed by {op}, whose output {what} inference does not track", name, root=True
+            )
             return
-        self.add(depth, f"`{name}` ({what} unknown) from {note.site.describe()}: {note.reason}", name,
-                 root=not note.causes)  # fmt: skip
+        self.add(
+            depth, f"`{name}` ({what} unknown) from {note.site.describe()}: {note.reason}", name, root=not note.causes
+        )
         for c in note.causes:
             # Whatever was unknown here, what the node needed from its inputs was their contents.
             self.why_value(rec.path, c, depth + 1, "contents")
@@ -126,8 +127,9 @@ class _Walker:
             self.why_value(path, c, depth + 1, "contents")
 
 
-def explain(records: Mapping[str, GraphRecord], table: DimTable, path: str, name: str,
-            dim: int | None = None) -> Explanation:  # fmt: skip
+def explain(
+    records: Mapping[str, GraphRecord], table: DimTable, path: str, name: str, dim: int | None = None
+) -> Explanation:
     """Why ``name`` (as seen from graph ``path``) has unknown type, rank or dims (only axis
     ``dim`` if given), from a run's ``records`` and dimension ``table``."""
     rec = find_record(records, path, name)

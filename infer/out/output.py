@@ -64,9 +64,14 @@ def _euid() -> int:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):  # fmt: skip
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -128,8 +133,10 @@ def _identity(path: str | os.PathLike[str] | None) -> tuple[str, tuple[int, int]
 def _refuse_spared(given: str, st: os.stat_result, spare: tuple[str, tuple[int, int]] | None) -> None:
     """Refuse a destination that is the file not to replace (``spare``)."""
     if spare is not None and (st.st_dev, st.st_ino) == spare[1]:
-        raise OutputRefused(f"{given} is the input model {spare[0]} (the same file, through a link or another name); "
-                            "onnx-infer does not write over its input")  # fmt: skip
+        raise OutputRefused(
+            f"{given} is the input model {spare[0]} (the same file, through a link or another name); "
+            "onnx-infer does not write over its input"
+        )
 
 
 def destination(dest: str | os.PathLike[str], spare: str | os.PathLike[str] | None = None) -> Destination:
@@ -153,8 +160,10 @@ def destination(dest: str | os.PathLike[str], spare: str | os.PathLike[str] | No
             st = os.lstat(current)
         except FileNotFoundError:
             if current != given:
-                raise OutputRefused(f"{given} is a symbolic link to {current}, which does not exist; "
-                                    "onnx-infer does not create files through links") from None  # fmt: skip
+                raise OutputRefused(
+                    f"{given} is a symbolic link to {current}, which does not exist; "
+                    "onnx-infer does not create files through links"
+                ) from None
             return Destination(given, Path(current), None, spared)
         if stat.S_ISREG(st.st_mode):
             _refuse_spared(given, st, spared)
@@ -163,8 +172,9 @@ def destination(dest: str | os.PathLike[str], spare: str | os.PathLike[str] | No
             shown = given if current == given else f"{given} (through a link, {current})"
             raise _refuse_kind(shown, st.st_mode)
         if not _may_follow(current, st):
-            raise OutputRefused(f"{current} is a symbolic link in a shared sticky directory owned by another user; "
-                                "not followed")  # fmt: skip
+            raise OutputRefused(
+                f"{current} is a symbolic link in a shared sticky directory owned by another user; not followed"
+            )
         current = os.path.join(os.path.dirname(current), os.readlink(current))
     raise OutputRefused(f"{given}: too many levels of symbolic links")
 

@@ -70,8 +70,15 @@ def _graph_data(result: InferenceResult, rec: GraphRecord, explanations: list[An
                 explanations.append(_explanation(result, path, name))
             except KeyError:  # pragma: no cover - every recorded value can be explained
                 expl = None
-        values[name] = [str(v.type), status, kind, rec.producers.get(name, -1), consumers.get(name, []), expl,
-                        _contents(v)]  # fmt: skip
+        values[name] = [
+            str(v.type),
+            status,
+            kind,
+            rec.producers.get(name, -1),
+            consumers.get(name, []),
+            expl,
+            _contents(v),
+        ]
 
     for name, v in rec.values.items():
         if name in rec.producers:
@@ -116,11 +123,15 @@ def report_data(result: InferenceResult, title: str) -> dict[str, Any]:
     counts = Counter(v[1] for g in graphs for v in g["values"].values() if v[2] == "value")
     summary = Summary(sum(counts.values()), dict(counts))
     variables = [
-        {"name": var.name, "kind": var.origin.kind,
-         "definition": None if var.definition is None else D.to_str(var.definition),
-         "origin": var.origin.reason, "node": str(var.origin.site) if var.origin.site else None}
+        {
+            "name": var.name,
+            "kind": var.origin.kind,
+            "definition": None if var.definition is None else D.to_str(var.definition),
+            "origin": var.origin.reason,
+            "node": str(var.origin.site) if var.origin.site else None,
+        }
         for var in result.dims
-    ]  # fmt: skip
+    ]
     return {
         "title": title,
         "tool": f"onnx-infer {__version__}",

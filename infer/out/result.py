@@ -100,8 +100,10 @@ class InferenceResult:
             except NodeTimeout as e:
                 if e.level != RUN:
                     raise
-                message = (f"writing the annotated model stopped after {run_seconds():g} s (limit max_seconds); "
-                           "values not written by then have no value_info")  # fmt: skip
+                message = (
+                    f"writing the annotated model stopped after {run_seconds():g} s (limit max_seconds); "
+                    "values not written by then have no value_info"
+                )
                 self._engine.state.diagnostics.append(make("limit", message, Location(MAIN), how_to_raise(message)))
 
     @property
@@ -174,8 +176,9 @@ class InferenceResult:
         (``infer.out.cost``; docs/cost.md), computed on first access; nothing is run."""
         if self._cost is None:
             state = self._engine.state
-            self._cost = build_cost(state.records, state.scope, self.domain, self._source, state.table,
-                                    self.input_variables)  # fmt: skip
+            self._cost = build_cost(
+                state.records, state.scope, self.domain, self._source, state.table, self.input_variables
+            )
         return self._cost
 
     @property
@@ -238,15 +241,29 @@ class InferenceResult:
             counts[classify(v.type, self.dims)] += 1
         return Summary(n, dict(counts))
 
-    def verify(self, *, samples: int = 5, bind: Mapping[str, int] | None = None,
-               int_range: tuple[int, int] | None = None, seed: int = 0, bounds: Bounds | None = None,
-               read_external_data: bool = False) -> VerifyReport:  # fmt: skip
+    def verify(
+        self,
+        *,
+        samples: int = 5,
+        bind: Mapping[str, int] | None = None,
+        int_range: tuple[int, int] | None = None,
+        seed: int = 0,
+        bounds: Bounds | None = None,
+        read_external_data: bool = False,
+    ) -> VerifyReport:
         """Check these claims against onnxruntime at ``samples`` bindings on random inputs
         (``infer.out.verify.verify``; needs ``pip install 'onnx-infer[verify]'``)."""
         from infer.out.verify import verify
 
-        return verify(self, samples=samples, bind=bind, int_range=int_range, seed=seed, bounds=bounds,
-                      read_external_data=read_external_data)  # fmt: skip
+        return verify(
+            self,
+            samples=samples,
+            bind=bind,
+            int_range=int_range,
+            seed=seed,
+            bounds=bounds,
+            read_external_data=read_external_data,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready report: summary, values, dimension table and diagnostics."""

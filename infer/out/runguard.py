@@ -121,8 +121,10 @@ def estimate(graphs: Mapping[str, Any], env: Mapping[str, int], feeds: Mapping[s
             continue
         trips = _trips(node, main, env, feeds)
         if trips is not None and trips > MAX_LOOP_TRIPS:
-            out.unbounded = (f"`{grown[0]}` has an extent no shape bounds, made by a Loop of {trips} iterations "
-                             f"(more than {MAX_LOOP_TRIPS})")  # fmt: skip
+            out.unbounded = (
+                f"`{grown[0]}` has an extent no shape bounds, made by a Loop of {trips} iterations "
+                f"(more than {MAX_LOOP_TRIPS})"
+            )
             break
     return out
 
@@ -198,8 +200,12 @@ class Guard:
             return
         signal.signal(signal.SIGINT, self._on_sigint)
         self._wake = read
-        self._restore += [read.close, write.close, lambda: signal.set_wakeup_fd(self._forward),
-                          lambda: signal.signal(signal.SIGINT, signal.default_int_handler)]  # fmt: skip
+        self._restore += [
+            read.close,
+            write.close,
+            lambda: signal.set_wakeup_fd(self._forward),
+            lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
+        ]
 
     def _on_sigint(self, signum: int, frame: object) -> None:
         # Python may run this long after the signal (once the main thread is back in Python, and
@@ -228,8 +234,9 @@ class Guard:
             if armed.deadline is not None and time.monotonic() > armed.deadline:
                 self._stop_run(armed, "time", "")
             if armed.rss_limit is not None and (rss := resident_bytes()) is not None and rss > armed.rss_limit:
-                self._stop_run(armed, "memory", f"resident memory grew by more than {size_str(self.max_memory)} "
-                               "(max_memory)")  # fmt: skip
+                self._stop_run(
+                    armed, "memory", f"resident memory grew by more than {size_str(self.max_memory)} (max_memory)"
+                )
 
     def _read_signals(self) -> None:
         assert self._wake is not None

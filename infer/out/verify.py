@@ -364,8 +364,9 @@ class _Found:
         }[self.kind]
         text = f"`{self.value}`{item}{where}: claimed {self.shown or self.claimed} at {_fmt_bindings(full)}, "
         text += f"runtime {_jsonable(self.actual)}" + (f" ({self.why})" if self.why else "")
-        return Contradiction(self.value, MAIN, self.kind, self.index, self.claimed, dict(full), self.actual, text,
-                             self.item)  # fmt: skip
+        return Contradiction(
+            self.value, MAIN, self.kind, self.index, self.claimed, dict(full), self.actual, text, self.item
+        )
 
 
 class _RunChecker:
@@ -929,8 +930,9 @@ def _readings(result: InferenceResult, names: set[str]) -> dict[str, D.Dim]:
 class _Planner:
     """Bindings of the input variables, in the order ``verify`` tries them."""
 
-    def __init__(self, result: InferenceResult, variables: list[str], pinned: Mapping[str, int],
-                 fixed: Sequence[int] = ()):  # fmt: skip
+    def __init__(
+        self, result: InferenceResult, variables: list[str], pinned: Mapping[str, int], fixed: Sequence[int] = ()
+    ):
         self.variables = variables
         self.fixed = list(fixed)  # fixed extents of the inputs, most frequent first
         self.pinned = dict(pinned)
@@ -1167,8 +1169,10 @@ def _runtime_model(result: InferenceResult, read_external_data: bool, max_extern
     if not tensors:
         return model
     if not read_external_data:
-        raise VerifyError(f"the model keeps {len(tensors)} tensors in external files; reading them is opt-in: "
-                          "pass --read-external-data (read_external_data=True)")  # fmt: skip
+        raise VerifyError(
+            f"the model keeps {len(tensors)} tensors in external files; reading them is opt-in: "
+            "pass --read-external-data (read_external_data=True)"
+        )
     if result.directory is None:
         raise VerifyError(
             "the model keeps tensors in external files and its directory is unknown: verify the model by its path"
@@ -1221,8 +1225,16 @@ def _option(name: str) -> str:
 class _Sampler:
     """The runs of one ``verify``: bindings from the planner, each run bounded by the guard."""
 
-    def __init__(self, result: InferenceResult, source: onnx.ModelProto, session: Session, planner: _Planner,
-                 variables: list[str], options: tuple[int, tuple[int, int], int | None], bounds: Bounds):  # fmt: skip
+    def __init__(
+        self,
+        result: InferenceResult,
+        source: onnx.ModelProto,
+        session: Session,
+        planner: _Planner,
+        variables: list[str],
+        options: tuple[int, tuple[int, int], int | None],
+        bounds: Bounds,
+    ):
         self.result, self.source, self.session, self.planner = result, source, session, planner
         self.variables = variables
         self.seed, self.int_range, self.budget = options
@@ -1432,13 +1444,17 @@ def _conclude(report: VerifyReport, planner: _Planner, out_of_time: bool, bounds
     """The notes on how bindings were drawn and why sampling stopped, and the error when no run
     was checked."""
     if planner.domain.binding:
-        report.notes.append(f"bindings drawn inside the model's domain ({len(planner.domain.binding)} "
-                            f"requirements, `onnx-infer domain`): {planner.drawn} drawn, "
-                            f"{planner.undrawable} with no valid binding near them")  # fmt: skip
+        report.notes.append(
+            f"bindings drawn inside the model's domain ({len(planner.domain.binding)} "
+            f"requirements, `onnx-infer domain`): {planner.drawn} drawn, "
+            f"{planner.undrawable} with no valid binding near them"
+        )
     unsized = max((r.unsized_values for r in report.runs), default=0)
     if unsized:
-        report.notes.append(f"the memory estimate leaves out up to {unsized} values of a size not known "
-                            "before the run (a Loop's, a NonZero's); resident memory is watched instead")  # fmt: skip
+        report.notes.append(
+            f"the memory estimate leaves out up to {unsized} values of a size not known "
+            "before the run (a Loop's, a NonZero's); resident memory is watched instead"
+        )
     if out_of_time:
         report.notes.append(f"verify stopped at its time limit of {bounds.total_seconds:g} s (total_seconds)")
     if report.interrupted:

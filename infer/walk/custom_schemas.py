@@ -230,15 +230,18 @@ class DimNames:
         return T.UNKNOWN if tp is None else T.from_proto(tp, self.read)
 
 
-def infer_outputs(ctx: RuleContext, schema: defs.OpSchema, frame: Frame, outer_names: Iterable[str],
-                  ir_version: int) -> list[T.Type] | None:  # fmt: skip
+def infer_outputs(
+    ctx: RuleContext, schema: defs.OpSchema, frame: Frame, outer_names: Iterable[str], ir_version: int
+) -> list[T.Type] | None:
     """Outputs of ``ctx``'s node as the inference function registered with ``schema`` gives them:
     a rule the dispatcher's ``custom-schema`` answer runs. ``outer_names``: what the node's graph
     attributes read from enclosing graphs (looked up in ``frame``'s scope)."""
     names = DimNames()
     types = [None if v is None else names.to_proto(v.type) for v in ctx.inputs]
-    data = [tensor_from_known(v.known, v.type.elem) if v is not None and isinstance(v.type, T.TensorType) else None
-            for v in ctx.inputs]  # fmt: skip
+    data = [
+        tensor_from_known(v.known, v.type.elem) if v is not None and isinstance(v.type, T.TensorType) else None
+        for v in ctx.inputs
+    ]
     outer: dict[str, TypeProto] = {}
     for name in outer_names:
         v = frame.scope.lookup(name)

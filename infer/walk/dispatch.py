@@ -44,8 +44,13 @@ class How(NamedTuple):
 class Dispatcher:
     """Resolves nodes of one model (whose functions take part), memoizing each answer."""
 
-    def __init__(self, functions: Mapping[tuple[str, str, str], FunctionProto], function_domains: frozenset[str],
-                 custom_schemas: bool, signature: Callable[[str, str, int], Signature | None]):  # fmt: skip
+    def __init__(
+        self,
+        functions: Mapping[tuple[str, str, str], FunctionProto],
+        function_domains: frozenset[str],
+        custom_schemas: bool,
+        signature: Callable[[str, str, int], Signature | None],
+    ):
         self.functions = functions
         self.function_domains = function_domains
         self.custom_schemas = custom_schemas
@@ -70,8 +75,9 @@ class Dispatcher:
         that presents the same model (``infer.walk.reuse``)."""
         # (An operator unknown to ai.onnx counts: a schema registered later may add it there.)
         codes = ("no-rule", "unknown-function", "unknown-operator")
-        return any(how.kind == CUSTOM_SCHEMA or (how.kind == NONE and how.code in codes)
-                   for _, how in self._resolved.values())  # fmt: skip
+        return any(
+            how.kind == CUSTOM_SCHEMA or (how.kind == NONE and how.code in codes) for _, how in self._resolved.values()
+        )
 
     def _how(self, domain: str, op_type: str, overload: str, opset: int | None, sig: Signature | None) -> How:
         fn = self.functions.get((domain, op_type, overload))
@@ -80,8 +86,11 @@ class Dispatcher:
         if opset is None:
             return How(NONE, reason="its domain is not imported")
         if sig is None and domain in STANDARD_DOMAINS:
-            reason = (f"{op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}" if op_type
-                      else "the node names no operator (its op_type is empty)")  # fmt: skip
+            reason = (
+                f"{op_type} is not an operator of {domain or 'ai.onnx'} opset {opset}"
+                if op_type
+                else "the node names no operator (its op_type is empty)"
+            )
             return How(NONE, None, "unknown-operator", reason, "check the operator name and the imported opset version")
         entry = registry.lookup(domain, op_type, sig.since_version if sig else opset)
         if entry is not None and entry.rule is not None:

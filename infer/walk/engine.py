@@ -181,8 +181,14 @@ class Engine:
     """One run: the state the walk builds (dimension table, diagnostics, records) and the walk of
     nodes. Implements the ``Walker`` protocol rules call back through."""
 
-    def __init__(self, model: ModelProto, options: Options | None = None, directory: Path | None = None,
-                 light_nodes: list[bytes | None] | None = None, previous: Engine | None = None):  # fmt: skip
+    def __init__(
+        self,
+        model: ModelProto,
+        options: Options | None = None,
+        directory: Path | None = None,
+        light_nodes: list[bytes | None] | None = None,
+        previous: Engine | None = None,
+    ):
         """``light_nodes``: the main graph's nodes serialized (``nodeview.light_nodes``), when the
         caller has them (the loader does); the scan reads the nodes from them, consuming them.
         ``previous``: an earlier run of this model (or of a version before an edit), whose fresh
@@ -202,16 +208,23 @@ class Engine:
         if previous is not None:
             scope.table.seed(previous.state.table)
         functions = {(canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
-        self.state = st = RunState(model, o, measured, scope, self._read_opsets(model.opset_import), functions,
-                                   directory)  # fmt: skip
+        self.state = st = RunState(
+            model, o, measured, scope, self._read_opsets(model.opset_import), functions, directory
+        )
         function_domains = frozenset(d for d, _, _ in functions) - set(STANDARD_DOMAINS)
         # With schemas registered at run time in play, signatures are read as the schemas are now.
         lookup = current_signature if o.custom_schemas else signature
         self.dispatcher = Dispatcher(functions, function_domains, o.custom_schemas, lookup)
         # What of the options a rule's result depends on (infer/walk/memo.py); a run made while reuse
         # across calls is disabled keeps its results to itself.
-        memo_options = (o.propagate_values, o.limits.max_expression_size, o.limits.max_rank, model.ir_version,
-                        o.custom_schemas, registry.REGISTRY.generation)  # fmt: skip
+        memo_options = (
+            o.propagate_values,
+            o.limits.max_expression_size,
+            o.limits.max_rank,
+            model.ir_version,
+            o.custom_schemas,
+            registry.REGISTRY.generation,
+        )
         self.memo = Memo(memo_options, None if reuse.RECENT.enabled else Store())
         self.uses = SubgraphUses()
         self.placement = Placement(st)
@@ -301,8 +314,9 @@ class Engine:
         rec = self.state.records.get(graph)
         return None if rec is None else rec.values.get(name)
 
-    def walk_subgraph(self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool = False,
-                      iterated: bool = False) -> list[Value] | None:  # fmt: skip
+    def walk_subgraph(
+        self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool = False, iterated: bool = False
+    ) -> list[Value] | None:
         return self.graphs.subgraph(ctx, attr_name, inputs, quiet, iterated)
 
     # -- the pipeline ---------------------------------------------------------------------------
@@ -332,14 +346,19 @@ class Engine:
         if self.state.scan.refusals:
             self.state.records[MAIN] = GraphRecord(MAIN, "graph")
             for r in self.state.scan.refusals:
-                self.state.report("limit", f"the model is refused: {r.message}", Location(r.path, value=r.value),
-                                  limits.how_to_raise(r.message))  # fmt: skip
+                self.state.report(
+                    "limit",
+                    f"the model is refused: {r.message}",
+                    Location(r.path, value=r.value),
+                    limits.how_to_raise(r.message),
+                )
             return
         check_model(self.state, self.state.model)
         for path, t in self.state.scan.external:
             for problem in external.reference_problems(t):
-                self.state.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
-                                               Location(path, value=t.name), diag.ERROR)  # fmt: skip
+                self.state.add_diagnostic_once(
+                    "external-data", f"external tensor `{t.name}`: {problem}", Location(path, value=t.name), diag.ERROR
+                )
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
         with D.expression_limit(self.state.options.limits.max_expression_size), _stopping(self):
             self.graphs.main()
@@ -373,8 +392,9 @@ class Engine:
     def _redefined(self, frame: Frame, idx: int, node: NodeProto, name: str, here: bool) -> None:
         code = "duplicate-definition" if here else "shadowing"
         where = " in this graph" if here else " in an enclosing graph"
-        self.state.report(code, f"`{name}` is already defined{where}",
-                    Location(frame.path, idx, node.name, node.op_type, value=name))  # fmt: skip
+        self.state.report(
+            code, f"`{name}` is already defined{where}", Location(frame.path, idx, node.name, node.op_type, value=name)
+        )
 
     def infer_node(self, frame: Frame, idx: int, node: NodeProto | None, view: NodeView | None = None) -> list[Value]:
         """Infer one node of ``frame``'s graph: ``node``, or the one ``view`` has read (fetched
@@ -409,28 +429,43 @@ class Engine:
                 continue
             v = local.get(name) or scope.lookup(name)
             if v is None:
-                self.state.report("undefined-value", f"{view.op_type} consumes `{name}`, which nothing defines",
-                            Location(frame.path, idx, view.node.name, view.op_type, value=name))  # fmt: skip
+                self.state.report(
+                    "undefined-value",
+                    f"{view.op_type} consumes `{name}`, which nothing defines",
+                    Location(frame.path, idx, view.node.name, view.op_type, value=name),
+                )
                 v = Value()
             inputs.append(v)
         return inputs
 
-    def _infer_afresh(self, frame: Frame, idx: int, view: NodeView, opset: int | None, inputs: list[Value | None],
-                      key: tuple | None) -> list[Value]:  # fmt: skip
+    def _check_import(self, view: NodeView, opset: int | None, loc: Location) -> None:
+        """Clause 5.3.2: every domain a node uses is imported, a model-local function's too; the
+        default domain's implicit version is warned about once."""
+        domain = view.domain
+        if opset is None:
+            self.state.report(
+                "domain-not-imported",
+                f"{view.op_type} is in domain '{domain}', which the model does not import",
+                loc,
+                f"add an opset_import entry for '{domain}'",
+            )
+        elif domain == "" and self.implicit_default and not self._warned_default:
+            self._warned_default = True
+            self.state.report(
+                "default-opset-implicit",
+                f"{view.op_type} is in the default domain, whose version the model does not import; "
+                f"assuming opset {ONNX_OPSET}",
+                loc,
+                "add an opset_import entry for domain ''",
+            )
+
+    def _infer_afresh(
+        self, frame: Frame, idx: int, view: NodeView, opset: int | None, inputs: list[Value | None], key: tuple | None
+    ) -> list[Value]:
         node = view.node
         domain = view.domain
         loc = Location(frame.path, idx, node.name, view.op_type)
-        if opset is None:
-            # Clause 5.3.2: every domain a node uses is imported, a model-local function's too.
-            self.state.report("domain-not-imported",
-                              f"{node.op_type} is in domain '{domain}', which the model does not import", loc,
-                              f"add an opset_import entry for '{domain}'")  # fmt: skip
-        elif domain == "" and self.implicit_default and not self._warned_default:
-            self._warned_default = True
-            self.state.report("default-opset-implicit",
-                              f"{node.op_type} is in the default domain, whose version the model does not import; "
-                              f"assuming opset {ONNX_OPSET}", loc,
-                              "add an opset_import entry for domain ''")  # fmt: skip
+        self._check_import(view, opset, loc)
         sig, how = self.dispatcher.resolve(domain, view.op_type, view.overload, opset)
         if opset is None and how.kind != FUNCTION:
             prepared = self.placement.prepare_all(None, view.op_type, inputs, None, len(view.outputs))
@@ -456,24 +491,40 @@ class Engine:
             if key is not None and clean and how.pure and not ctx.acted and ctx.reason is None:
                 # What the result rests on beyond its key: the walk's table, what it has
                 # learned, or nothing (infer/walk/memo.py).
-                rests_on = ((WALK, s.serial) if s.table_reads != table_reads else
-                            (FACTS, (facts_before, s.facts_key)) if s.fact_reads != fact_reads else None)  # fmt: skip
+                rests_on = (
+                    (WALK, s.serial)
+                    if s.table_reads != table_reads
+                    else (FACTS, (facts_before, s.facts_key))
+                    if s.fact_reads != fact_reads
+                    else None
+                )
                 return self._remember(frame, ctx, view, sig, inputs, raw, key, rests_on)
         elif how.kind == FUNCTION:
             raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)
         elif how.kind == CUSTOM_SCHEMA:
             # (``outer``: what the node's graph attributes read from enclosing graphs)
             infer_custom = custom_schemas.infer_outputs
-            raw = self.rules.run(lambda c: infer_custom(c, how.target, frame, self.uses.of(node), self.ir_version),
-                                 ctx, loc)  # fmt: skip
+            raw = self.rules.run(
+                lambda c: infer_custom(c, how.target, frame, self.uses.of(node), self.ir_version), ctx, loc
+            )
         elif how.code is not None:
             self.state.report(how.code, how.reason or "", loc, how.suggestion)
         prepared = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
-        return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, prepared,
-                                    how.reason or ctx.reason, ctx.causes)  # fmt: skip
+        return self.placement.place(
+            frame, _site_of(ctx), view.outputs, view.op_type, prepared, how.reason or ctx.reason, ctx.causes
+        )
 
-    def _remember(self, frame: Frame, ctx: RuleContext, view: NodeView, sig: Any, inputs: list[Value | None],
-                  raw: list[Any] | None, key: tuple, rests_on: tuple | None) -> list[Value]:  # fmt: skip
+    def _remember(
+        self,
+        frame: Frame,
+        ctx: RuleContext,
+        view: NodeView,
+        sig: Any,
+        inputs: list[Value | None],
+        raw: list[Any] | None,
+        key: tuple,
+        rests_on: tuple | None,
+    ) -> list[Value]:
         """Place a pure run of a clean node, and offer it to the memo: a node with the same key
         gets the same outputs, passes the same checks, and nothing was reported or learned that
         a reuse would skip. Placing the ``plain`` values adds nothing when no output has unknown
@@ -495,8 +546,10 @@ def _stopping(engine: Engine) -> Iterator[None]:
             if e.level != RUN:
                 raise  # (a rule's own time is its runner's to catch; none should reach here)
             engine.timed_out = True
-            message = (f"inference stopped after {run_seconds():g} s (limit max_seconds); values not "
-                       "reached by then are not inferred")  # fmt: skip
+            message = (
+                f"inference stopped after {run_seconds():g} s (limit max_seconds); values not "
+                "reached by then are not inferred"
+            )
         else:
             message = str(e)
         # A Loop body interrupted mid fixed point holds one round's types, not every round's:
@@ -513,8 +566,15 @@ def _site_of(ctx: RuleContext) -> Callable[[], Site]:
 
 def _site(frame: Frame, idx: int, node: NodeProto, inputs: list[Value | None]) -> Site:
     types = tuple(None if v is None else v.type for v in inputs)
-    return Site(frame.path, idx, node.name, node.op_type, node.domain, types, (frame.ident or frame.path,
-                node_identity(frame, idx, node.output)))  # fmt: skip
+    return Site(
+        frame.path,
+        idx,
+        node.name,
+        node.op_type,
+        node.domain,
+        types,
+        (frame.ident or frame.path, node_identity(frame, idx, node.output)),
+    )
 
 
 def node_identity(frame: Frame, idx: int, outputs: Iterable[str]) -> str:

@@ -75,9 +75,12 @@ class Graphs:
             if not isinstance(declared, T.UnknownType):
                 # The default an initializer gives must be a value of the input's type.
                 for c in T.refine(declared, init.type)[1]:
-                    e.report("declared-type-clash",
-                             f"graph input `{name}` is declared {declared} but its initializer is {init.type}: {c}",
-                             Location(MAIN, value=name), "make the declaration and the initializer agree")  # fmt: skip
+                    e.report(
+                        "declared-type-clash",
+                        f"graph input `{name}` is declared {declared} but its initializer is {init.type}: {c}",
+                        Location(MAIN, value=name),
+                        "make the declaration and the initializer agree",
+                    )
             ir = e.model.ir_version
             if ir and ir < 4:
                 # Before IR 4 every initializer is listed as an input and is a constant.
@@ -107,9 +110,16 @@ class Graphs:
 
     # -- frames ---------------------------------------------------------------------------------
 
-    def new_frame(self, graph: GraphProto, path: GraphPath, scope: Scope, opsets: Mapping[str, int], depth: int,
-                  functions_active: tuple = (),
-                  attr_refs: Mapping[str, AttributeProto] | None = None) -> Frame:  # fmt: skip
+    def new_frame(
+        self,
+        graph: GraphProto,
+        path: GraphPath,
+        scope: Scope,
+        opsets: Mapping[str, int],
+        depth: int,
+        functions_active: tuple = (),
+        attr_refs: Mapping[str, AttributeProto] | None = None,
+    ) -> Frame:
         """A frame for ``graph``, its record registered and its declarations checked."""
         e = self.state
         declared: dict[str, TypeProto] = {}
@@ -123,8 +133,11 @@ class Graphs:
                 a, b = self.placement.declared_type(prev, vi.name), self.placement.declared_type(vi.type, vi.name)
                 merged, clashes = T.refine(a, b)
                 for c in clashes:
-                    e.report("declared-type-clash", f"`{vi.name}` is declared {a} and {b}: {c}",
-                             Location(path, value=vi.name))  # fmt: skip
+                    e.report(
+                        "declared-type-clash",
+                        f"`{vi.name}` is declared {a} and {b}: {c}",
+                        Location(path, value=vi.name),
+                    )
                 if not clashes:
                     declared[vi.name] = T.to_proto(merged, write_text) or vi.type
                     continue
@@ -142,11 +155,16 @@ class Graphs:
         out: dict[str, Value] = {}
         for t in graph.initializer:
             if external.is_external(t) and external.wanted(t):
-                t, problem = external.contents_for_inference(t, e.directory, e.external_reads,
-                                                             opted_in=e.options.read_external_data)  # fmt: skip
+                t, problem = external.contents_for_inference(
+                    t, e.directory, e.external_reads, opted_in=e.options.read_external_data
+                )
                 if problem is not None:
-                    e.add_diagnostic_once("external-data", f"external tensor `{t.name}`: {problem}",
-                                          Location(path, value=t.name), problem.severity)  # fmt: skip
+                    e.add_diagnostic_once(
+                        "external-data",
+                        f"external tensor `{t.name}`: {problem}",
+                        Location(path, value=t.name),
+                        problem.severity,
+                    )
             out[t.name] = value_from_tensor(t)
         for st in graph.sparse_initializer:
             # An initializer stored in sparse form: its value is the dense tensor (onnxruntime
@@ -162,23 +180,28 @@ class Graphs:
         for o in graph.output:
             v = frame.scope.lookup(o.name)
             if v is None:
-                e.report("undefined-value",
-                         f"graph output `{o.name}` is not produced by any node, input or initializer",
-                         Location(frame.path, value=o.name))  # fmt: skip
+                e.report(
+                    "undefined-value",
+                    f"graph output `{o.name}` is not produced by any node, input or initializer",
+                    Location(frame.path, value=o.name),
+                )
                 v = Value(self.placement.declared_type(o.type, o.name)) if o.HasField("type") else Value()
             elif o.name not in frame.scope.values:
                 # The definition is silent; onnxruntime refuses to load such a model.
-                e.report("outer-scope-output",
-                         f"subgraph output `{o.name}` is a value of an enclosing graph, returned directly",
-                         Location(frame.path, value=o.name),
-                         f"return Identity(`{o.name}`) instead, which onnxruntime accepts")  # fmt: skip
+                e.report(
+                    "outer-scope-output",
+                    f"subgraph output `{o.name}` is a value of an enclosing graph, returned directly",
+                    Location(frame.path, value=o.name),
+                    f"return Identity(`{o.name}`) instead, which onnxruntime accepts",
+                )
             outs.append(v)
         return outs
 
     # -- a node's graph attribute ---------------------------------------------------------------
 
-    def subgraph(self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool,
-                 iterated: bool) -> list[Value] | None:  # fmt: skip
+    def subgraph(
+        self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool, iterated: bool
+    ) -> list[Value] | None:
         """Walk the graph attribute ``attr_name`` of ``ctx``'s node with ``inputs`` bound.
 
         A walk replaces what an earlier walk of the same subgraph recorded (a Loop body is walked
@@ -201,8 +224,9 @@ class Graphs:
             for stale in [p for p in e.records if GraphPath(p).within(path)]:
                 del e.records[stale]
         n_diagnostics, n_facts = len(e.diagnostics), len(e.table.facts)
-        sub = self.new_frame(graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1,
-                             frame.functions_active, frame.attr_refs)  # fmt: skip
+        sub = self.new_frame(
+            graph, path, Scope(frame.scope), frame.opsets, frame.depth + 1, frame.functions_active, frame.attr_refs
+        )
         at = site_of(ctx).key
         sub.ident = GraphPath(at[0]).subgraph(at[1], attr_name)
         if iterated:
@@ -232,8 +256,11 @@ class Graphs:
             # check it. The declaration reports clashes and fills what is unknown.
             declared = self.placement.declared_type(inp.type, inp.name)
             for c in T.refine(declared, v.type)[1]:
-                e.report("declared-type-clash", f"subgraph input `{inp.name}` is declared {declared} but receives "
-                         f"{v.type}: {c}", Location(sub.path, value=inp.name))  # fmt: skip
+                e.report(
+                    "declared-type-clash",
+                    f"subgraph input `{inp.name}` is declared {declared} but receives {v.type}: {c}",
+                    Location(sub.path, value=inp.name),
+                )
             t = v.type
             if isinstance(t, T.UnknownType):
                 t = strip_shape(declared)  # the kind and element type; extents may change
@@ -249,19 +276,26 @@ class Graphs:
 
     # -- a function body at a call site ---------------------------------------------------------
 
-    def function(self, frame: Frame, ctx: RuleContext, fn: FunctionProto) -> list[Any] | None:
-        """The outputs of calling ``fn`` with ``ctx``'s inputs and attributes (Clause 8.4)."""
+    def _refused_call(self, frame: Frame, ctx: RuleContext, fn: FunctionProto, key: tuple, loc: Location) -> bool:
+        """Whether calling ``fn`` here recurses or nests past the limit (reported if so)."""
         e = self.state
-        key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
-        loc = Location(frame.path, site_of(ctx).node_index, node_of(ctx).name, ctx.op_type)
         if key in frame.functions_active:
             cycle = frame.functions_active[frame.functions_active.index(key) + 1 :]
             through = " through " + ", ".join(f"{d}:{n}" for d, n, _ in cycle) if cycle else ""
             e.report("recursion", f"function {fn.domain}:{fn.name} calls itself{through}", loc)
             ctx.because("the function is recursive")
-            return None
+            return True
         if frame.depth + 1 > e.options.max_depth:
             e.report("limit", f"functions nest deeper than {e.options.max_depth}", loc)
+            return True
+        return False
+
+    def function(self, frame: Frame, ctx: RuleContext, fn: FunctionProto) -> list[Any] | None:
+        """The outputs of calling ``fn`` with ``ctx``'s inputs and attributes (Clause 8.4)."""
+        e = self.state
+        key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
+        loc = Location(frame.path, site_of(ctx).node_index, node_of(ctx).name, ctx.op_type)
+        if self._refused_call(frame, ctx, fn, key, loc):
             return None
         opsets = dict(frame.opsets)
         for imp in fn.opset_import:
@@ -277,8 +311,17 @@ class Graphs:
         declared = {vi.name: _without_dim_names(vi.type) for vi in getattr(fn, "value_info", ()) if vi.HasField("type")}
         at = site_of(ctx).key
         ident = GraphPath(at[0]).call(at[1], fn.domain, fn.name)
-        sub = Frame(path, scope, opsets, declared, record, frame.depth + 1, frame.functions_active + (key,),
-                    _attribute_references(frame, ctx, fn), ident)  # fmt: skip
+        sub = Frame(
+            path,
+            scope,
+            opsets,
+            declared,
+            record,
+            frame.depth + 1,
+            frame.functions_active + (key,),
+            _attribute_references(frame, ctx, fn),
+            ident,
+        )
         omitted = {name for i, name in enumerate(fn.input) if name and (i >= len(ctx.inputs) or ctx.inputs[i] is None)}
         for i, name in enumerate(fn.input):
             if name and name not in omitted:
@@ -287,16 +330,23 @@ class Graphs:
         # Inputs may be left off at the end (they are absent in the body); outputs may not:
         # onnxruntime refuses such a call, and onnx's strict inference fails on it.
         if len(ctx.inputs) > len(fn.input) or ctx.n_outputs != len(fn.output):
-            e.report("arity", f"{ctx.op_type} is called with {len(ctx.inputs)} inputs and {ctx.n_outputs} outputs; "
-                     f"the function has {len(fn.input)} and {len(fn.output)}", loc)  # fmt: skip
+            e.report(
+                "arity",
+                f"{ctx.op_type} is called with {len(ctx.inputs)} inputs and {ctx.n_outputs} outputs; "
+                f"the function has {len(fn.input)} and {len(fn.output)}",
+                loc,
+            )
         record.nodes = [_absent(n, omitted) for n in fn.node]
         self._walk_nodes(sub, read_nodes(record.nodes), False)
         out = []
         for name in fn.output:
             v = scope.lookup(name)
             if v is None and name not in omitted:
-                e.report("undefined-value", f"function output `{name}` is not produced by the body of "
-                         f"{fn.domain}:{fn.name}", Location(path, value=name))  # fmt: skip
+                e.report(
+                    "undefined-value",
+                    f"function output `{name}` is not produced by the body of {fn.domain}:{fn.name}",
+                    Location(path, value=name),
+                )
             out.append(v)
         return out
 

@@ -135,8 +135,14 @@ class Memo:
                 return None
         return prepared, plain, replay
 
-    def offer(self, key: tuple, prepared: list[Any], plain: tuple[Value, ...] | None, rests_on: tuple | None,
-              replay: tuple = ()) -> None:  # fmt: skip
+    def offer(
+        self,
+        key: tuple,
+        prepared: list[Any],
+        plain: tuple[Value, ...] | None,
+        rests_on: tuple | None,
+        replay: tuple = (),
+    ) -> None:
         """Keep a clean, pure run's outputs with what they rest on beyond their key and the
         requirements it made (``replay``, redone where the result is reused)."""
         self.store.put(key, (prepared, plain, rests_on, replay))

@@ -164,10 +164,14 @@ def _add_attributes(node: NodeProto, attributes: Mapping[str, Any], sig: Any, di
         a = _attribute(name, given, sig.attributes.get(name) if sig is not None else None)
         if a.type == AttributeProto.UNDEFINED and (sig is None or name not in sig.attributes):
             # Validation reports an attribute without a type only against a schema that has it.
-            diagnostics.append(diag.make(
-                "attribute-type", f"{node.op_type}: the type of attribute '{name}' cannot be told from {given!r:.60}",
-                Location("node", 0, "", node.op_type, attribute=name), "pass an onnx.AttributeProto",
-            ))  # fmt: skip
+            diagnostics.append(
+                diag.make(
+                    "attribute-type",
+                    f"{node.op_type}: the type of attribute '{name}' cannot be told from {given!r:.60}",
+                    Location("node", 0, "", node.op_type, attribute=name),
+                    "pass an onnx.AttributeProto",
+                )
+            )
         node.attribute.append(a)
 
 

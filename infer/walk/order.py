@@ -83,8 +83,14 @@ def order(frame: Frame, views: list[NodeView], uses: SubgraphUses, report: Repor
     return range(len(views))
 
 
-def _sorted(frame: Frame, nodes: list[NodeProto], producer: dict[str, int], uses: SubgraphUses, report: Report,
-            first: tuple[int, str]) -> list[int]:  # fmt: skip
+def _sorted(
+    frame: Frame,
+    nodes: list[NodeProto],
+    producer: dict[str, int],
+    uses: SubgraphUses,
+    report: Report,
+    first: tuple[int, str],
+) -> list[int]:
     """A dependency order of a graph out of order (reported), or one that breaks its cycle."""
     import networkx as nx  # only for graphs out of order: its import costs a quarter second
 
@@ -114,8 +120,11 @@ def _sorted(frame: Frame, nodes: list[NodeProto], producer: dict[str, int], uses
         members = sorted({a for a, _ in cycle})
         names = ", ".join(f"{nodes[i].op_type} `{nodes[i].name}` (node {i})" for i in members)
         at = members[0]
-        report("cycle", f"the graph has a cycle through {names}",
-               Location(frame.path, at, nodes[at].name, nodes[at].op_type))  # fmt: skip
+        report(
+            "cycle",
+            f"the graph has a cycle through {names}",
+            Location(frame.path, at, nodes[at].name, nodes[at].op_type),
+        )
         # Walk what can be ordered; the rest in file order with unknown inputs.
         acyclic = g.copy()
         acyclic.remove_edges_from(cycle)

@@ -83,12 +83,15 @@ class Placement:
 
     # -- what depends on the value alone --------------------------------------------------------
 
-    def prepare_all(self, sig: Signature | None, op_type: str, inputs: Sequence[Value | None],
-                    raw: Sequence[Any] | None, n: int) -> list[Prepared]:  # fmt: skip
+    def prepare_all(
+        self, sig: Signature | None, op_type: str, inputs: Sequence[Value | None], raw: Sequence[Any] | None, n: int
+    ) -> list[Prepared]:
         """What the rule returned (``raw``), completed by what the schema's constraints decide."""
         base = schema_types(sig, inputs, n)
-        return [self.prepare(to_value(raw[k] if raw is not None and k < len(raw) else None, base[k]), op_type)
-                for k in range(n)]  # fmt: skip
+        return [
+            self.prepare(to_value(raw[k] if raw is not None and k < len(raw) else None, base[k]), op_type)
+            for k in range(n)
+        ]
 
     def prepare(self, v: Value, op_type: str) -> Prepared:
         t = v.type
@@ -137,8 +140,16 @@ class Placement:
 
     # -- placing --------------------------------------------------------------------------------
 
-    def place(self, frame: Frame, site: Site | Callable[[], Site], outputs: Sequence[str], op_type: str,
-              prepared: list[Prepared], reason: str | None, causes: tuple[str, ...]) -> list[Value]:  # fmt: skip
+    def place(
+        self,
+        frame: Frame,
+        site: Site | Callable[[], Site],
+        outputs: Sequence[str],
+        op_type: str,
+        prepared: list[Prepared],
+        reason: str | None,
+        causes: tuple[str, ...],
+    ) -> list[Value]:
         """Name this node's unknown extents, refine by declarations, note unknown contents.
         ``site``: the node's, or a function making it (most nodes never need one)."""
         outs: list[Value] = []
@@ -180,8 +191,17 @@ class Placement:
             need_hi = None if bhi is not None and bhi <= hi else hi
             scope.assume_range(d, need_lo, need_hi, site, f"within {T.elem_name(elem)}")
 
-    def _placed(self, frame: Frame, site: Site, name: str, op_type: str, k: int, p: Prepared, reason: str | None,
-                causes: tuple[str, ...]) -> Value:  # fmt: skip
+    def _placed(
+        self,
+        frame: Frame,
+        site: Site,
+        name: str,
+        op_type: str,
+        k: int,
+        p: Prepared,
+        reason: str | None,
+        causes: tuple[str, ...],
+    ) -> Value:
         t = p.value.type
         if p.needs_fill:
             why = reason or default_reason(op_type)
@@ -199,8 +219,9 @@ class Placement:
         if isinstance(t, (T.TensorType, T.SparseTensorType)) and t.shape is not None:
             if any(d is None for d in t.shape):
                 fresh = self.run.scope.fresh
-                return type(t)(t.elem, tuple(fresh(*origin_for(axis)) if d is None else d
-                                             for axis, d in enumerate(t.shape)))  # fmt: skip
+                return type(t)(
+                    t.elem, tuple(fresh(*origin_for(axis)) if d is None else d for axis, d in enumerate(t.shape))
+                )
         elif isinstance(t, T.SequenceType):
             # A variable in an element type would claim one extent for every element (Clause
             # 6.5.2, note): an extent the elements may not share stays unnamed.
@@ -228,8 +249,11 @@ class Placement:
                 "fix or remove the value_info entry" if name not in frame.record.outputs else None,
             )
         for text in judge.unproven:
-            self.run.report("declared-name-unproven", f"`{name}` is declared {declared} and {site.op_type} produces "
-                            f"{t}: {text}", location)  # fmt: skip
+            self.run.report(
+                "declared-name-unproven",
+                f"`{name}` is declared {declared} and {site.op_type} produces {t}: {text}",
+                location,
+            )
         return out
 
     def meaning(self, d: Dim, i: Dim, where: str) -> Dim:
@@ -336,9 +360,11 @@ class _Refinement:
         if len(self.placement.conflicts) == seen:
             return
         first = self.placement.meanings.get(key, (m, "a graph input"))[1]
-        self.unproven.append(f"`{D.to_str(d)}` stands for {D.to_str(m)} ({first}), which inference cannot prove equal "
-                             f"to {D.to_str(i)} at axis {axis}; each keeps its inferred extent, and the name is not "
-                             "written over it")  # fmt: skip
+        self.unproven.append(
+            f"`{D.to_str(d)}` stands for {D.to_str(m)} ({first}), which inference cannot prove equal "
+            f"to {D.to_str(i)} at axis {axis}; each keeps its inferred extent, and the name is not "
+            "written over it"
+        )
 
     def _integer(self, axis: int, d: int, i: Dim) -> Dim:
         """A declared integer against an inferred symbolic extent: refuted where the extent's
@@ -371,8 +397,14 @@ def schema_types(sig: Signature | None, inputs: Sequence[Value | None], n: int) 
         return [T.UNKNOWN] * n
     # What ``_schema_types`` reads of an input is its type without the shape (a tensor's: its
     # element type), so nodes of one operator on inputs of the same element types share the answer.
-    key = (id(sig), n, *(_ABSENT if v is None else v.type.elem if type(v.type) is T.TensorType
-                         else strip_shape(v.type) for v in inputs))  # fmt: skip
+    key = (
+        id(sig),
+        n,
+        *(
+            _ABSENT if v is None else v.type.elem if type(v.type) is T.TensorType else strip_shape(v.type)
+            for v in inputs
+        ),
+    )
     hit = _SCHEMA_TYPES.get(key)
     if hit is not None and hit[0] is sig:
         return hit[1]
@@ -506,8 +538,12 @@ def _within(e: Dim, lo: int, hi: int) -> bool:
 def _needs_note(v: Value) -> bool:
     t = v.type
     rank_unknown = isinstance(t, T.UnknownType) or (isinstance(t, T.TensorType) and t.shape is None)
-    small_ints = (isinstance(t, T.TensorType) and t.elem in (TensorProto.INT64, TensorProto.INT32)
-                  and t.shape is not None and len(t.shape) <= 1)  # fmt: skip
+    small_ints = (
+        isinstance(t, T.TensorType)
+        and t.elem in (TensorProto.INT64, TensorProto.INT32)
+        and t.shape is not None
+        and len(t.shape) <= 1
+    )
     return (v.known is None and small_ints) or rank_unknown
 
 

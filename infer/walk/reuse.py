@@ -55,8 +55,18 @@ def _tensor_key(t: TensorProto) -> tuple[bytes, int]:
         return b"s" + data, len(data)
     external = tuple((e.key, e.value) for e in t.external_data)
     size = t.ByteSize()
-    key = repr((t.name, t.data_type, tuple(t.dims), t.data_location, t.HasField("raw_data"), size,
-                tuple(len(getattr(t, f)) for f in _TYPED_FIELDS), external))  # fmt: skip
+    key = repr(
+        (
+            t.name,
+            t.data_type,
+            tuple(t.dims),
+            t.data_location,
+            t.HasField("raw_data"),
+            size,
+            tuple(len(getattr(t, f)) for f in _TYPED_FIELDS),
+            external,
+        )
+    )
     return b"l" + key.encode(), size
 
 

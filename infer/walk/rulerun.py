@@ -24,8 +24,13 @@ Report = Callable[..., None]  # (code, message, location, suggestion=None)
 class RuleRunner:
     """Runs the rules of one walk."""
 
-    def __init__(self, report: Report, diagnostics: Callable[[], list[Diagnostic]], limits: Limits,
-                 records: Callable[[], dict[str, Any]]):  # fmt: skip
+    def __init__(
+        self,
+        report: Report,
+        diagnostics: Callable[[], list[Diagnostic]],
+        limits: Limits,
+        records: Callable[[], dict[str, Any]],
+    ):
         """``records``: the walk's graph records, of which a node that ran out of time drops
         those its rule had begun (a Loop body walked for some rounds only)."""
         self.report = report
@@ -61,10 +66,15 @@ class RuleRunner:
                 limit = self.max_expression_size
                 if ctx.reason is None:
                     ctx.because(f"its symbolic extent would grow past {limit} terms (limit max_expression_size)")
-                self.diagnostics().append(diag.make(
-                    "limit", f"{ctx.op_type}: a symbolic extent grew past {limit} terms (max_expression_size); "
-                    "it is left unknown", loc, severity=diag.WARNING,
-                ))  # fmt: skip
+                self.diagnostics().append(
+                    diag.make(
+                        "limit",
+                        f"{ctx.op_type}: a symbolic extent grew past {limit} terms (max_expression_size); "
+                        "it is left unknown",
+                        loc,
+                        severity=diag.WARNING,
+                    )
+                )
 
     def _timed_out(self, ctx: RuleContext, loc: Location) -> None:
         # What the rule's subgraph walks recorded holds only the part walked before the time ran
@@ -74,10 +84,15 @@ class RuleRunner:
             del records[path]
         seconds = f"{self.max_node_seconds:g}"
         ctx.because(f"its inference ran past {seconds} s (limit max_node_seconds)")
-        self.diagnostics().append(diag.make(
-            "limit", f"{ctx.op_type}: inference of this node took longer than {seconds} s (max_node_seconds); its "
-            "outputs are left unknown", loc, severity=diag.WARNING,
-        ))  # fmt: skip
+        self.diagnostics().append(
+            diag.make(
+                "limit",
+                f"{ctx.op_type}: inference of this node took longer than {seconds} s (max_node_seconds); its "
+                "outputs are left unknown",
+                loc,
+                severity=diag.WARNING,
+            )
+        )
 
     def _guarded(self, fn: Callable[[RuleContext], Any], ctx: RuleContext, loc: Location) -> list[Any] | None:
         try:

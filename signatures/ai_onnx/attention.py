@@ -175,49 +175,137 @@ def attention(ctx: RuleContext) -> list:
 
 
 example("Attention", ["float[B,3,S,8]", "float[B,3,L,8]", "float[B,3,L,10]"], ["float[B,3,S,10]"], opset=23)
-example("Attention", ["float16[B,9,S,8]", "float16[B,3,L,8]", "float16[B,3,L,8]", "bool[S,L]"],
-        ["float16[B,9,S,8]", "float16[B,3,L,8]", "float16[B,3,L,8]", "float16[B,9,S,L]"], opset=23)  # fmt: skip
-example("Attention", ["float[B,S,24]", "float[B,L,24]", "float[B,L,30]"], ["float[B,S,30]"],
-        attrs={"q_num_heads": 3, "kv_num_heads": 3}, opset=23)  # fmt: skip
-example("Attention", ["float[B,S,72]", "float[B,L,24]", "float[B,L,H]"], ["float[B,S,3*H]"],
-        attrs={"q_num_heads": 9, "kv_num_heads": 3}, opset=24)  # fmt: skip
-example("Attention", ["float[B,S,Q]", "float[B,L,K]", "float[B,L,V]", "", "float[B,3,P,E]", "float[B,3,P,F]"],
-        ["float[B,S,V]", "float[B,3,P+L,E]", "float[B,3,P+L,F]", "float[B,3,S,P+L]"],
-        attrs={"q_num_heads": 3, "kv_num_heads": 3}, opset=23)  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]", "float[4,18]", "float[2,3,12,8]",
-                      "float[2,3,12,8]"],
-        ["float[2,3,4,8]", "float[2,3,18,8]", "float[2,3,18,8]", "float[2,3,4,18]"], opset=23)  # fmt: skip
-example("Attention", ["float[B,4,1,8]", "float[B,2,T,8]", "float[B,2,T,8]", "", "", "", "int64[B]"],
-        ["float[B,4,1,8]", "float[B,2,T,8]", "float[B,2,T,8]", "float[B,4,1,T]"], attrs={"is_causal": 1},
-        opset=24)  # fmt: skip
-example("Attention", ["float[B,S,32]", "float[B,L,8]", "float[B,L,6]"], ["float[B,S,24]"],
-        attrs={"q_num_heads": 4, "kv_num_heads": 1, "is_causal": 1, "left_window_size": 2}, opset=25)  # fmt: skip
-example("Attention", ["float[*]", "float[*]", "float[*]", "", "float[B,2,P,8]", "float[B,2,P,4]"],
-        ["float[*]", "float[B,2,?,8]", "float[B,2,?,4]"], opset=25)  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[2,3,4,8]"],
-        attrs={"q_num_heads": 3, "kv_num_heads": 3}, opset=24)  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[2,3,4,8]"],
-        attrs={"q_num_heads": 6, "kv_num_heads": 3}, opset=23, error="shape-mismatch")  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]", "", "float[2,3,1,8]",
-                      "float[2,3,1,8]", "int64[2]"], ["float[2,3,4,8]"], opset=24, error="arity")  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]"],
-        attrs={"q_num_heads": 3, "kv_num_heads": 3}, opset=25, error="bad-attribute")  # fmt: skip
-example("Attention", ["float[2,4,24]", "float[2,6,24]", "float[2,6,24]"], ["float[*]"], opset=23,
-        error="bad-attribute")  # fmt: skip
-example("Attention", ["float[2,2,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]"], opset=23,
-        error="shape-mismatch")  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[3,3,6,8]", "float[2,3,6,8]"], ["float[2,3,4,8]"], opset=23,
-        error="shape-mismatch")  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]", "", "float[2,3,1,8]", ""],
-        ["float[*]"], opset=23, error="missing-input")  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]"],
-        attrs={"left_window_size": -2}, opset=25, error="bad-attribute")  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]"],
-        attrs={"right_window_size": -2}, opset=25, error="bad-attribute")  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]", "float[*]"], opset=25,
-        error="arity")  # present_key without present_value  # fmt: skip
-example("Attention", ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
-        ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], attrs={"right_window_size": 0}, opset=25)  # fmt: skip
+example(
+    "Attention",
+    ["float16[B,9,S,8]", "float16[B,3,L,8]", "float16[B,3,L,8]", "bool[S,L]"],
+    ["float16[B,9,S,8]", "float16[B,3,L,8]", "float16[B,3,L,8]", "float16[B,9,S,L]"],
+    opset=23,
+)
+example(
+    "Attention",
+    ["float[B,S,24]", "float[B,L,24]", "float[B,L,30]"],
+    ["float[B,S,30]"],
+    attrs={"q_num_heads": 3, "kv_num_heads": 3},
+    opset=23,
+)
+example(
+    "Attention",
+    ["float[B,S,72]", "float[B,L,24]", "float[B,L,H]"],
+    ["float[B,S,3*H]"],
+    attrs={"q_num_heads": 9, "kv_num_heads": 3},
+    opset=24,
+)
+example(
+    "Attention",
+    ["float[B,S,Q]", "float[B,L,K]", "float[B,L,V]", "", "float[B,3,P,E]", "float[B,3,P,F]"],
+    ["float[B,S,V]", "float[B,3,P+L,E]", "float[B,3,P+L,F]", "float[B,3,S,P+L]"],
+    attrs={"q_num_heads": 3, "kv_num_heads": 3},
+    opset=23,
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]", "float[4,18]", "float[2,3,12,8]", "float[2,3,12,8]"],
+    ["float[2,3,4,8]", "float[2,3,18,8]", "float[2,3,18,8]", "float[2,3,4,18]"],
+    opset=23,
+)
+example(
+    "Attention",
+    ["float[B,4,1,8]", "float[B,2,T,8]", "float[B,2,T,8]", "", "", "", "int64[B]"],
+    ["float[B,4,1,8]", "float[B,2,T,8]", "float[B,2,T,8]", "float[B,4,1,T]"],
+    attrs={"is_causal": 1},
+    opset=24,
+)
+example(
+    "Attention",
+    ["float[B,S,32]", "float[B,L,8]", "float[B,L,6]"],
+    ["float[B,S,24]"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 1, "is_causal": 1, "left_window_size": 2},
+    opset=25,
+)
+example(
+    "Attention",
+    ["float[*]", "float[*]", "float[*]", "", "float[B,2,P,8]", "float[B,2,P,4]"],
+    ["float[*]", "float[B,2,?,8]", "float[B,2,?,4]"],
+    opset=25,
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    ["float[2,3,4,8]"],
+    attrs={"q_num_heads": 3, "kv_num_heads": 3},
+    opset=24,
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    ["float[2,3,4,8]"],
+    attrs={"q_num_heads": 6, "kv_num_heads": 3},
+    opset=23,
+    error="shape-mismatch",
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]", "", "float[2,3,1,8]", "float[2,3,1,8]", "int64[2]"],
+    ["float[2,3,4,8]"],
+    opset=24,
+    error="arity",
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    ["float[*]"],
+    attrs={"q_num_heads": 3, "kv_num_heads": 3},
+    opset=25,
+    error="bad-attribute",
+)
+example("Attention", ["float[2,4,24]", "float[2,6,24]", "float[2,6,24]"], ["float[*]"], opset=23, error="bad-attribute")
+example(
+    "Attention", ["float[2,2,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"], ["float[*]"], opset=23, error="shape-mismatch"
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[3,3,6,8]", "float[2,3,6,8]"],
+    ["float[2,3,4,8]"],
+    opset=23,
+    error="shape-mismatch",
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]", "", "float[2,3,1,8]", ""],
+    ["float[*]"],
+    opset=23,
+    error="missing-input",
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    ["float[*]"],
+    attrs={"left_window_size": -2},
+    opset=25,
+    error="bad-attribute",
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    ["float[*]"],
+    attrs={"right_window_size": -2},
+    opset=25,
+    error="bad-attribute",
+)
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    ["float[*]", "float[*]"],
+    opset=25,
+    error="arity",
+)  # present_key without present_value
+example(
+    "Attention",
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    ["float[2,3,4,8]", "float[2,3,6,8]", "float[2,3,6,8]"],
+    attrs={"right_window_size": 0},
+    opset=25,
+)
 
 
 # -- RotaryEmbedding ------------------------------------------------------------------------------
@@ -248,14 +336,17 @@ def rotary_embedding(ctx: RuleContext) -> list:
 
 
 example("RotaryEmbedding", ["float[B,H,S,64]", "float[B,S,32]", "float[B,S,32]"], ["float[B,H,S,64]"])
-example("RotaryEmbedding", ["float16[B,S,D]", "float16[M,R]", "float16[M,R]", "int64[B,S]"], ["float16[B,S,D]"],
-        attrs={"num_heads": 4, "rotary_embedding_dim": 16, "interleaved": 1})  # fmt: skip
-example("RotaryEmbedding", ["float[B,S,24]", "float[B,S,4]", "float[B,S,4]"], ["float[*]"],
-        error="bad-attribute")  # fmt: skip
-example("RotaryEmbedding", ["float[B,H,S,8]", "float[M,4]", "float[M,4]"], ["float[*]"],
-        error="shape-mismatch")  # fmt: skip
-example("RotaryEmbedding", ["float[B,H,S,8]", "float[B,S,3]", "float[B,S,3]"], ["float[B,H,S,8]"],
-        error="shape-mismatch")  # fmt: skip
+example(
+    "RotaryEmbedding",
+    ["float16[B,S,D]", "float16[M,R]", "float16[M,R]", "int64[B,S]"],
+    ["float16[B,S,D]"],
+    attrs={"num_heads": 4, "rotary_embedding_dim": 16, "interleaved": 1},
+)
+example("RotaryEmbedding", ["float[B,S,24]", "float[B,S,4]", "float[B,S,4]"], ["float[*]"], error="bad-attribute")
+example("RotaryEmbedding", ["float[B,H,S,8]", "float[M,4]", "float[M,4]"], ["float[*]"], error="shape-mismatch")
+example(
+    "RotaryEmbedding", ["float[B,H,S,8]", "float[B,S,3]", "float[B,S,3]"], ["float[B,H,S,8]"], error="shape-mismatch"
+)
 
 
 # -- RMSNormalization -----------------------------------------------------------------------------
@@ -325,20 +416,32 @@ def tensor_scatter(ctx: RuleContext) -> list:
         else:
             out.append(agree(ctx, f"cache and update extents on axis {i}", p, u))
     if ctx.has(2):
-        out[0] = agree(ctx, "batch size and the length of write_indices", out[0], at(check_rank(ctx, 2, 1,
-                       "write_indices"), 0))  # fmt: skip
+        out[0] = agree(
+            ctx, "batch size and the length of write_indices", out[0], at(check_rank(ctx, 2, 1, "write_indices"), 0)
+        )
     if out[axis] is None:
         ctx.because("the cache length is read from past_cache, whose shape is not known", 0)
     return [tuple(out)]
 
 
 example("TensorScatter", ["float[B,H,M,D]", "float[B,H,S,D]", "int64[B]"], ["float[B,H,M,D]"], opset=24)
-example("TensorScatter", ["float16[B,M,H,D]", "float16[B,1,H,D]"], ["float16[B,M,H,D]"],
-        attrs={"axis": 1, "mode": "circular"}, opset=24)  # fmt: skip
+example(
+    "TensorScatter",
+    ["float16[B,M,H,D]", "float16[B,1,H,D]"],
+    ["float16[B,M,H,D]"],
+    attrs={"axis": 1, "mode": "circular"},
+    opset=24,
+)
 example("TensorScatter", ["float[B,?,M,D]", "float[B,4,S,D]"], ["float[B,4,M,D]"], opset=24)
 example("TensorScatter", ["float[2,3,4,8]", "float[2,3,5,8]"], ["float[*]"], opset=24, error="shape-mismatch")
-example("TensorScatter", ["float[2,3,4,8]", "float[2,3,1,8]"], ["float[*]"], attrs={"axis": 0}, opset=24,
-        error="bad-attribute")  # fmt: skip
+example(
+    "TensorScatter",
+    ["float[2,3,4,8]", "float[2,3,1,8]"],
+    ["float[*]"],
+    attrs={"axis": 0},
+    opset=24,
+    error="bad-attribute",
+)
 
 
 # -- CausalConvWithState --------------------------------------------------------------------------
@@ -362,8 +465,9 @@ def causal_conv_with_state(ctx: RuleContext) -> list:
     batch = agree(ctx, "batch sizes", at(x, 0), at(past, 0))
     channels = agree(ctx, "channels", at(x, 1), at(w, 0), at(bias, 0), at(past, 1))
     kernel = at(w, 2)
-    carry = agree(ctx, "past_state length and kernel size - 1", at(past, 2),
-                  None if kernel is None else D.sub(kernel, 1))  # fmt: skip
+    carry = agree(
+        ctx, "past_state length and kernel size - 1", at(past, 2), None if kernel is None else D.sub(kernel, 1)
+    )
     if x is None:
         ctx.because("the input's shape is not known", 0)
     elif carry is None:
@@ -372,15 +476,32 @@ def causal_conv_with_state(ctx: RuleContext) -> list:
 
 
 example("CausalConvWithState", ["float[B,C,L]", "float[C,1,K]"], ["float[B,C,L]", "float[B,C,K-1]"], opset=27)
-example("CausalConvWithState", ["float16[B,8,L]", "float16[8,1,4]", "float16[8]", "float16[B,8,P]"],
-        ["float16[B,8,L]", "float16[B,8,3]"], attrs={"activation": "silu"}, opset=27)  # fmt: skip
+example(
+    "CausalConvWithState",
+    ["float16[B,8,L]", "float16[8,1,4]", "float16[8]", "float16[B,8,P]"],
+    ["float16[B,8,L]", "float16[B,8,3]"],
+    attrs={"activation": "silu"},
+    opset=27,
+)
 example("CausalConvWithState", ["float[2,3,5]", "float[3,1,1]"], ["float[2,3,5]", "float[2,3,0]"], opset=27)
-example("CausalConvWithState", ["float[2,3,5]", "float[3,1,0]"], ["float[*]", "float[*]"], opset=27,
-        error="shape-mismatch")  # fmt: skip
-example("CausalConvWithState", ["float[2,3,1]", "float[3,1,4]", "", "float[2,3,2]"],
-        ["float[2,3,1]", "float[2,3,2]"], opset=27, error="shape-mismatch")  # fmt: skip
-example("CausalConvWithState", ["float[2,3,5]", "float[3,1,3]"], ["float[*]", "float[*]"],
-        attrs={"activation": "gelu"}, opset=27, error="bad-attribute")  # fmt: skip
+example(
+    "CausalConvWithState", ["float[2,3,5]", "float[3,1,0]"], ["float[*]", "float[*]"], opset=27, error="shape-mismatch"
+)
+example(
+    "CausalConvWithState",
+    ["float[2,3,1]", "float[3,1,4]", "", "float[2,3,2]"],
+    ["float[2,3,1]", "float[2,3,2]"],
+    opset=27,
+    error="shape-mismatch",
+)
+example(
+    "CausalConvWithState",
+    ["float[2,3,5]", "float[3,1,3]"],
+    ["float[*]", "float[*]"],
+    attrs={"activation": "gelu"},
+    opset=27,
+    error="bad-attribute",
+)
 
 
 # -- LinearAttention ------------------------------------------------------------------------------
@@ -409,8 +530,13 @@ def linear_attention(ctx: RuleContext) -> list:
     batch = agree(ctx, "batch sizes", *(at(s, 0) for s in (q, k, v, past, decay, beta)))
     steps = agree(ctx, "sequence lengths", *(at(s, 1) for s in (q, k, v, decay, beta)))
     agree(ctx, "key/value heads", at(past, 1), hkv)
-    dk = agree(ctx, "key head sizes", at(past, 2), split_heads(at(q, 2), hq, "query hidden size"),
-               split_heads(at(k, 2), hkv, "key hidden size"))  # fmt: skip
+    dk = agree(
+        ctx,
+        "key head sizes",
+        at(past, 2),
+        split_heads(at(q, 2), hq, "query hidden size"),
+        split_heads(at(k, 2), hkv, "key hidden size"),
+    )
     dv = agree(ctx, "value head sizes", at(past, 3), split_heads(at(v, 2), hkv, "value hidden size"))
     _gate_widths(hkv, dk, at(decay, 2), at(beta, 2))
     output = (batch, steps, packed_heads(at(v, 2), hq, hkv, dv))
@@ -426,40 +552,88 @@ def _gate_widths(hkv: int, dk: Dim, decay: Dim, beta: Dim) -> None:
     """decay is per head (H_kv) or per key dim (H_kv * d_k); beta per head (H_kv) or shared (1)."""
     if isinstance(decay, int) and decay != hkv and (not isinstance(dk, int) or decay != hkv * dk):
         if isinstance(dk, int) or decay % hkv:
-            raise RuleError("shape-mismatch", f"decay's last extent {decay} is neither kv_num_heads ({hkv}) "
-                            f"nor kv_num_heads * d_k ({'?' if dk is None else D.mul(hkv, dk)})")  # fmt: skip
+            raise RuleError(
+                "shape-mismatch",
+                f"decay's last extent {decay} is neither kv_num_heads ({hkv}) "
+                f"nor kv_num_heads * d_k ({'?' if dk is None else D.mul(hkv, dk)})",
+            )
     if isinstance(beta, int) and beta not in (1, hkv):
         raise RuleError("shape-mismatch", f"beta's last extent {beta} is neither 1 nor kv_num_heads ({hkv})")
 
 
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[B,T,32]", "float[B,4,8,8]"],
-        attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "linear"}, opset=27)  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]"],
-        ["float[B,T,32]", "float[B,4,8,8]"], attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "linear"},
-        opset=27, error="arity")  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "", "float[B,T,4]"],
-        ["float[B,T,32]", "float[B,4,8,8]"], attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"},
-        opset=27, error="arity")  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,7]"],
-        ["float[*]", "unknown"], attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"}, opset=27,
-        error="shape-mismatch")  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,32]",
-                            "float[B,T,3]"],
-        ["float[*]", "unknown"], attrs={"q_num_heads": 4, "kv_num_heads": 4}, opset=27,
-        error="shape-mismatch")  # fmt: skip
-example("LinearAttention", ["float[B,T,Q]", "float[B,T,K]", "float[B,T,32]", "", "float[B,T,8]", "float[B,T,1]"],
-        ["float[B,T,32]", "float[B,4,floor(Q/4),8]"], attrs={"q_num_heads": 4, "kv_num_heads": 4},
-        opset=27)  # fmt: skip
-example("LinearAttention", ["float16[B,T,Q]", "float16[B,T,K]", "float16[B,T,V]", "", "float16[B,T,2]",
-                            "float16[B,T,1]"],
-        ["float16[B,T,4*V]", "float16[B,2,floor(Q/8),floor(V/2)]"],
-        attrs={"q_num_heads": 8, "kv_num_heads": 2}, opset=27)  # fmt: skip
-example("LinearAttention", ["float16[B,1,64]", "float16[B,1,32]", "float16[B,1,32]", "float[B,4,8,8]",
-                            "float16[B,1,32]", "float16[B,1,4]"],
-        ["float16[B,1,64]", "float[B,4,8,8]"], attrs={"q_num_heads": 8, "kv_num_heads": 4}, opset=27)  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[*]", "unknown"],
-        attrs={"q_num_heads": 6, "kv_num_heads": 4, "update_rule": "linear"}, opset=27,
-        error="shape-mismatch")  # fmt: skip
-example("LinearAttention", ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"], ["float[B,T,32]", "float[B,4,8,8]"],
-        attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"}, opset=27,
-        error="missing-input")  # fmt: skip
+example(
+    "LinearAttention",
+    ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"],
+    ["float[B,T,32]", "float[B,4,8,8]"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "linear"},
+    opset=27,
+)
+example(
+    "LinearAttention",
+    ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]"],
+    ["float[B,T,32]", "float[B,4,8,8]"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "linear"},
+    opset=27,
+    error="arity",
+)
+example(
+    "LinearAttention",
+    ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "", "float[B,T,4]"],
+    ["float[B,T,32]", "float[B,4,8,8]"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"},
+    opset=27,
+    error="arity",
+)
+example(
+    "LinearAttention",
+    ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,7]"],
+    ["float[*]", "unknown"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"},
+    opset=27,
+    error="shape-mismatch",
+)
+example(
+    "LinearAttention",
+    ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,32]", "float[B,T,3]"],
+    ["float[*]", "unknown"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 4},
+    opset=27,
+    error="shape-mismatch",
+)
+example(
+    "LinearAttention",
+    ["float[B,T,Q]", "float[B,T,K]", "float[B,T,32]", "", "float[B,T,8]", "float[B,T,1]"],
+    ["float[B,T,32]", "float[B,4,floor(Q/4),8]"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 4},
+    opset=27,
+)
+example(
+    "LinearAttention",
+    ["float16[B,T,Q]", "float16[B,T,K]", "float16[B,T,V]", "", "float16[B,T,2]", "float16[B,T,1]"],
+    ["float16[B,T,4*V]", "float16[B,2,floor(Q/8),floor(V/2)]"],
+    attrs={"q_num_heads": 8, "kv_num_heads": 2},
+    opset=27,
+)
+example(
+    "LinearAttention",
+    ["float16[B,1,64]", "float16[B,1,32]", "float16[B,1,32]", "float[B,4,8,8]", "float16[B,1,32]", "float16[B,1,4]"],
+    ["float16[B,1,64]", "float[B,4,8,8]"],
+    attrs={"q_num_heads": 8, "kv_num_heads": 4},
+    opset=27,
+)
+example(
+    "LinearAttention",
+    ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"],
+    ["float[*]", "unknown"],
+    attrs={"q_num_heads": 6, "kv_num_heads": 4, "update_rule": "linear"},
+    opset=27,
+    error="shape-mismatch",
+)
+example(
+    "LinearAttention",
+    ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"],
+    ["float[B,T,32]", "float[B,4,8,8]"],
+    attrs={"q_num_heads": 4, "kv_num_heads": 4, "update_rule": "gated"},
+    opset=27,
+    error="missing-input",
+)

@@ -158,8 +158,10 @@ class Body:
             return None
         if is_container(v.type):
             return Known(k.shape, tuple(self.clean(e, lambda a, d: None) for e in k.elems))
-        elems = tuple(None if e is not None and not isinstance(e, (bool, float, str)) and self.varies(_integer_part(e))
-                      else e for e in k.elems)  # fmt: skip
+        elems = tuple(
+            None if e is not None and not isinstance(e, (bool, float, str)) and self.varies(_integer_part(e)) else e
+            for e in k.elems
+        )
         return Known(k.shape, elems) if any(e is not None for e in elems) else None
 
 
@@ -181,8 +183,9 @@ def _top(t: Type) -> Type:
     return t
 
 
-def fixed_point(body: Body, fixed: list[Value], state: list[Value], what: list[str],
-                state_first: bool = False, pinned: int = 0) -> tuple[list[Value], list[Value]]:  # fmt: skip
+def fixed_point(
+    body: Body, fixed: list[Value], state: list[Value], what: list[str], state_first: bool = False, pinned: int = 0
+) -> tuple[list[Value], list[Value]]:
     """Iterate ``body`` (inputs: ``fixed`` then ``state``, or the state first; outputs: the new
     state then the rest).
 
@@ -309,8 +312,11 @@ def loop(ctx: RuleContext) -> list:
     body = Body(ctx, "body")
     n_carried = max(ctx.n_inputs - 2, 0)
     if len(body.inputs) != 2 + n_carried:
-        raise RuleError("arity", f"Loop has {n_carried} loop-carried values, its body {len(body.inputs)} inputs "
-                                 f"(it needs {2 + n_carried}: iteration number, condition, the values)")  # fmt: skip
+        raise RuleError(
+            "arity",
+            f"Loop has {n_carried} loop-carried values, its body {len(body.inputs)} inputs "
+            f"(it needs {2 + n_carried}: iteration number, condition, the values)",
+        )
     n_scan = len(body.outputs) - 1 - n_carried
     if n_scan < 0:
         raise RuleError("arity", f"the Loop body has {len(body.outputs)} outputs for {n_carried} loop-carried values")
@@ -372,12 +378,15 @@ def _explain_unknown(ctx: RuleContext, finals: list[Value], scans: list[Type], a
     if not at_least_one and any(isinstance(t, TensorType) and t.shape is None for t in scans):
         m = ctx.input_name(0)
         ctx.because(
-            "the Loop may run no iteration (" + (f"M `{m}` may be 0" if m else "its condition may be false")
+            "the Loop may run no iteration ("
+            + (f"M `{m}` may be 0" if m else "its condition may be false")
             + "), and onnxruntime then gives its scan outputs shape [0] unless it inferred them itself",
-            0, 1,
-        )  # fmt: skip
-    elif any(isinstance(v.type, UnknownType) or (isinstance(v.type, TensorType) and v.type.shape is None)
-             for v in finals):  # fmt: skip
+            0,
+            1,
+        )
+    elif any(
+        isinstance(v.type, UnknownType) or (isinstance(v.type, TensorType) and v.type.shape is None) for v in finals
+    ):
         ctx.because("a loop-carried value changes rank or kind between iterations")
 
 
@@ -409,8 +418,14 @@ def _zero_trip_scan(body: Body, k: int, got: Value, lead: Dim) -> Type:
     inner: list[Dim] = []
     for a, (d, want) in enumerate(zip(t.shape, declared)):
         if want is None:
-            inner.append(body.output_dim(k, a + 1, f"scan output {k} of Loop may have no iteration, and this "
-                                                   "extent of the body's output is not declared"))  # fmt: skip
+            inner.append(
+                body.output_dim(
+                    k,
+                    a + 1,
+                    f"scan output {k} of Loop may have no iteration, and this "
+                    "extent of the body's output is not declared",
+                )
+            )
         elif isinstance(d, int) and d != want:
             return TensorType(t.elem, None)  # the declaration is contradicted: nothing is claimed
         else:
@@ -471,8 +486,15 @@ def _drop(t: Type, axes: tuple[int, ...]) -> Type:
     return TensorType(t.elem, tuple(d for a, d in enumerate(t.shape) if a not in axes))
 
 
-def _scan(ctx: RuleContext, body: Body, states: list[Value], slices: list[Value], n_out: int,
-          at_least_one: bool, offset: int = 0) -> tuple[list[Value], list[Value]]:  # fmt: skip
+def _scan(
+    ctx: RuleContext,
+    body: Body,
+    states: list[Value],
+    slices: list[Value],
+    n_out: int,
+    at_least_one: bool,
+    offset: int = 0,
+) -> tuple[list[Value], list[Value]]:
     """The fixed point of a Scan body: (final states, per-iteration scan output values)."""
     n = len(states)
     if len(body.inputs) != n + len(slices):
@@ -510,8 +532,9 @@ def scan_8(ctx: RuleContext) -> list:
     out: list[Type] = []
     for v in finals:
         t = v.type
-        out.append(TensorType(t.elem, (lead_b, *t.shape)) if isinstance(t, TensorType) and t.shape is not None
-                   else _top(t))  # fmt: skip
+        out.append(
+            TensorType(t.elem, (lead_b, *t.shape)) if isinstance(t, TensorType) and t.shape is not None else _top(t)
+        )
     for j, got in enumerate(per_step):
         k = n + j
         seq_len = length if length is not None else body.output_dim(k, 1, "the sequence length of Scan is not known")
@@ -639,8 +662,9 @@ def _if_examples() -> None:
     ints = _g(
         [n("ConstantOfShape", ["shape"], ["t"], value=helper.make_tensor("v", i64, [1], [0]))], [], ["t"], [shape]
     )
-    example("If", ["bool[]"], ["?[2,3]"], attrs={"then_branch": filled(2, 3), "else_branch": ints},
-            error="type-mismatch")  # fmt: skip
+    example(
+        "If", ["bool[]"], ["?[2,3]"], attrs={"then_branch": filled(2, 3), "else_branch": ints}, error="type-mismatch"
+    )
 
 
 def _loop_examples() -> None:
@@ -651,16 +675,23 @@ def _loop_examples() -> None:
     n = helper.make_node
     bool_, i64, f32 = TensorProto.BOOL, TensorProto.INT64, TensorProto.FLOAT
     # x -> x + x, and the running sum as a scan output; cond passed through.
-    keep = _g([n("Add", ["x_in", "x_in"], ["x_out"]), n("Identity", ["x_out"], ["sc"]),
-               n("Identity", ["c_in"], ["c_out"])],
-              [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)], ["c_out", "x_out", "sc"])  # fmt: skip
-    grow = _g([n("Concat", ["x_in", "x_in"], ["x_out"], axis=0), n("Identity", ["c_in"], ["c_out"])],
-              [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)], ["c_out", "x_out"])  # fmt: skip
+    keep = _g(
+        [n("Add", ["x_in", "x_in"], ["x_out"]), n("Identity", ["x_out"], ["sc"]), n("Identity", ["c_in"], ["c_out"])],
+        [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)],
+        ["c_out", "x_out", "sc"],
+    )
+    grow = _g(
+        [n("Concat", ["x_in", "x_in"], ["x_out"], axis=0), n("Identity", ["c_in"], ["c_out"])],
+        [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)],
+        ["c_out", "x_out"],
+    )
     for v in (1, 11, 13, 16, 19, 21, 23, 24, 25):
-        example("Loop", ["int64[]={3}", "", "float[N,3]"], ["float[N,3]", "float[3,N,3]"], attrs={"body": keep},
-                opset=v)  # fmt: skip
-    example("Loop", ["int64[]={M}", "bool[]={true}", "float[N,3]"], ["float[N,3]", "float[M,N,3]"],
-            attrs={"body": keep})  # fmt: skip
+        example(
+            "Loop", ["int64[]={3}", "", "float[N,3]"], ["float[N,3]", "float[3,N,3]"], attrs={"body": keep}, opset=v
+        )
+    example(
+        "Loop", ["int64[]={M}", "bool[]={true}", "float[N,3]"], ["float[N,3]", "float[M,N,3]"], attrs={"body": keep}
+    )
     example("Loop", ["int64[]", "", "float[N,3]"], ["float[N,3]", "float[*]"], attrs={"body": keep})
     # The body declares its scan output's rank (and an extent): a Loop of no iteration keeps them.
     declared = GraphProto()
@@ -668,11 +699,13 @@ def _loop_examples() -> None:
     declared.output[2].CopyFrom(helper.make_tensor_value_info("sc", f32, [None, 3]))
     example("Loop", ["int64[]", "", "float[N,3]"], ["float[N,3]", "float[?,?,3]"], attrs={"body": declared})
     example("Loop", ["int64[]={2}", "", "float[N,3]"], ["float[?,3]"], attrs={"body": grow})
-    recast = _g([n("Cast", ["x_in"], ["x_out"], to=TensorProto.INT64), n("Identity", ["c_in"], ["c_out"])],
-                [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)], ["c_out", "x_out"])  # fmt: skip
+    recast = _g(
+        [n("Cast", ["x_in"], ["x_out"], to=TensorProto.INT64), n("Identity", ["c_in"], ["c_out"])],
+        [("it", i64, []), ("c_in", bool_, []), ("x_in", f32, None)],
+        ["c_out", "x_out"],
+    )
     example("Loop", ["int64[]={2}", "", "float[N,3]"], ["int64[N,3]"], attrs={"body": recast}, error="type-mismatch")
-    example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["unknown"], attrs={"body": grow},
-            error="arity")  # fmt: skip
+    example("Loop", ["int64[]={2}", "", "float[N,3]", "float[N]"], ["unknown"], attrs={"body": grow}, error="arity")
 
 
 def _scan_examples() -> None:
@@ -681,30 +714,76 @@ def _scan_examples() -> None:
     from signatures.kit.registry import example
 
     n, f32 = helper.make_node, TensorProto.FLOAT
-    step = _g([n("Add", ["s_in", "x_i"], ["s_out"]), n("Add", ["x_i", "x_i"], ["y"])],
-              [("s_in", f32, None), ("x_i", f32, None)], ["s_out", "y"])  # fmt: skip
+    step = _g(
+        [n("Add", ["s_in", "x_i"], ["s_out"]), n("Add", ["x_i", "x_i"], ["y"])],
+        [("s_in", f32, None), ("x_i", f32, None)],
+        ["s_out", "y"],
+    )
     for v in (9, 11, 16, 19, 21, 23, 24, 25):
-        example("Scan", ["float[2]", "float[L,2]"], ["float[2]", "float[L,2]"],
-                attrs={"body": step, "num_scan_inputs": 1}, opset=v)  # fmt: skip
-    example("Scan", ["float[K]", "float[K,L]"], ["float[K]", "float[K,L]"],
-            attrs={"body": step, "num_scan_inputs": 1, "scan_input_axes": [1], "scan_output_axes": [-1]})  # fmt: skip
-    example("Scan", ["float[2]", "float[L,3]"], ["float[3]", "float[L,3]"],
-            attrs={"body": step, "num_scan_inputs": 1}, error="shape-mismatch")  # fmt: skip
-    example("Scan", ["float[2]", "float[L,2]", "float[M,2]"], ["unknown", "unknown"],
-            attrs={"body": step, "num_scan_inputs": 1}, error="arity")  # fmt: skip
-    example("Scan", ["int64[B]", "float[B,2]", "float[B,L,2]"], ["float[B,2]", "float[B,L,2]"],
-            attrs={"body": step, "num_scan_inputs": 1}, opset=8)  # fmt: skip
-    example("Scan", ["", "float[B,2]", "float[B,L,2]"], ["float[B,2]", "float[B,L,2]"],
-            attrs={"body": step, "num_scan_inputs": 1}, opset=8)  # fmt: skip
+        example(
+            "Scan",
+            ["float[2]", "float[L,2]"],
+            ["float[2]", "float[L,2]"],
+            attrs={"body": step, "num_scan_inputs": 1},
+            opset=v,
+        )
+    example(
+        "Scan",
+        ["float[K]", "float[K,L]"],
+        ["float[K]", "float[K,L]"],
+        attrs={"body": step, "num_scan_inputs": 1, "scan_input_axes": [1], "scan_output_axes": [-1]},
+    )
+    example(
+        "Scan",
+        ["float[2]", "float[L,3]"],
+        ["float[3]", "float[L,3]"],
+        attrs={"body": step, "num_scan_inputs": 1},
+        error="shape-mismatch",
+    )
+    example(
+        "Scan",
+        ["float[2]", "float[L,2]", "float[M,2]"],
+        ["unknown", "unknown"],
+        attrs={"body": step, "num_scan_inputs": 1},
+        error="arity",
+    )
+    example(
+        "Scan",
+        ["int64[B]", "float[B,2]", "float[B,L,2]"],
+        ["float[B,2]", "float[B,L,2]"],
+        attrs={"body": step, "num_scan_inputs": 1},
+        opset=8,
+    )
+    example(
+        "Scan",
+        ["", "float[B,2]", "float[B,L,2]"],
+        ["float[B,2]", "float[B,L,2]"],
+        attrs={"body": step, "num_scan_inputs": 1},
+        opset=8,
+    )
 
-    shapes = _g([n("Shape", ["e"], ["s"]), n("Add", ["e", "t"], ["u"])],
-                [("e", f32, None), ("t", f32, None)], ["s", "u"])  # fmt: skip
-    example("SequenceMap", ["seq(float[N,?])", "float[N,1]"], ["seq(int64[2])", "seq(float[N,?])"],
-            attrs={"body": shapes})  # fmt: skip
-    example("SequenceMap", ["seq(float[N,4])", "seq(float[N,4])"], ["seq(int64[2])", "seq(float[N,4])"],
-            attrs={"body": shapes})  # fmt: skip
+
+def _sequence_map_examples() -> None:
+    from onnx import helper
+
+    from signatures.kit.registry import example
+
+    n, f32 = helper.make_node, TensorProto.FLOAT
+    shapes = _g(
+        [n("Shape", ["e"], ["s"]), n("Add", ["e", "t"], ["u"])], [("e", f32, None), ("t", f32, None)], ["s", "u"]
+    )
+    example(
+        "SequenceMap", ["seq(float[N,?])", "float[N,1]"], ["seq(int64[2])", "seq(float[N,?])"], attrs={"body": shapes}
+    )
+    example(
+        "SequenceMap",
+        ["seq(float[N,4])", "seq(float[N,4])"],
+        ["seq(int64[2])", "seq(float[N,4])"],
+        attrs={"body": shapes},
+    )
 
 
 _if_examples()
 _loop_examples()
 _scan_examples()
+_sequence_map_examples()

@@ -258,33 +258,47 @@ example("NonZero", ["float[0,3]"], ["int64[2,0]"])
 example("NonZero", ["float[]={2.0}"], ["int64[?,1]"])
 example("Unique", ["float[N,C]"], ["float[?]", "int64[?]", "int64[N*C]", "int64[?]"])
 example("Unique", ["float[N,C]"], ["float[?,C]", "int64[?]", "int64[N]", "int64[?]"], attrs={"axis": 0}, opset=11)
-example("Unique", ["float[N,C,H]"], ["float[?,?,H]", "int64[?]", "int64[C]", "int64[?]"],
-        attrs={"axis": 1, "sorted": 0})  # fmt: skip
+example(
+    "Unique", ["float[N,C,H]"], ["float[?,?,H]", "int64[?]", "int64[C]", "int64[?]"], attrs={"axis": 1, "sorted": 0}
+)
 example("Unique", ["float[N,C]"], ["float[*]", "int64[?]", "int64[N*C]", "int64[?]"], attrs={"sorted": 0})
 example("Unique", ["float[N]"], ["float[?]", "int64[?]", "int64[N]", "int64[?]"], attrs={"sorted": 0})
 example("Unique", ["float[N,C]"], ["float[N,?]", "int64[?]", "int64[C]", "int64[?]"], attrs={"axis": -1}, opset=28)
 example("Unique", ["float[N,1]"], ["float[N,1]", "int64[1]", "int64[1]", "int64[1]"], attrs={"axis": 1})
-example("Unique", ["int64[5]={3,1,3,2,1}"],
-        ["int64[3]={1,2,3}", "int64[3]={1,3,0}", "int64[5]={2,0,2,1,0}", "int64[3]={2,1,2}"])  # fmt: skip
-example("Unique", ["int64[5]={3,1,3,2,1}"],
-        ["int64[3]={3,1,2}", "int64[3]={0,1,3}", "int64[5]={0,1,0,2,1}", "int64[3]={2,2,1}"],
-        attrs={"sorted": 0})  # fmt: skip
-example("Unique", ["int64[3,2]={1,2,0,5,1,2}"],
-        ["int64[2,2]={0,5,1,2}", "int64[2]={1,0}", "int64[3]={1,0,1}", "int64[2]={1,2}"],
-        attrs={"axis": 0})  # fmt: skip
+example(
+    "Unique",
+    ["int64[5]={3,1,3,2,1}"],
+    ["int64[3]={1,2,3}", "int64[3]={1,3,0}", "int64[5]={2,0,2,1,0}", "int64[3]={2,1,2}"],
+)
+example(
+    "Unique",
+    ["int64[5]={3,1,3,2,1}"],
+    ["int64[3]={3,1,2}", "int64[3]={0,1,3}", "int64[5]={0,1,0,2,1}", "int64[3]={2,2,1}"],
+    attrs={"sorted": 0},
+)
+example(
+    "Unique",
+    ["int64[3,2]={1,2,0,5,1,2}"],
+    ["int64[2,2]={0,5,1,2}", "int64[2]={1,0}", "int64[3]={1,0,1}", "int64[2]={1,2}"],
+    attrs={"axis": 0},
+)
 example("Unique", ["float[N,C]"], ["float[*]"], attrs={"axis": 2}, error="bad-attribute")
 example("Compress", ["float[N,C]", "bool[K]"], ["float[?]"], opset=9)
 example("Compress", ["float[N,C]", "bool[K]"], ["float[N,?]"], attrs={"axis": 1})
 example("Compress", ["float[3,C]", "bool[3]={true,false,true}"], ["float[2,C]"], attrs={"axis": 0})
 example("Compress", ["float[2,C]", "bool[3]={true,false,true}"], ["float[1,C]"], attrs={"axis": 0}, opset=11)
-example("Compress", ["float[N,C]", "bool[3]={true,false,true}"], ["float[min(max(N - 2, 0), 1) + 1,C]"],
-        attrs={"axis": 0})  # fmt: skip
+example(
+    "Compress", ["float[N,C]", "bool[3]={true,false,true}"], ["float[min(max(N - 2, 0), 1) + 1,C]"], attrs={"axis": 0}
+)
 example("Compress", ["int64[2,2]={1,2,3,4}", "bool[4]={false,true,true,false}"], ["int64[2]={2,3}"], opset=28)
 example("Compress", ["float[N,C]", "bool[2,2]"], ["float[*]"], error="shape-mismatch")
 example("NonMaxSuppression", ["float[B,N,4]", "float[B,C,N]", "int64[1]"], ["int64[?,3]"])
 example("NonMaxSuppression", ["float[B,N,4]", "float[B,C,N]"], ["int64[0,3]"], opset=10)
 example("NonMaxSuppression", ["float[B,N,4]", "float[B,C,N]", "int64[1]={0}"], ["int64[0,3]"])
 example("NonMaxSuppression", ["float[B,N,5]", "float[B,C,N]", "int64[1]"], ["int64[*]"], error="shape-mismatch")
-example("Unique", ["int64[5]={3,1,3,2,1}"],
-        ["int64[3]={3,1,2}", "int64[3]={0,1,3}", "int64[5]={0,1,0,2,1}", "int64[3]={2,2,1}"],
-        attrs={"sorted": 2})  # fmt: skip
+example(
+    "Unique",
+    ["int64[5]={3,1,3,2,1}"],
+    ["int64[3]={3,1,2}", "int64[3]={0,1,3}", "int64[5]={0,1,0,2,1}", "int64[3]={2,2,1}"],
+    attrs={"sorted": 2},
+)

@@ -201,8 +201,9 @@ example("Pow", ["float[N,3]", "float[]"], ["float[N,3]"])
 example("Equal", ["int64[4]={B,-1,S,S}", "int64[4]={-1,-1,-1,-1}"], ["bool[4]={false,true,false,false}"])
 example("Add", ["float[2,3]", "float[3]"], ["float[2,3]"], attrs={"broadcast": 1}, opset=6)
 example("Max", ["float[N,1]", "float[1,4]", "float[4]"], ["float[N,4]"])
-example("Where", ["bool[4]={false,true,false,false}", "int64[4]={1,1,1,1}", "int64[4]={B,-1,S,S}"],
-        ["int64[4]={B,1,S,S}"])  # fmt: skip
+example(
+    "Where", ["bool[4]={false,true,false,false}", "int64[4]={1,1,1,1}", "int64[4]={B,-1,S,S}"], ["int64[4]={B,1,S,S}"]
+)
 example("Where", ["bool[N,1]", "float[1,3]", "float[]"], ["float[N,3]"])
 example("PRelu", ["float[N,8,H,W]", "float[8,1,1]"], ["float[N,8,H,W]"])
 example("Clip", ["float[N,3]", "float[]", "float[]"], ["float[N,3]"])

@@ -135,8 +135,11 @@ def _float_range(ctx: RuleContext, s: float, lim: float, d: float) -> Value | tu
     # every precision agrees on.
     q = (lim - s) / d
     if not q <= _INT64_MAX:  # a denormal delta, say (or an infinite quotient)
-        ctx.error("limit", f"{ctx.op_type} with bounds {s}, {lim}, {d} would count {q:.6g} elements, past the "
-                  "largest extent a tensor can have (2^63 - 1)")  # fmt: skip
+        ctx.error(
+            "limit",
+            f"{ctx.op_type} with bounds {s}, {lim}, {d} would count {q:.6g} elements, past the "
+            "largest extent a tensor can have (2^63 - 1)",
+        )
         ctx.because("the Range would count more elements than any tensor can hold")
         return (None,)
     counts = {math.ceil(q) if q > 0 else 0}  # (-inf where the delta points away: no elements)

@@ -231,8 +231,9 @@ def max_unpool(ctx: RuleContext) -> list:
     if x is None:
         return [None]
     n = len(x) - 2
-    kernel, strides, pads = window_attrs(ctx, n, ("kernel_shape", "strides", "pads"),
-                                         "kernel_shape, strides or pads do not match the spatial rank")  # fmt: skip
+    kernel, strides, pads = window_attrs(
+        ctx, n, ("kernel_shape", "strides", "pads"), "kernel_shape, strides or pads do not match the spatial rank"
+    )
     spatial = [D.sub(D.add(D.mul(D.sub(x[i + 2], 1), strides[i]), kernel[i]), pads[i] + pads[i + n]) for i in range(n)]
     return [(x[0], x[1], *spatial)]
 
@@ -368,54 +369,121 @@ example("AffineGrid", ["float[N,3,4]", "int64[5]={N,3,D,H,W}"], ["float[N,D,H,W,
 example("AffineGrid", ["float[N,2,3]", "int64[4]"], ["float[N,?,?,2]"])
 example("AffineGrid", ["float[N,2,3]", "int64[5]={N,3,D,H,W}"], ["float[*]"], error="shape-mismatch")
 example("Col2Im", ["float[N,24,L]", "int64[2]={H,W}", "int64[2]={2,3}"], ["float[N,4,H,W]"])
-example("Col2Im", ["float[1,10,4]", "int64[2]={5,5}", "int64[2]={1,5}"], ["float[1,2,5,5]"],
-        attrs={"strides": [2, 1], "pads": [1, 0, 1, 0]})  # fmt: skip
-example("Col2Im", ["float[1,10,13]", "int64[2]={5,5}", "int64[2]={1,5}"], ["float[1,2,5,5]"],
-        error="shape-mismatch")  # fmt: skip
+example(
+    "Col2Im",
+    ["float[1,10,4]", "int64[2]={5,5}", "int64[2]={1,5}"],
+    ["float[1,2,5,5]"],
+    attrs={"strides": [2, 1], "pads": [1, 0, 1, 0]},
+)
+example("Col2Im", ["float[1,10,13]", "int64[2]={5,5}", "int64[2]={1,5}"], ["float[1,2,5,5]"], error="shape-mismatch")
 example("Col2Im", ["float[N,C,L]", "int64[3]", "int64[3]"], ["float[N,?,?,?,?]"])
-example("Col2Im", ["float[1,1,1]", "int64[2]={1,1}", "int64[2]={9223372036854775807,2}"], ["float[*]"],
-        error="bad-attribute")  # fmt: skip
+example(
+    "Col2Im",
+    ["float[1,1,1]", "int64[2]={1,1}", "int64[2]={9223372036854775807,2}"],
+    ["float[*]"],
+    error="bad-attribute",
+)
 example("CenterCropPad", ["float[H,W,3]", "int64[2]={10,12}"], ["float[10,12,3]"], attrs={"axes": [0, 1]})
 example("CenterCropPad", ["float[N,C,H,W]", "int64[4]={N,C,S,S}"], ["float[N,C,S,S]"])
 example("CenterCropPad", ["float[N,C,H,W]", "int32[2]"], ["float[N,C,?,?]"], attrs={"axes": [-2, -1]})
 example("CenterCropPad", ["float[N,C,H,W]", "int64[3]={1,2,3}"], ["float[*]"], error="shape-mismatch")
-example("RoiAlign", ["float[N,C,H,W]", "float[R,4]", "int64[R]"], ["float[R,C,7,7]"],
-        attrs={"output_height": 7, "output_width": 7}, opset=16)  # fmt: skip
+example(
+    "RoiAlign",
+    ["float[N,C,H,W]", "float[R,4]", "int64[R]"],
+    ["float[R,C,7,7]"],
+    attrs={"output_height": 7, "output_width": 7},
+    opset=16,
+)
 example("RoiAlign", ["float[N,C,H,W]", "float[R,4]", "int64[R]"], ["float[R,C,1,1]"], opset=10)
 example("RoiAlign", ["float[N,C,H,W]", "float[R,5]", "int64[R]"], ["float[*]"], opset=22, error="shape-mismatch")
 example("MaxRoiPool", ["float[N,C,H,W]", "float[R,5]"], ["float[R,C,6,6]"], attrs={"pooled_shape": [6, 6]})
-example("MaxRoiPool", ["float[N,C,H,W]", "float[R,5]"], ["float[R,C,6,6]"], attrs={"pooled_shape": [6, 6]},
-        opset=22)  # fmt: skip
-example("MaxRoiPool", ["float[N,C,H,W]", "float[R,5]"], ["float[*]"], attrs={"pooled_shape": [-1, 2]}, opset=22,
-        error="bad-attribute")  # fmt: skip
-example("MaxUnpool", ["float[N,C,H,W]", "int64[N,C,H,W]"], ["float[N,C,2*H,2*W]"],
-        attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=9)  # fmt: skip
-example("MaxUnpool", ["float[N,C,L]", "int64[N,C,L]"], ["float[N,C,3*L - 2]"],
-        attrs={"kernel_shape": [3], "strides": [3], "pads": [1, 1]}, opset=11)  # fmt: skip
-example("MaxUnpool", ["float[N,C,H,W]", "int64[N,C,H,W]", "int64[4]={N,C,5,5}"], ["float[N,C,5,5]"],
-        attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=22)  # fmt: skip
-example("MaxUnpool", ["float[N,C,H,W]", "int64[N,C,H,W]", "int64[4]"], ["float[?,?,?,?]"],
-        attrs={"kernel_shape": [2, 2], "strides": [2, 2]})  # fmt: skip
-example("MaxUnpool", ["float[*]", "int64[N,C,H,W]"], ["float[N,C,2*H,2*W]"],
-        attrs={"kernel_shape": [2, 2], "strides": [2, 2]})  # fmt: skip
-example("MaxUnpool", ["float[1,1,2,2]", "int64[]"], ["float[*]"], attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
-        opset=11, error="shape-mismatch")  # fmt: skip
-example("MaxUnpool", ["float[1,1,2,2]", "int64[1,1,2,3]"], ["float[1,1,4,4]"],
-        attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11, error="shape-mismatch")  # fmt: skip
-example("DeformConv", ["float[N,4,H,W]", "float[8,4,3,3]", "float[N,18,H - 2,W - 2]"], ["float[N,8,H - 2,W - 2]"],
-        opset=19)  # fmt: skip
-example("DeformConv", ["float[N,4,H,W]", "float[8,2,2,2]", "float[N,16,?,?]", "float[8]", "float[N,8,?,?]"],
-        ["float[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
-        attrs={"group": 2, "offset_group": 2, "strides": [2, 2], "pads": [1, 1, 0, 0]}, opset=22)  # fmt: skip
+example("MaxRoiPool", ["float[N,C,H,W]", "float[R,5]"], ["float[R,C,6,6]"], attrs={"pooled_shape": [6, 6]}, opset=22)
+example(
+    "MaxRoiPool",
+    ["float[N,C,H,W]", "float[R,5]"],
+    ["float[*]"],
+    attrs={"pooled_shape": [-1, 2]},
+    opset=22,
+    error="bad-attribute",
+)
+example(
+    "MaxUnpool",
+    ["float[N,C,H,W]", "int64[N,C,H,W]"],
+    ["float[N,C,2*H,2*W]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
+    opset=9,
+)
+example(
+    "MaxUnpool",
+    ["float[N,C,L]", "int64[N,C,L]"],
+    ["float[N,C,3*L - 2]"],
+    attrs={"kernel_shape": [3], "strides": [3], "pads": [1, 1]},
+    opset=11,
+)
+example(
+    "MaxUnpool",
+    ["float[N,C,H,W]", "int64[N,C,H,W]", "int64[4]={N,C,5,5}"],
+    ["float[N,C,5,5]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
+    opset=22,
+)
+example(
+    "MaxUnpool",
+    ["float[N,C,H,W]", "int64[N,C,H,W]", "int64[4]"],
+    ["float[?,?,?,?]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
+)
+example(
+    "MaxUnpool",
+    ["float[*]", "int64[N,C,H,W]"],
+    ["float[N,C,2*H,2*W]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
+)
+example(
+    "MaxUnpool",
+    ["float[1,1,2,2]", "int64[]"],
+    ["float[*]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
+    opset=11,
+    error="shape-mismatch",
+)
+example(
+    "MaxUnpool",
+    ["float[1,1,2,2]", "int64[1,1,2,3]"],
+    ["float[1,1,4,4]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2]},
+    opset=11,
+    error="shape-mismatch",
+)
+example(
+    "DeformConv", ["float[N,4,H,W]", "float[8,4,3,3]", "float[N,18,H - 2,W - 2]"], ["float[N,8,H - 2,W - 2]"], opset=19
+)
+example(
+    "DeformConv",
+    ["float[N,4,H,W]", "float[8,2,2,2]", "float[N,16,?,?]", "float[8]", "float[N,8,?,?]"],
+    ["float[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
+    attrs={"group": 2, "offset_group": 2, "strides": [2, 2], "pads": [1, 1, 0, 0]},
+    opset=22,
+)
 example("DeformConv", ["float[*]", "float[8,4,3,3]", "float[N,18,P,Q]"], ["float[N,8,P,Q]"], opset=22)
-example("DeformConv", ["float[N,4,H,W]", "float[8,3,3,3]", "float[N,18,H - 2,W - 2]"], ["float[N,8,H - 2,W - 2]"],
-        opset=22, error="shape-mismatch")  # fmt: skip
+example(
+    "DeformConv",
+    ["float[N,4,H,W]", "float[8,3,3,3]", "float[N,18,H - 2,W - 2]"],
+    ["float[N,8,H - 2,W - 2]"],
+    opset=22,
+    error="shape-mismatch",
+)
 example("DepthToSpace", ["float[N,C,H,W]"], ["float[N,floor(C/4),2*H,2*W]"], attrs={"blocksize": 2}, opset=1)
-example("DepthToSpace", ["float[N,18,H,W]"], ["float[N,2,3*H,3*W]"], attrs={"blocksize": 3, "mode": "CRD"},
-        opset=13)  # fmt: skip
+example("DepthToSpace", ["float[N,18,H,W]"], ["float[N,2,3*H,3*W]"], attrs={"blocksize": 3, "mode": "CRD"}, opset=13)
 example("DepthToSpace", ["float[N,18,H,W]"], ["float[*]"], attrs={"blocksize": 2}, opset=28, error="shape-mismatch")
-example("DepthToSpace", ["float[N,8,H,W]"], ["float[*]"], attrs={"blocksize": 2, "mode": "XYZ"}, opset=11,
-        error="bad-attribute")  # fmt: skip
+example(
+    "DepthToSpace",
+    ["float[N,8,H,W]"],
+    ["float[*]"],
+    attrs={"blocksize": 2, "mode": "XYZ"},
+    opset=11,
+    error="bad-attribute",
+)
 example("SpaceToDepth", ["float[N,3,8,W]"], ["float[N,12,4,floor(W/2)]"], attrs={"blocksize": 2}, opset=13)
 example("SpaceToDepth", ["uint8[N,3,9,9]"], ["uint8[N,27,3,3]"], attrs={"blocksize": 3, "mode": "CRD"}, opset=28)
 example("SpaceToDepth", ["float[N,3,7,8]"], ["float[*]"], attrs={"blocksize": 2}, opset=1, error="shape-mismatch")

@@ -259,30 +259,50 @@ def reverse_sequence(ctx: RuleContext) -> list:
 
 example("GatherElements", ["float[N,C]", "int64[N,K]"], ["float[N,K]"], attrs={"axis": 1})
 example("GatherElements", ["float[N,C]", "int32[M,C]"], ["float[M,C]"], opset=11)
-example("GatherElements", ["int64[2,2]={1,2,3,4}", "int64[2,2]={0,0,1,0}"], ["int64[2,2]={1,1,4,3}"],
-        attrs={"axis": 1})  # fmt: skip
+example("GatherElements", ["int64[2,2]={1,2,3,4}", "int64[2,2]={0,0,1,0}"], ["int64[2,2]={1,1,4,3}"], attrs={"axis": 1})
 example("GatherElements", ["int64[3]={N,C,7}", "int64[2]={-1,0}"], ["int64[2]={7,N}"])
 example("GatherElements", ["float[N,C]", "int64[K]"], ["float[*]"], error="shape-mismatch")
 example("GatherElements", ["float[N,C]", "int64[N,K]"], ["float[*]"], attrs={"axis": 2}, error="bad-attribute")
 example("ScatterElements", ["float[N,C]", "int64[K,L]", "float[K,L]"], ["float[N,C]"], attrs={"axis": 1}, opset=11)
 example("ScatterElements", ["int64[3]={B,S,4}", "int64[1]={1}", "int64[1]={-1}"], ["int64[3]={B,-1,4}"], opset=13)
-example("ScatterElements", ["int64[3]={1,2,3}", "int64[2]={0,0}", "int64[2]={5,6}"], ["int64[3]={12,2,3}"],
-        attrs={"reduction": "add"}, opset=16)  # fmt: skip
+example(
+    "ScatterElements",
+    ["int64[3]={1,2,3}", "int64[2]={0,0}", "int64[2]={5,6}"],
+    ["int64[3]={12,2,3}"],
+    attrs={"reduction": "add"},
+    opset=16,
+)
 example("ScatterElements", ["int64[3]={1,2,3}", "int64[2]={0,0}", "int64[2]={5,6}"], ["int64[3]"], opset=18)
-example("ScatterElements", ["int64[3]={1,2,3}", "int64[2]={2,0}", "int64[2]={0,6}"], ["int64[3]={6,2,3}"],
-        attrs={"reduction": "max"}, opset=18)  # fmt: skip
-example("ScatterElements", ["float[N]", "int64[2]", "float[2]"], ["float[*]"], attrs={"reduction": "max"},
-        opset=16, error="bad-attribute")  # fmt: skip
+example(
+    "ScatterElements",
+    ["int64[3]={1,2,3}", "int64[2]={2,0}", "int64[2]={0,6}"],
+    ["int64[3]={6,2,3}"],
+    attrs={"reduction": "max"},
+    opset=18,
+)
+example(
+    "ScatterElements",
+    ["float[N]", "int64[2]", "float[2]"],
+    ["float[*]"],
+    attrs={"reduction": "max"},
+    opset=16,
+    error="bad-attribute",
+)
 example("ScatterElements", ["float[N,C]", "int64[K,2]", "float[K,3]"], ["float[N,C]"], error="shape-mismatch")
 example("Scatter", ["float[N,C]", "int64[K,L]", "float[K,L]"], ["float[N,C]"], attrs={"axis": 1}, opset=9)
 example("Scatter", ["float[N,C]", "int64[K,L]", "float[K,L]"], ["float[N,C]"], opset=11)
 example("ScatterND", ["float[N,C,H]", "int64[K,2]", "float[K,H]"], ["float[N,C,H]"], opset=11)
-example("ScatterND", ["float[N,C,H]", "int64[K,2]", "float[K,H]"], ["float[N,C,H]"], attrs={"reduction": "mul"},
-        opset=16)  # fmt: skip
-example("ScatterND", ["int64[4]={B,S,12,64}", "int64[1,1]={2}", "int64[1]={768}"], ["int64[4]={B,S,768,64}"],
-        opset=13)  # fmt: skip
-example("ScatterND", ["int64[2,2]={1,2,3,4}", "int64[1,1]={1}", "int64[1,2]={5,6}"], ["int64[2,2]={1,2,8,10}"],
-        attrs={"reduction": "add"}, opset=18)  # fmt: skip
+example(
+    "ScatterND", ["float[N,C,H]", "int64[K,2]", "float[K,H]"], ["float[N,C,H]"], attrs={"reduction": "mul"}, opset=16
+)
+example("ScatterND", ["int64[4]={B,S,12,64}", "int64[1,1]={2}", "int64[1]={768}"], ["int64[4]={B,S,768,64}"], opset=13)
+example(
+    "ScatterND",
+    ["int64[2,2]={1,2,3,4}", "int64[1,1]={1}", "int64[1,2]={5,6}"],
+    ["int64[2,2]={1,2,8,10}"],
+    attrs={"reduction": "add"},
+    opset=18,
+)
 example("ScatterND", ["float[N,4,5]", "int64[K,2]", "float[K,4]"], ["float[N,4,5]"], error="shape-mismatch")
 example("ScatterND", ["float[N,C]", "int64[K,3]", "float[K]"], ["float[*]"], error="shape-mismatch")
 example("OneHot", ["int64[N,S]", "int64[]={10}", "float[2]"], ["float[N,S,10]"], opset=9)
@@ -293,8 +313,14 @@ example("OneHot", ["int64[N]", "int64[]", "float[2]"], ["float[N,?]"])
 example("OneHot", ["int64[N]", "int64[]={3}", "float[2]"], ["float[*]"], attrs={"axis": 2}, error="bad-attribute")
 example("OneHot", ["int64[N]", "int64[]={3}", "float[3]"], ["float[*]"], error="shape-mismatch")
 example("ReverseSequence", ["float[T,B,C]", "int64[B]"], ["float[T,B,C]"], opset=10)
-example("ReverseSequence", ["float[B,T]", "int64[B]"], ["float[B,T]"], attrs={"batch_axis": 0, "time_axis": 1},
-        opset=28)  # fmt: skip
-example("ReverseSequence", ["float[T,B]", "int64[B]"], ["float[*]"], attrs={"batch_axis": 1, "time_axis": 1},
-        error="bad-attribute")  # fmt: skip
+example(
+    "ReverseSequence", ["float[B,T]", "int64[B]"], ["float[B,T]"], attrs={"batch_axis": 0, "time_axis": 1}, opset=28
+)
+example(
+    "ReverseSequence",
+    ["float[T,B]", "int64[B]"],
+    ["float[*]"],
+    attrs={"batch_axis": 1, "time_axis": 1},
+    error="bad-attribute",
+)
 example("ReverseSequence", ["float[T,3]", "int64[4]"], ["float[T,3]"], error="shape-mismatch")

@@ -65,8 +65,10 @@ def _check_grammar(eq: str) -> None:
     lhs, arrow, rhs = eq.partition("->")
     for term in lhs.split(",") + ([rhs] if arrow else []):
         if not _EINSUM_TERM.match(term):
-            raise RuleError("bad-attribute", f"equation '{eq[:60]}': term '{term[:30]}' is not letters with at most "
-                            "one ellipsis ('...')")  # fmt: skip
+            raise RuleError(
+                "bad-attribute",
+                f"equation '{eq[:60]}': term '{term[:30]}' is not letters with at most one ellipsis ('...')",
+            )
     out_labels = rhs.replace("...", "")
     if arrow and len(set(out_labels)) != len(out_labels):
         raise RuleError("bad-attribute", f"equation '{eq[:60]}': the output term '{rhs[:30]}' repeats a label")
@@ -98,8 +100,11 @@ def _parse_einsum(eq: str, ranks: list[int]) -> tuple[list[list[str]], list[str]
             )
     n_ell = max(widths, default=0)
     if arrow and n_ell and "..." not in rhs:  # onnxruntime refuses it; numpy too
-        raise RuleError("shape-mismatch", f"the inputs' ellipsis stands for {n_ell} dimensions, and the output "
-                        f"term '{rhs[:30]}' has no ellipsis to hold them")  # fmt: skip
+        raise RuleError(
+            "shape-mismatch",
+            f"the inputs' ellipsis stands for {n_ell} dimensions, and the output "
+            f"term '{rhs[:30]}' has no ellipsis to hold them",
+        )
     parsed: list[list[str]] = []
     for term, k in zip(terms, widths):
         before, dots, after = term.partition("...")

@@ -67,22 +67,49 @@ def negative_log_likelihood_loss(ctx: RuleContext) -> list:
 
 
 example("SoftmaxCrossEntropyLoss", ["float[N,C]", "int64[N]"], ["float[]", "float[N,C]"], opset=12)
-example("SoftmaxCrossEntropyLoss", ["bfloat16[N,C,D1,D2]", "int32[N,D1,D2]", "bfloat16[C]"],
-        ["bfloat16[N,D1,D2]", "bfloat16[N,C,D1,D2]"], attrs={"reduction": "none", "ignore_index": -1},
-        opset=13)  # fmt: skip
-example("SoftmaxCrossEntropyLoss", ["float[N,5,D]", "int64[?,D]", "float[5]"], ["float[]"], attrs={"reduction": "sum"},
-        opset=13)  # fmt: skip
-example("SoftmaxCrossEntropyLoss", ["float[*]", "int64[N,D]", "float[7]"], ["float[N,D]", "float[N,7,D]"],
-        attrs={"reduction": "none"}, opset=13)  # fmt: skip
+example(
+    "SoftmaxCrossEntropyLoss",
+    ["bfloat16[N,C,D1,D2]", "int32[N,D1,D2]", "bfloat16[C]"],
+    ["bfloat16[N,D1,D2]", "bfloat16[N,C,D1,D2]"],
+    attrs={"reduction": "none", "ignore_index": -1},
+    opset=13,
+)
+example(
+    "SoftmaxCrossEntropyLoss",
+    ["float[N,5,D]", "int64[?,D]", "float[5]"],
+    ["float[]"],
+    attrs={"reduction": "sum"},
+    opset=13,
+)
+example(
+    "SoftmaxCrossEntropyLoss",
+    ["float[*]", "int64[N,D]", "float[7]"],
+    ["float[N,D]", "float[N,7,D]"],
+    attrs={"reduction": "none"},
+    opset=13,
+)
 example("SoftmaxCrossEntropyLoss", ["float[N,C,D]", "int64[N]"], ["float[*]"], opset=13, error="shape-mismatch")
-example("SoftmaxCrossEntropyLoss", ["float[N,C]", "int64[N]"], ["float[*]"], attrs={"reduction": "max"}, opset=13,
-        error="bad-attribute")  # fmt: skip
+example(
+    "SoftmaxCrossEntropyLoss",
+    ["float[N,C]", "int64[N]"],
+    ["float[*]"],
+    attrs={"reduction": "max"},
+    opset=13,
+    error="bad-attribute",
+)
 example("NegativeLogLikelihoodLoss", ["float[N,C]", "int64[N]"], ["float[]"], opset=12)
-example("NegativeLogLikelihoodLoss", ["float16[N,C,D]", "int64[N,D]", "float16[C]"], ["float16[N,D]"],
-        attrs={"reduction": "none"}, opset=13)  # fmt: skip
-example("NegativeLogLikelihoodLoss", ["double[2,3,4]", "int32[2,?]"], ["double[2,4]"], attrs={"reduction": "none"},
-        opset=22)  # fmt: skip
+example(
+    "NegativeLogLikelihoodLoss",
+    ["float16[N,C,D]", "int64[N,D]", "float16[C]"],
+    ["float16[N,D]"],
+    attrs={"reduction": "none"},
+    opset=13,
+)
+example(
+    "NegativeLogLikelihoodLoss", ["double[2,3,4]", "int32[2,?]"], ["double[2,4]"], attrs={"reduction": "none"}, opset=22
+)
 example("NegativeLogLikelihoodLoss", ["float[2,3,4]", "int64[2,5]"], ["float[]"], opset=22, error="shape-mismatch")
 example("SoftmaxCrossEntropyLoss", ["float[*]", "int64[]"], ["float[*]"], opset=13, error="shape-mismatch")
-example("NegativeLogLikelihoodLoss", ["float[2,3]", "int64[2]", "float[4]"], ["float[]"], opset=22,
-        error="shape-mismatch")  # fmt: skip
+example(
+    "NegativeLogLikelihoodLoss", ["float[2,3]", "int64[2]", "float[4]"], ["float[]"], opset=22, error="shape-mismatch"
+)

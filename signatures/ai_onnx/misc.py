@@ -270,8 +270,7 @@ def string_split(ctx: RuleContext) -> list:
 
 example("CumSum", ["float[N,C]", "int32[]"], ["float[N,C]"], opset=11)
 example("CumSum", ["int64[3]={B,S,4}", "int64[]={0}"], ["int64[3]={B,B + S,B + S + 4}"], opset=14)
-example("CumSum", ["int64[3]={1,2,3}", "int32[]={0}"], ["int64[3]={5,3,0}"],
-        attrs={"exclusive": 1, "reverse": 1})  # fmt: skip
+example("CumSum", ["int64[3]={1,2,3}", "int32[]={0}"], ["int64[3]={5,3,0}"], attrs={"exclusive": 1, "reverse": 1})
 example("CumSum", ["float[2,2]={1.0,2.0,3.0,4.0}", "int64[]={-1}"], ["float[2,2]={1.0,3.0,3.0,7.0}"])
 example("CumSum", ["float[N,C]", "int64[]={2}"], ["float[*]"], error="bad-attribute")
 example("CumProd", ["float[N,C]", "int64[]"], ["float[N,C]"], opset=26)
@@ -284,16 +283,49 @@ example("EyeLike", ["float[N]"], ["unknown"], error="shape-mismatch")
 example("Det", ["float[B,N,N]"], ["float[B]"], opset=11)
 example("Det", ["double[3,3]"], ["double[]"], opset=22)
 example("Det", ["float[B,3,4]"], ["float[B]"], error="shape-mismatch")
-example("TfIdfVectorizer", ["int64[N,C]"], ["float[N,7]"],
-        attrs={"mode": "TF", "ngram_indexes": [0, 1, 2, 3, 4, 5, 6], "ngram_counts": [0, 4], "max_skip_count": 0,
-               "min_gram_length": 2, "max_gram_length": 2, "pool_int64s": [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]})  # fmt: skip
-example("TfIdfVectorizer", ["string[C]"], ["float[3]"],
-        attrs={"mode": "TF", "ngram_indexes": [2, 0, 1], "ngram_counts": [0], "max_skip_count": 0,
-               "min_gram_length": 1, "max_gram_length": 1, "pool_strings": ["a", "b", "c"]})  # fmt: skip
-example("TfIdfVectorizer", ["int32[A,B,C]"], ["float[*]"],
-        attrs={"mode": "TF", "ngram_indexes": [2, 0, 1], "ngram_counts": [0], "max_skip_count": 0,
-               "min_gram_length": 1, "max_gram_length": 1, "pool_int64s": [1, 2, 3]},
-        error="shape-mismatch")  # fmt: skip
+example(
+    "TfIdfVectorizer",
+    ["int64[N,C]"],
+    ["float[N,7]"],
+    attrs={
+        "mode": "TF",
+        "ngram_indexes": [0, 1, 2, 3, 4, 5, 6],
+        "ngram_counts": [0, 4],
+        "max_skip_count": 0,
+        "min_gram_length": 2,
+        "max_gram_length": 2,
+        "pool_int64s": [2, 3, 5, 4, 5, 6, 7, 8, 6, 7],
+    },
+)
+example(
+    "TfIdfVectorizer",
+    ["string[C]"],
+    ["float[3]"],
+    attrs={
+        "mode": "TF",
+        "ngram_indexes": [2, 0, 1],
+        "ngram_counts": [0],
+        "max_skip_count": 0,
+        "min_gram_length": 1,
+        "max_gram_length": 1,
+        "pool_strings": ["a", "b", "c"],
+    },
+)
+example(
+    "TfIdfVectorizer",
+    ["int32[A,B,C]"],
+    ["float[*]"],
+    attrs={
+        "mode": "TF",
+        "ngram_indexes": [2, 0, 1],
+        "ngram_counts": [0],
+        "max_skip_count": 0,
+        "min_gram_length": 1,
+        "max_gram_length": 1,
+        "pool_int64s": [1, 2, 3],
+    },
+    error="shape-mismatch",
+)
 example("StringConcat", ["string[N,1]", "string[M]"], ["string[N,M]"])
 example("StringConcat", ["string[N,2]", "string[3]"], ["string[N,?]"], error="shape-mismatch")
 example("RegexFullMatch", ["string[N,3]"], ["bool[N,3]"], attrs={"pattern": "a+"})

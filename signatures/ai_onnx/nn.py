@@ -54,8 +54,9 @@ def conv_transpose(ctx: RuleContext) -> list:
     return [(x[0], channels) + tuple(spatial)]
 
 
-def _transposed_extent(ctx: RuleContext, axis: int, x: Dim, out: Dim, stride: int, eff: Dim, out_pad: int,
-                       pads: int) -> Dim:  # fmt: skip
+def _transposed_extent(
+    ctx: RuleContext, axis: int, x: Dim, out: Dim, stride: int, eff: Dim, out_pad: int, pads: int
+) -> Dim:
     """ConvTranspose's extent ``out`` along one axis, which onnxruntime refuses unless positive.
 
     Pads wider than the full output leave none: a known extent there is an error; a symbolic
@@ -119,89 +120,187 @@ def dropout(ctx: RuleContext) -> list:
 
 
 example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], ["float[N,8,H,W]"], attrs={"pads": [1, 1, 1, 1]})
-example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]"], ["float[N,8,floor((H - 3)/2) + 1,floor((W - 3)/2) + 1]"],
-        attrs={"strides": [2, 2]})  # fmt: skip
-example("Conv", ["float[N,3,H,W]", "float[8,3,7,7]"], ["float[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
-        attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"})  # fmt: skip
+example(
+    "Conv",
+    ["float[N,3,H,W]", "float[8,3,3,3]"],
+    ["float[N,8,floor((H - 3)/2) + 1,floor((W - 3)/2) + 1]"],
+    attrs={"strides": [2, 2]},
+)
+example(
+    "Conv",
+    ["float[N,3,H,W]", "float[8,3,7,7]"],
+    ["float[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
+    attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"},
+)
 example("Conv", ["float[N,4,L]", "float[8,2,3]"], ["float[N,8,L - 4]"], attrs={"group": 2, "dilations": [2]})
-example("Conv", ["float[N,4,L,65]", "float[8,4,3,4]"], ["float[N,8,floor((L - 1)/2) + 1,33]"],
-        attrs={"auto_pad": "SAME_LOWER", "dilations": [2, 3], "strides": [2, 2]})  # fmt: skip
-example("MaxPool", ["float[N,C,65]"], ["float[N,C,?]"], attrs={"kernel_shape": [4], "auto_pad": "SAME_UPPER",
-        "dilations": [2]}, opset=12)  # fmt: skip
+example(
+    "Conv",
+    ["float[N,4,L,65]", "float[8,4,3,4]"],
+    ["float[N,8,floor((L - 1)/2) + 1,33]"],
+    attrs={"auto_pad": "SAME_LOWER", "dilations": [2, 3], "strides": [2, 2]},
+)
+example(
+    "MaxPool",
+    ["float[N,C,65]"],
+    ["float[N,C,?]"],
+    attrs={"kernel_shape": [4], "auto_pad": "SAME_UPPER", "dilations": [2]},
+    opset=12,
+)
 example("Conv", ["float[N,3,H,W]", "float[8,4,3,3]"], ["float[N,8,H - 2,W - 2]"], error="shape-mismatch")
 example("Conv", ["float[N,2,3]", "float[4,2,5]"], ["float[N,4,?]"], error="shape-mismatch")
 example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[8]"], ["float[N,8,H - 2,W - 2]"])
 example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[9]"], ["float[N,8,H - 2,W - 2]"], error="shape-mismatch")
 example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[1,8]"], ["float[*]"], error="shape-mismatch")
-example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,3,3]", "float[5]"], ["float[N,4,H + 2,W + 2]"],
-        error="shape-mismatch")  # fmt: skip
+example(
+    "ConvTranspose",
+    ["float[N,8,H,W]", "float[8,4,3,3]", "float[5]"],
+    ["float[N,4,H + 2,W + 2]"],
+    error="shape-mismatch",
+)
 example("MaxPool", ["float[N,2,8,3]"], ["float[N,2,6,?]"], attrs={"kernel_shape": [3, 5]}, error="shape-mismatch")
-example("Conv", ["float[1,1,5]", "float[1,1,2]"], ["float[*]"], attrs={"dilations": [(1 << 63) - 1]},
-        error="bad-attribute")  # fmt: skip
-example("ConvTranspose", ["float[N,32,H,W]", "float[32,64,3,3]"], ["float[N,192,H + 2,W + 2]"], attrs={"group": 3},
-        error="shape-mismatch")  # fmt: skip
+example(
+    "Conv", ["float[1,1,5]", "float[1,1,2]"], ["float[*]"], attrs={"dilations": [(1 << 63) - 1]}, error="bad-attribute"
+)
+example(
+    "ConvTranspose",
+    ["float[N,32,H,W]", "float[32,64,3,3]"],
+    ["float[N,192,H + 2,W + 2]"],
+    attrs={"group": 3},
+    error="shape-mismatch",
+)
 example(
     "Conv", ["float[N,3,H,W]", "float[4,3,3,3]"], ["float[*]"], attrs={"kernel_shape": [5, 5]}, error="shape-mismatch"
 )
-example("Conv", ["float[N,6,H,W]", "float[5,2,3,3]"], ["float[N,5,H - 2,W - 2]"], attrs={"group": 3},
-        error="shape-mismatch")  # fmt: skip
-example("ConvTranspose", ["float[N,8,H,W]", "float[8,4,4,4]"], ["float[N,4,2*H,2*W]"],
-        attrs={"strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
+example(
+    "Conv", ["float[N,6,H,W]", "float[5,2,3,3]"], ["float[N,5,H - 2,W - 2]"], attrs={"group": 3}, error="shape-mismatch"
+)
+example(
+    "ConvTranspose",
+    ["float[N,8,H,W]", "float[8,4,4,4]"],
+    ["float[N,4,2*H,2*W]"],
+    attrs={"strides": [2, 2], "pads": [1, 1, 1, 1]},
+)
 # H may be shorter than the window: onnxruntime's extent 1 + trunc((H - 3)/2), 1 at H = 2 (issue 24)
-example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,max(floor((H + 1)/2) - 2, min(floor(H/2) - 1, 0)) + 1,"
-        "max(floor((W + 1)/2) - 2, min(floor(W/2) - 1, 0)) + 1]"],
-        attrs={"kernel_shape": [3, 3], "strides": [2, 2]})  # fmt: skip
-example("MaxPool", ["float[N,C,32,32]"], ["float[N,C,16,16]", "int64[N,C,16,16]"],
-        attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})  # fmt: skip
+example(
+    "MaxPool",
+    ["float[N,C,H,W]"],
+    [
+        "float[N,C,max(floor((H + 1)/2) - 2, min(floor(H/2) - 1, 0)) + 1,"
+        "max(floor((W + 1)/2) - 2, min(floor(W/2) - 1, 0)) + 1]"
+    ],
+    attrs={"kernel_shape": [3, 3], "strides": [2, 2]},
+)
+example(
+    "MaxPool",
+    ["float[N,C,32,32]"],
+    ["float[N,C,16,16]", "int64[N,C,16,16]"],
+    attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+)
 example(
     "MaxPool",
     ["float[1,1,5,5]"],
     ["float[1,1,3,3]"],
     attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1},
 )
-example("AveragePool", ["float[N,C,H,W]"],
-        ["float[N,C,min(floor((H + 2)/3), floor(H/3) + 1),min(floor((W + 2)/3), floor(W/3) + 1)]"],
-        attrs={"kernel_shape": [2, 2], "strides": [3, 3], "ceil_mode": 1})  # fmt: skip
-example("AveragePool", ["float[N,C,L]"], ["float[N,C,floor((L - 1)/2) + 1]"],
-        attrs={"kernel_shape": [3], "strides": [2], "pads": [1, 1], "count_include_pad": 1}, opset=7)  # fmt: skip
+example(
+    "AveragePool",
+    ["float[N,C,H,W]"],
+    ["float[N,C,min(floor((H + 2)/3), floor(H/3) + 1),min(floor((W + 2)/3), floor(W/3) + 1)]"],
+    attrs={"kernel_shape": [2, 2], "strides": [3, 3], "ceil_mode": 1},
+)
+example(
+    "AveragePool",
+    ["float[N,C,L]"],
+    ["float[N,C,floor((L - 1)/2) + 1]"],
+    attrs={"kernel_shape": [3], "strides": [2], "pads": [1, 1], "count_include_pad": 1},
+    opset=7,
+)
 example("AveragePool", ["float[N,C,L]"], ["float[N,C,L - 4]"], attrs={"kernel_shape": [3], "dilations": [2]}, opset=19)
 example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,H - 1,W - 1]"], attrs={"kernel_shape": [2, 2]}, opset=1)
-example("MaxPool", ["float[N,C,H,W]"], ["float[N,C,H - 1,W - 1]", "int64[N,C,H - 1,W - 1]"],
-        attrs={"kernel_shape": [2, 2], "storage_order": 1}, opset=8)  # fmt: skip
+example(
+    "MaxPool",
+    ["float[N,C,H,W]"],
+    ["float[N,C,H - 1,W - 1]", "int64[N,C,H - 1,W - 1]"],
+    attrs={"kernel_shape": [2, 2], "storage_order": 1},
+    opset=8,
+)
 example("MaxPool", ["float[N,C,L]"], ["float[N,C,L - 2]"], attrs={"kernel_shape": [2], "dilations": [2]}, opset=10)
-example("MaxPool", ["float[N,C,L]"], ["float[N,C,floor((L - 1)/2) + 1]"],
-        attrs={"kernel_shape": [3], "strides": [2], "auto_pad": "SAME_UPPER"}, opset=12)  # fmt: skip
-example("MaxPool", ["float[N,C,3]"], ["float[N,C,?]"],
-        attrs={"kernel_shape": [2], "strides": [2], "auto_pad": "VALID", "ceil_mode": 1}, opset=12)  # fmt: skip
-example("MaxPool", ["float[N,C,L]"], ["float[N,C,L - 1]"],
-        attrs={"kernel_shape": [2], "auto_pad": "VALID", "ceil_mode": 1}, opset=12)  # fmt: skip
-example("AveragePool", ["float[N,C,L]"], ["float[N,C,floor((L + 2)/3)]"],
-        attrs={"kernel_shape": [2], "strides": [3], "auto_pad": "SAME_LOWER", "ceil_mode": 1}, opset=19)  # fmt: skip
+example(
+    "MaxPool",
+    ["float[N,C,L]"],
+    ["float[N,C,floor((L - 1)/2) + 1]"],
+    attrs={"kernel_shape": [3], "strides": [2], "auto_pad": "SAME_UPPER"},
+    opset=12,
+)
+example(
+    "MaxPool",
+    ["float[N,C,3]"],
+    ["float[N,C,?]"],
+    attrs={"kernel_shape": [2], "strides": [2], "auto_pad": "VALID", "ceil_mode": 1},
+    opset=12,
+)
+example(
+    "MaxPool",
+    ["float[N,C,L]"],
+    ["float[N,C,L - 1]"],
+    attrs={"kernel_shape": [2], "auto_pad": "VALID", "ceil_mode": 1},
+    opset=12,
+)
+example(
+    "AveragePool",
+    ["float[N,C,L]"],
+    ["float[N,C,floor((L + 2)/3)]"],
+    attrs={"kernel_shape": [2], "strides": [3], "auto_pad": "SAME_LOWER", "ceil_mode": 1},
+    opset=19,
+)
 example("LpPool", ["float[N,C,H,W]"], ["float[N,C,?,?]"], opset=1)
 example("LpPool", ["float[N,C,H,W]"], ["float[N,C,H - 2,W - 2]"], attrs={"kernel_shape": [3, 3], "p": 1}, opset=2)
-example("LpPool", ["float[N,C,L]"], ["float[N,C,min(floor((L + 1)/2) + 1, floor(L/2) + 1)]"],
-        attrs={"kernel_shape": [2], "strides": [2], "ceil_mode": 1, "pads": [1, 1]}, opset=18)  # fmt: skip
+example(
+    "LpPool",
+    ["float[N,C,L]"],
+    ["float[N,C,min(floor((L + 1)/2) + 1, floor(L/2) + 1)]"],
+    attrs={"kernel_shape": [2], "strides": [2], "ceil_mode": 1, "pads": [1, 1]},
+    opset=18,
+)
 example("GlobalLpPool", ["float[N,C,H,W]"], ["float[N,C,1,1]"], attrs={"p": 3}, opset=2)
 example("GlobalMaxPool", ["float[N,C,L]"], ["float[N,C,1]"], opset=22)
 example("Conv", ["float[N,3,H,W]", "float[8,3,3,3]", "float[8]"], ["float[N,8,H - 2,W - 2]"], opset=1)
 example("Conv", ["float[N,3,L]", "float[8,3,K]"], ["float[N,8,L - K + 1]"], opset=11)
-example("ConvTranspose", ["float[N,8,L]", "float[8,4,3]"], ["float[N,4,10]"],
-        attrs={"output_shape": [10], "strides": [2]})  # fmt: skip
+example(
+    "ConvTranspose", ["float[N,8,L]", "float[8,4,3]"], ["float[N,4,10]"], attrs={"output_shape": [10], "strides": [2]}
+)
 example("ConvTranspose", ["float[N,8,L]", "float[8,2,3]"], ["float[N,4,L + 2]"], attrs={"group": 2}, opset=22)
-example("ConvTranspose", ["float[N,8,L]", "float[8,2,3]"], ["float[*]"],
-        attrs={"auto_pad": "SAME_UPPER", "pads": [0, 0]}, error="bad-attribute")  # fmt: skip
-example("ConvTranspose", ["float[N,8,L]", "float[8,2,3]"], ["float[N,2,L + 1]"],
-        attrs={"auto_pad": "NOTSET", "pads": [1, 0]})  # fmt: skip
+example(
+    "ConvTranspose",
+    ["float[N,8,L]", "float[8,2,3]"],
+    ["float[*]"],
+    attrs={"auto_pad": "SAME_UPPER", "pads": [0, 0]},
+    error="bad-attribute",
+)
+example(
+    "ConvTranspose",
+    ["float[N,8,L]", "float[8,2,3]"],
+    ["float[N,2,L + 1]"],
+    attrs={"auto_pad": "NOTSET", "pads": [1, 0]},
+)
 example("Hardmax", ["float[N,10]"], ["float[N,10]"], attrs={"axis": 1}, opset=1)
 example("Softmax", ["float[N,10]"], ["float[N,10]"], opset=1)
 example("Dropout", ["float[N,10]"], ["float[N,10]", "float[N,10]"], attrs={"is_test": 0}, opset=1)
 example("Dropout", ["float[N,10]", "float[]={0.1}", "bool[]={true}"], ["float[N,10]", "bool[N,10]"], opset=12)
 example("Dropout", ["float[N,10]"], ["float[N,10]", "bool[N,10]"], opset=10)
 example("Dropout", ["float[N,10]", "float[1]"], ["float[*]", "bool[*]"], opset=12, error="shape-mismatch")
-example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor((H + 1)/2),floor((W + 1)/2)]"],
-        attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1})  # fmt: skip
-example("AveragePool", ["float[N,C,H,W]"], ["float[N,C,floor(H/2),floor(W/2)]"],
-        attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1})  # fmt: skip
+example(
+    "AveragePool",
+    ["float[N,C,H,W]"],
+    ["float[N,C,floor((H + 1)/2),floor((W + 1)/2)]"],
+    attrs={"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1},
+)
+example(
+    "AveragePool",
+    ["float[N,C,H,W]"],
+    ["float[N,C,floor(H/2),floor(W/2)]"],
+    attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1},
+)
 example("GlobalAveragePool", ["float[N,C,H,W]"], ["float[N,C,1,1]"])
 example("Softmax", ["float[B,H,S,S]"], ["float[B,H,S,S]"])
 example("Softmax", ["float[]"], ["float[*]"], error="bad-attribute")
@@ -209,15 +308,33 @@ example("LogSoftmax", ["float[N,10]"], ["float[N,10]"], attrs={"axis": 1})
 example("Dropout", ["float[B,S,64]"], ["float[B,S,64]", "bool[B,S,64]"], opset=13)
 # ceil_mode 2 floors in onnxruntime; a window longer than its input: onnxruntime truncates the
 # quotient (1 window here) or refuses (Conv, ConvTranspose, or two strides short).
-example("MaxPool", ["float[N,C,5]"], ["float[N,C,2]"], attrs={"kernel_shape": [2], "strides": [2], "ceil_mode": 2},
-        opset=12)  # fmt: skip
+example(
+    "MaxPool", ["float[N,C,5]"], ["float[N,C,2]"], attrs={"kernel_shape": [2], "strides": [2], "ceil_mode": 2}, opset=12
+)
 example("MaxPool", ["float[N,C,1]"], ["float[N,C,1]"], attrs={"kernel_shape": [2], "strides": [2]}, opset=12)
-example("AveragePool", ["float[N,C,1]"], ["float[N,C,?]"], attrs={"kernel_shape": [5], "strides": [2]},
-        error="shape-mismatch")  # fmt: skip
-example("MaxPool", ["float[N,C,L]"], ["float[*]"], attrs={"kernel_shape": [2], "storage_order": 2}, opset=12,
-        error="bad-attribute")  # fmt: skip
+example(
+    "AveragePool",
+    ["float[N,C,1]"],
+    ["float[N,C,?]"],
+    attrs={"kernel_shape": [5], "strides": [2]},
+    error="shape-mismatch",
+)
+example(
+    "MaxPool",
+    ["float[N,C,L]"],
+    ["float[*]"],
+    attrs={"kernel_shape": [2], "storage_order": 2},
+    opset=12,
+    error="bad-attribute",
+)
 example("Conv", ["float[N,1,2]", "float[1,1,3]"], ["float[N,1,?]"], error="shape-mismatch")
-example("ConvTranspose", ["float[N,1,1]", "float[1,1,1]"], ["float[N,1,?]"], attrs={"pads": [1, 1]},
-        error="shape-mismatch")  # fmt: skip
-example("ConvTranspose", ["float[N,1,L]", "float[1,1,2]"], ["float[*]"], attrs={"output_padding": [1]},
-        error="bad-attribute")  # fmt: skip
+example(
+    "ConvTranspose", ["float[N,1,1]", "float[1,1,1]"], ["float[N,1,?]"], attrs={"pads": [1, 1]}, error="shape-mismatch"
+)
+example(
+    "ConvTranspose",
+    ["float[N,1,L]", "float[1,1,2]"],
+    ["float[*]"],
+    attrs={"output_padding": [1]},
+    error="bad-attribute",
+)

@@ -98,35 +98,85 @@ shape_rule("InstanceNormalization", "X[n, c, *s], S[c], B[c] -> Y[n, c, *s]")
 shape_rule("GroupNormalization", "X[n, c, *s] -> Y[n, c, *s]")
 
 
-example("BatchNormalization", ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
-        ["float[N,C,H,W]"], opset=15)  # fmt: skip
-example("BatchNormalization", ["float[N,3,H,W]", "float[4]", "float[3]", "float[3]", "float[3]"],
-        ["float[N,3,H,W]"], opset=15, error="shape-mismatch")  # fmt: skip
-example("BatchNormalization", ["float[N,3,L]", "float[3]", "float[3]", "float[3]", "float[2]"],
-        ["float[N,3,L]"], opset=9, error="shape-mismatch")  # fmt: skip
-example("LayerNormalization", ["float[B,S,64]", "float[64]", "float[64]"],
-        ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"])  # fmt: skip
-example("LayerNormalization", ["float16[B,S,64]", "float16[S,64]"], ["float16[B,S,64]", "float[B,1,1]", "float[B,1,1]"],
-        attrs={"axis": 1})  # fmt: skip
-example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[B,S,64]", "bfloat16[B,S,1]", "bfloat16[B,S,1]"],
-        attrs={"stash_type": TensorProto.BFLOAT16})  # fmt: skip
+example(
+    "BatchNormalization",
+    ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
+    ["float[N,C,H,W]"],
+    opset=15,
+)
+example(
+    "BatchNormalization",
+    ["float[N,3,H,W]", "float[4]", "float[3]", "float[3]", "float[3]"],
+    ["float[N,3,H,W]"],
+    opset=15,
+    error="shape-mismatch",
+)
+example(
+    "BatchNormalization",
+    ["float[N,3,L]", "float[3]", "float[3]", "float[3]", "float[2]"],
+    ["float[N,3,L]"],
+    opset=9,
+    error="shape-mismatch",
+)
+example(
+    "LayerNormalization", ["float[B,S,64]", "float[64]", "float[64]"], ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"]
+)
+example(
+    "LayerNormalization",
+    ["float16[B,S,64]", "float16[S,64]"],
+    ["float16[B,S,64]", "float[B,1,1]", "float[B,1,1]"],
+    attrs={"axis": 1},
+)
+example(
+    "LayerNormalization",
+    ["float[B,S,64]", "float[64]"],
+    ["float[B,S,64]", "bfloat16[B,S,1]", "bfloat16[B,S,1]"],
+    attrs={"stash_type": TensorProto.BFLOAT16},
+)
 example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[*]"], attrs={"axis": 3}, error="bad-attribute")
-example("LayerNormalization", ["float[B,S,64]", "float[32]"], ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"],
-        error="shape-mismatch")  # fmt: skip
-example("LayerNormalization", ["float[B,S,64]", "float[64]"], ["float[B,S,64]", "?[B,S,1]", "?[B,S,1]"],
-        attrs={"stash_type": TensorProto.INT64}, error="bad-attribute")  # fmt: skip
-example("BatchNormalization", ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
-        ["float[N,C,H,W]", "float[C]", "float[C]"], attrs={"training_mode": 1}, opset=15)  # fmt: skip
-example("BatchNormalization", ["float[N,C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]"],
-        ["float[N,C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]"],
-        attrs={"spatial": 0}, opset=7)  # fmt: skip
-example("BatchNormalization", ["float[N,C,L]", "float[C]", "float[C]", "float[C]", "float[C]"],
-        ["float[N,C,L]", "float[C]", "float[C]", "float[C]", "float[C]"], attrs={"consumed_inputs": [0, 0, 0, 1, 1]},
-        opset=1)  # fmt: skip
+example(
+    "LayerNormalization",
+    ["float[B,S,64]", "float[32]"],
+    ["float[B,S,64]", "float[B,S,1]", "float[B,S,1]"],
+    error="shape-mismatch",
+)
+example(
+    "LayerNormalization",
+    ["float[B,S,64]", "float[64]"],
+    ["float[B,S,64]", "?[B,S,1]", "?[B,S,1]"],
+    attrs={"stash_type": TensorProto.INT64},
+    error="bad-attribute",
+)
+example(
+    "BatchNormalization",
+    ["float[N,C,H,W]", "float[C]", "float[C]", "float[C]", "float[C]"],
+    ["float[N,C,H,W]", "float[C]", "float[C]"],
+    attrs={"training_mode": 1},
+    opset=15,
+)
+example(
+    "BatchNormalization",
+    ["float[N,C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]"],
+    ["float[N,C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]", "float[C,H,W]"],
+    attrs={"spatial": 0},
+    opset=7,
+)
+example(
+    "BatchNormalization",
+    ["float[N,C,L]", "float[C]", "float[C]", "float[C]", "float[C]"],
+    ["float[N,C,L]", "float[C]", "float[C]", "float[C]", "float[C]"],
+    attrs={"consumed_inputs": [0, 0, 0, 1, 1]},
+    opset=1,
+)
 example("InstanceNormalization", ["float[N,C,H,W]", "float[C]", "float[C]"], ["float[N,C,H,W]"])
 example("InstanceNormalization", ["float[N,3,H,W]", "float[2]", "float[2]"], ["float[N,3,H,W]"], error="shape-mismatch")
 example("LpNormalization", ["float[N,C]"], ["float[N,C]"], attrs={"axis": 1, "p": 1})
 example("MeanVarianceNormalization", ["float[N,C,H,W]"], ["float[N,C,H,W]"], opset=9)
 example("LRN", ["float[N,C,H,W]"], ["float[N,C,H,W]"], attrs={"size": 3})
-example("GroupNormalization", ["float[N,C,H,W]", "float[C]", "float[C]"], ["float[N,C,H,W]"],
-        attrs={"num_groups": 2}, opset=21)  # fmt: skip
+example(
+    "GroupNormalization",
+    ["float[N,C,H,W]", "float[C]", "float[C]"],
+    ["float[N,C,H,W]"],
+    attrs={"num_groups": 2},
+    opset=21,
+)

@@ -155,44 +155,87 @@ def qlinear_conv(ctx: RuleContext) -> list:
 example("QuantizeLinear", ["float[N,3]", "float[]"], ["uint8[N,3]"], opset=10)
 example("QuantizeLinear", ["float[N,3]", "float[]", "int8[]"], ["int8[N,3]"], opset=10)
 example("QuantizeLinear", ["float[N,3,H]", "float[3]", "uint8[3]"], ["uint8[N,3,H]"], opset=13)
-example("QuantizeLinear", ["float[N,3,H]", "float[4]", "uint8[4]"], ["uint8[*]"], opset=13,
-        error="shape-mismatch")  # fmt: skip
+example("QuantizeLinear", ["float[N,3,H]", "float[4]", "uint8[4]"], ["uint8[*]"], opset=13, error="shape-mismatch")
 example("QuantizeLinear", ["float[N,3]", "float[]", "float8e4m3fn[]"], ["float8e4m3fn[N,3]"], opset=19)
-example("QuantizeLinear", ["float[N,3]", "float[]"], ["int4[N,3]"], attrs={"output_dtype": TensorProto.INT4},
-        opset=21)  # fmt: skip
-example("QuantizeLinear", ["float[N,3]", "float[]", "int8[]"], ["int8[*]"],
-        attrs={"output_dtype": TensorProto.INT4}, opset=21, error="bad-attribute")  # fmt: skip
-example("QuantizeLinear", ["float[3,N]", "float[3,2]", "int8[3,2]"], ["int8[3,N]"],
-        attrs={"block_size": 3, "axis": 1}, opset=21)  # fmt: skip
-example("QuantizeLinear", ["float[3,7]", "float[3,2]"], ["unknown"], attrs={"block_size": 2, "axis": 1},
-        opset=21, error="shape-mismatch")  # fmt: skip
+example("QuantizeLinear", ["float[N,3]", "float[]"], ["int4[N,3]"], attrs={"output_dtype": TensorProto.INT4}, opset=21)
+example(
+    "QuantizeLinear",
+    ["float[N,3]", "float[]", "int8[]"],
+    ["int8[*]"],
+    attrs={"output_dtype": TensorProto.INT4},
+    opset=21,
+    error="bad-attribute",
+)
+example(
+    "QuantizeLinear",
+    ["float[3,N]", "float[3,2]", "int8[3,2]"],
+    ["int8[3,N]"],
+    attrs={"block_size": 3, "axis": 1},
+    opset=21,
+)
+example(
+    "QuantizeLinear",
+    ["float[3,7]", "float[3,2]"],
+    ["unknown"],
+    attrs={"block_size": 2, "axis": 1},
+    opset=21,
+    error="shape-mismatch",
+)
 example("QuantizeLinear", ["float[B,4]", "float16[]", "uint2[]"], ["uint2[B,4]"], opset=25)
 example("QuantizeLinear", ["float[*]", "float[]"], ["uint8[*]"], opset=23)
 example("DequantizeLinear", ["int8[N,3]", "float[]", "int8[]"], ["float[N,3]"], opset=10)
 example("DequantizeLinear", ["uint8[N,3,H]", "float[3]"], ["float[N,3,H]"], attrs={"axis": 1}, opset=13)
 example("DequantizeLinear", ["float8e5m2[N,3]", "float16[]"], ["float16[N,3]"], opset=19)
-example("DequantizeLinear", ["int4[N,6]", "bfloat16[N,2]"], ["bfloat16[N,6]"],
-        attrs={"axis": 1, "block_size": 3}, opset=21)  # fmt: skip
-example("DequantizeLinear", ["int8[N,3]", "float[]"], ["float16[N,3]"],
-        attrs={"output_dtype": TensorProto.FLOAT16}, opset=23)  # fmt: skip
+example(
+    "DequantizeLinear", ["int4[N,6]", "bfloat16[N,2]"], ["bfloat16[N,6]"], attrs={"axis": 1, "block_size": 3}, opset=21
+)
+example(
+    "DequantizeLinear",
+    ["int8[N,3]", "float[]"],
+    ["float16[N,3]"],
+    attrs={"output_dtype": TensorProto.FLOAT16},
+    opset=23,
+)
 example("DequantizeLinear", ["int8[N,3]", "float[]", "uint8[]"], ["float[N,3]"], opset=13, error="type-mismatch")
-example("DequantizeLinear", ["int8[N,3]", "float[2]", "int8[3]"], ["float[*]"], opset=13,
-        error="shape-mismatch")  # fmt: skip
+example("DequantizeLinear", ["int8[N,3]", "float[2]", "int8[3]"], ["float[*]"], opset=13, error="shape-mismatch")
 example("DynamicQuantizeLinear", ["float[B,S]"], ["uint8[B,S]", "float[]", "uint8[]"])
 example("MatMulInteger", ["uint8[B,S,K]", "int8[K,M]"], ["int32[B,S,M]"])
 example("MatMulInteger", ["uint8[B,S,K]", "int8[K,M]", "uint8[]", "int8[M]"], ["int32[B,S,M]"])
-example("QLinearMatMul", ["uint8[N,K]", "float[]", "uint8[]", "int8[B,K,M]", "float[]", "int8[]", "float[]",
-                          "uint8[]"], ["uint8[B,N,M]"], opset=10)  # fmt: skip
-example("QLinearMatMul", ["int8[K]", "float16[]", "int8[]", "int8[K,M]", "float16[]", "int8[]", "float16[]",
-                          "int8[]"], ["int8[M]"], opset=21)  # fmt: skip
-example("QLinearMatMul", ["int8[3,4]", "float[]", "int8[]", "int8[5,6]", "float[]", "int8[]", "float[]",
-                          "int8[]"], ["int8[3,6]"], opset=21, error="shape-mismatch")  # fmt: skip
+example(
+    "QLinearMatMul",
+    ["uint8[N,K]", "float[]", "uint8[]", "int8[B,K,M]", "float[]", "int8[]", "float[]", "uint8[]"],
+    ["uint8[B,N,M]"],
+    opset=10,
+)
+example(
+    "QLinearMatMul",
+    ["int8[K]", "float16[]", "int8[]", "int8[K,M]", "float16[]", "int8[]", "float16[]", "int8[]"],
+    ["int8[M]"],
+    opset=21,
+)
+example(
+    "QLinearMatMul",
+    ["int8[3,4]", "float[]", "int8[]", "int8[5,6]", "float[]", "int8[]", "float[]", "int8[]"],
+    ["int8[3,6]"],
+    opset=21,
+    error="shape-mismatch",
+)
 example("ConvInteger", ["uint8[N,3,H,W]", "uint8[8,3,3,3]"], ["int32[N,8,H - 2,W - 2]"])
-example("ConvInteger", ["uint8[N,4,L]", "int8[8,2,3]", "uint8[]"], ["int32[N,8,floor((L - 1)/2) + 1]"],
-        attrs={"group": 2, "strides": [2], "pads": [1, 1]})  # fmt: skip
+example(
+    "ConvInteger",
+    ["uint8[N,4,L]", "int8[8,2,3]", "uint8[]"],
+    ["int32[N,8,floor((L - 1)/2) + 1]"],
+    attrs={"group": 2, "strides": [2], "pads": [1, 1]},
+)
 example("ConvInteger", ["uint8[N,3,H,W]", "uint8[8,4,3,3]"], ["int32[N,8,H - 2,W - 2]"], error="shape-mismatch")
-example("QLinearConv", ["uint8[N,3,H,W]", "float[]", "uint8[]", "int8[8,3,3,3]", "float[8]", "int8[8]", "float[]",
-                        "uint8[]"], ["uint8[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
-        attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"})  # fmt: skip
-example("QLinearConv", ["int8[N,3,H,W]", "float[]", "int8[]", "int8[*]", "float[]", "int8[]", "float[]", "int8[]"],
-        ["int8[N,?,?,?]"])  # fmt: skip
+example(
+    "QLinearConv",
+    ["uint8[N,3,H,W]", "float[]", "uint8[]", "int8[8,3,3,3]", "float[8]", "int8[8]", "float[]", "uint8[]"],
+    ["uint8[N,8,floor((H - 1)/2) + 1,floor((W - 1)/2) + 1]"],
+    attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"},
+)
+example(
+    "QLinearConv",
+    ["int8[N,3,H,W]", "float[]", "int8[]", "int8[*]", "float[]", "int8[]", "float[]", "int8[]"],
+    ["int8[N,?,?,?]"],
+)

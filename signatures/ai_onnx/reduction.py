@@ -126,8 +126,7 @@ example("ReduceSum", ["float[B,1,64]", "int64[0]"], ["float[]"], attrs={"keepdim
 example("ReduceL2", ["float[B,S,64]"], ["float[B,S]"], attrs={"axes": [2], "keepdims": 0}, opset=1)
 example("ReduceLogSumExp", ["float[B,S,64]", "int64[1]={0}"], ["float[1,S,64]"], opset=18)
 example("ReduceSumSquare", ["float[B,S,64]"], ["float[1,1,1]"], opset=18)
-example("ReduceMin", ["float[B,S,64]", "int64[0]={}"], ["float[B,S,64]"], attrs={"noop_with_empty_axes": 1},
-        opset=18)  # fmt: skip
+example("ReduceMin", ["float[B,S,64]", "int64[0]={}"], ["float[B,S,64]"], attrs={"noop_with_empty_axes": 1}, opset=18)
 example("ArgMin", ["float[B,S,V]"], ["int64[1,S,V]"], opset=1)
 example("ArgMax", ["float[B,S,V]"], ["int64[B,V]"], attrs={"axis": -2, "keepdims": 0, "select_last_index": 1}, opset=12)
 example("TopK", ["float[B,V]"], ["float[B,3]", "int64[B,3]"], attrs={"k": 3}, opset=1)

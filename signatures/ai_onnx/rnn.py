@@ -107,35 +107,92 @@ def _batch_elsewhere(ctx: RuleContext, batch: Dim, layout: int) -> Dim:
     return None
 
 
-example("RNN", ["float[S,B,8]", "float[1,16,8]", "float[1,16,16]"], ["float[S,1,B,16]", "float[1,B,16]"],
-        attrs={"hidden_size": 16})  # fmt: skip
-example("RNN", ["float[S,B,8]", "float[2,16,8]", "float[2,16,16]"], ["float[S,2,B,16]", "float[2,B,16]"],
-        attrs={"direction": "bidirectional"})  # fmt: skip
-example("RNN", ["float[B,S,8]", "float[1,16,8]", "float[1,16,16]"], ["float[B,S,1,16]", "float[B,1,16]"],
-        attrs={"hidden_size": 16, "layout": 1}, opset=14)  # fmt: skip
-example("RNN", ["float[S,B,8]", "float[1,16,8]", "float[1,16,16]"], ["float[S,1,B,16]"],
-        attrs={"hidden_size": 16}, opset=1)  # fmt: skip
-example("RNN", ["float[S,B,8]", "float[1,16,8]", "float[1,16,16]"], ["float[S,1,B,16]"],
-        attrs={"hidden_size": 16}, opset=22)  # fmt: skip
-example("GRU", ["float[S,B,8]", "float[1,48,8]", "float[1,48,16]"], ["float[S,1,B,16]", "float[1,B,16]"],
-        attrs={"hidden_size": 16}, opset=7)  # fmt: skip
+example(
+    "RNN",
+    ["float[S,B,8]", "float[1,16,8]", "float[1,16,16]"],
+    ["float[S,1,B,16]", "float[1,B,16]"],
+    attrs={"hidden_size": 16},
+)
+example(
+    "RNN",
+    ["float[S,B,8]", "float[2,16,8]", "float[2,16,16]"],
+    ["float[S,2,B,16]", "float[2,B,16]"],
+    attrs={"direction": "bidirectional"},
+)
+example(
+    "RNN",
+    ["float[B,S,8]", "float[1,16,8]", "float[1,16,16]"],
+    ["float[B,S,1,16]", "float[B,1,16]"],
+    attrs={"hidden_size": 16, "layout": 1},
+    opset=14,
+)
+example(
+    "RNN", ["float[S,B,8]", "float[1,16,8]", "float[1,16,16]"], ["float[S,1,B,16]"], attrs={"hidden_size": 16}, opset=1
+)
+example(
+    "RNN", ["float[S,B,8]", "float[1,16,8]", "float[1,16,16]"], ["float[S,1,B,16]"], attrs={"hidden_size": 16}, opset=22
+)
+example(
+    "GRU",
+    ["float[S,B,8]", "float[1,48,8]", "float[1,48,16]"],
+    ["float[S,1,B,16]", "float[1,B,16]"],
+    attrs={"hidden_size": 16},
+    opset=7,
+)
 example("GRU", ["float[S,B,8]", "float[1,48,8]", "float[1,48,16]"], ["float[S,1,B,16]", "float[1,B,16]"], opset=1)
 example("GRU", ["float[S,B,8]", "float[1,48,8]", "float[1,48,16]"], ["float[S,1,B,16]", "float[1,B,16]"], opset=3)
-example("GRU", ["double[B,S,8]", "double[2,3*H,8]", "double[2,3*H,H]"], ["double[B,S,2,H]", "double[B,2,H]"],
-        attrs={"layout": 1, "direction": "bidirectional"}, opset=14)  # fmt: skip
-example("GRU", ["float[S,B,8]", "float[1,48,8]", "float[1,48,16]"], ["float[S,1,B,16]", "float[1,B,16]"],
-        attrs={"direction": "reverse"}, opset=22)  # fmt: skip
-example("LSTM", ["float[S,B,8]", "float[2,64,8]", "float[2,64,16]"],
-        ["float[S,2,B,16]", "float[2,B,16]", "float[2,B,16]"], attrs={"hidden_size": 16, "direction": "bidirectional"},
-        opset=7)  # fmt: skip
-example("LSTM", ["float[S,B,8]", "float[1,64,8]", "float[1,64,16]"], ["float[S,1,B,16]", "float[1,B,16]",
-        "float[1,B,16]"], opset=1)  # fmt: skip
-example("LSTM", ["float[B,S,8]", "float[1,64,8]", "float[1,64,16]"], ["float[B,S,1,16]", "float[B,1,16]",
-        "float[B,1,16]"], attrs={"layout": 1}, opset=14)  # fmt: skip
-example("LSTM", ["float[*]", "float[1,64,8]", "float[1,64,16]", "", "int32[B]"],
-        ["float[?,1,B,16]", "float[1,B,16]", "float[1,B,16]"], opset=22)  # fmt: skip
-example("LSTM", ["float[S,B,8]", "float[1,64,8]", "float[1,64,16]"], ["float[S,1,B,32]"],
-        attrs={"hidden_size": 32}, error="shape-mismatch")  # fmt: skip
-example("LSTM", ["float[S,B,8]", "float[1,64,8]", "float[1,64,16]"], ["float[*]"],
-        attrs={"direction": "sideways"}, error="bad-attribute")  # fmt: skip
+example(
+    "GRU",
+    ["double[B,S,8]", "double[2,3*H,8]", "double[2,3*H,H]"],
+    ["double[B,S,2,H]", "double[B,2,H]"],
+    attrs={"layout": 1, "direction": "bidirectional"},
+    opset=14,
+)
+example(
+    "GRU",
+    ["float[S,B,8]", "float[1,48,8]", "float[1,48,16]"],
+    ["float[S,1,B,16]", "float[1,B,16]"],
+    attrs={"direction": "reverse"},
+    opset=22,
+)
+example(
+    "LSTM",
+    ["float[S,B,8]", "float[2,64,8]", "float[2,64,16]"],
+    ["float[S,2,B,16]", "float[2,B,16]", "float[2,B,16]"],
+    attrs={"hidden_size": 16, "direction": "bidirectional"},
+    opset=7,
+)
+example(
+    "LSTM",
+    ["float[S,B,8]", "float[1,64,8]", "float[1,64,16]"],
+    ["float[S,1,B,16]", "float[1,B,16]", "float[1,B,16]"],
+    opset=1,
+)
+example(
+    "LSTM",
+    ["float[B,S,8]", "float[1,64,8]", "float[1,64,16]"],
+    ["float[B,S,1,16]", "float[B,1,16]", "float[B,1,16]"],
+    attrs={"layout": 1},
+    opset=14,
+)
+example(
+    "LSTM",
+    ["float[*]", "float[1,64,8]", "float[1,64,16]", "", "int32[B]"],
+    ["float[?,1,B,16]", "float[1,B,16]", "float[1,B,16]"],
+    opset=22,
+)
+example(
+    "LSTM",
+    ["float[S,B,8]", "float[1,64,8]", "float[1,64,16]"],
+    ["float[S,1,B,32]"],
+    attrs={"hidden_size": 32},
+    error="shape-mismatch",
+)
+example(
+    "LSTM",
+    ["float[S,B,8]", "float[1,64,8]", "float[1,64,16]"],
+    ["float[*]"],
+    attrs={"direction": "sideways"},
+    error="bad-attribute",
+)
 example("RNN", ["float[S,B,8]", "float[2,16,8]", "float[2,16,16]"], ["float[S,1,B,16]"], error="shape-mismatch")

@@ -72,9 +72,12 @@ def dft(ctx: RuleContext) -> list:
     irfft = onesided and inverse
     if onesided and isinstance(x[-1], int) and x[-1] != (2 if inverse else 1):
         # The definition: a one-sided forward DFT takes real input, a one-sided inverse complex.
-        raise RuleError("shape-mismatch", f"a one-sided {'inverse ' if inverse else ''}DFT takes "
-                        f"{'complex (last extent 2)' if inverse else 'real (last extent 1)'} input, "
-                        f"the last extent is {x[-1]}")  # fmt: skip
+        raise RuleError(
+            "shape-mismatch",
+            f"a one-sided {'inverse ' if inverse else ''}DFT takes "
+            f"{'complex (last extent 2)' if inverse else 'real (last extent 1)'} input, "
+            f"the last extent is {x[-1]}",
+        )
     length: Dim | object = _UNSET
     if ctx.has(1):
         length = _scalar_dim(ctx, 1, "the DFT length")
@@ -193,32 +196,52 @@ example("DFT", ["float[B,N,1]"], ["float[B,floor(N/2) + 1,2]"], attrs={"onesided
 example("DFT", ["float[B,N,2]"], ["float[B,2*N - 2,1]"], attrs={"onesided": 1, "inverse": 1}, opset=17)
 example("DFT", ["float[B,N,3]"], ["float[*]"], opset=17, error="shape-mismatch")
 example("DFT", ["float[B,N,2]"], ["float[*]"], attrs={"onesided": 1}, opset=17, error="shape-mismatch")
-example("DFT", ["float[B,N,1]", "", "int64[]={1}"], ["float[*]"], attrs={"onesided": 1, "inverse": 1}, opset=20,
-        error="shape-mismatch")  # fmt: skip
+example(
+    "DFT",
+    ["float[B,N,1]", "", "int64[]={1}"],
+    ["float[*]"],
+    attrs={"onesided": 1, "inverse": 1},
+    opset=20,
+    error="shape-mismatch",
+)
 example("DFT", ["float[B,N,1]"], ["float[*]"], attrs={"axis": 2}, opset=17, error="bad-attribute")
 example("DFT", ["float[B,N,M,1]"], ["float[B,N,M,2]"], opset=20)
-example("DFT", ["float[B,N,M,1]", "", "int64[]={1}"], ["float[B,floor(N/2) + 1,M,2]"],
-        attrs={"onesided": 1}, opset=20)  # fmt: skip
+example("DFT", ["float[B,N,M,1]", "", "int64[]={1}"], ["float[B,floor(N/2) + 1,M,2]"], attrs={"onesided": 1}, opset=20)
 example("DFT", ["float[B,N,M,1]", "int64[]={L}", "int64[]={-3}"], ["float[B,L,M,2]"], opset=20)
 example("DFT", ["float[B,N,M,2]", "", "int64[]"], ["float[B,N,M,2]"], attrs={"inverse": 1}, opset=20)
 example("DFT", ["float[B,N,M,2]", "int32[]", ""], ["float[B,N,?,2]"], opset=20)
 example("DFT", ["float[B,N,M,2]", "int32[]={8}", "int64[]"], ["float[?,?,?,2]"], opset=20)
 example("STFT", ["float[B,L,1]", "int64[]={8}", "float[16]"], ["float[B,floor((L - 16)/8) + 1,9,2]"])
-example("STFT", ["float[B,L,2]", "int64[]={4}", "", "int64[]={W}"], ["float[B,floor((L - W)/4) + 1,W,2]"],
-        attrs={"onesided": 0})  # fmt: skip
+example(
+    "STFT",
+    ["float[B,L,2]", "int64[]={4}", "", "int64[]={W}"],
+    ["float[B,floor((L - W)/4) + 1,W,2]"],
+    attrs={"onesided": 0},
+)
 example("STFT", ["float[B,L,1]", "int64[]={S}", "float[W]"], ["float[B,floor((L - W)/S) + 1,floor(W/2) + 1,2]"])
 example("STFT", ["float[B,L,1]", "int64[]"], ["float[B,?,floor(L/2) + 1,2]"])
 example(
     "STFT", ["float[B,L,1]", "int64[]={2}", "float[W]", "int64[]"], ["float[B,floor((L - W)/2) + 1,floor(W/2) + 1,2]"]
 )
-example("STFT", ["float[B,L,1]", "int64[]={4}", "float[16]", "int64[]={15}"], ["float[B,floor((L + 1)/4) - 3,8,2]"],
-        error="shape-mismatch")  # fmt: skip
+example(
+    "STFT",
+    ["float[B,L,1]", "int64[]={4}", "float[16]", "int64[]={15}"],
+    ["float[B,floor((L + 1)/4) - 3,8,2]"],
+    error="shape-mismatch",
+)
 example("HannWindow", ["int64[]={4}"], ["float[4]"])
 example("HannWindow", ["int64[]={S}"], ["double[S]"], attrs={"output_datatype": TensorProto.DOUBLE})
 example("HammingWindow", ["int32[]"], ["int64[?]"], attrs={"output_datatype": TensorProto.INT64})
 example("BlackmanWindow", ["int64[]={5}"], ["float[5]"], attrs={"periodic": 0})
 example("HannWindow", ["int64[]={-1}"], ["unknown"], error="shape-mismatch")
-example("MelWeightMatrix", ["int64[]={8}", "int64[]={N}", "int64[]={16000}", "float[]={0.0}", "float[]={8000.0}"],
-        ["float[floor(N/2) + 1,8]"])  # fmt: skip
-example("MelWeightMatrix", ["int32[]", "int32[]={64}", "int32[]", "float[]", "float[]"], ["float16[33,?]"],
-        attrs={"output_datatype": TensorProto.FLOAT16})  # fmt: skip
+example(
+    "MelWeightMatrix",
+    ["int64[]={8}", "int64[]={N}", "int64[]={16000}", "float[]={0.0}", "float[]={8000.0}"],
+    ["float[floor(N/2) + 1,8]"],
+)
+example(
+    "MelWeightMatrix",
+    ["int32[]", "int32[]={64}", "int32[]", "float[]", "float[]"],
+    ["float16[33,?]"],
+    attrs={"output_datatype": TensorProto.FLOAT16},
+)

@@ -349,8 +349,12 @@ def _check_element_count(ctx: RuleContext, total: Dim, out: list[Dim]) -> None:
             f"holds {D.to_str(got)}",
         )
     if same is None and got is not None:  # a target traced at one size (Swin's windows)
-        ctx.require_equal(total, got, f"{D.to_str(total)} == {D.to_str(got)} (Reshape keeps the element count)",
-                          f"{ctx.op_type} keeps the element count")  # fmt: skip
+        ctx.require_equal(
+            total,
+            got,
+            f"{D.to_str(total)} == {D.to_str(got)} (Reshape keeps the element count)",
+            f"{ctx.op_type} keeps the element count",
+        )
 
 
 def _nonzero_quotient(ctx: RuleContext, data: tuple[Dim, ...], others: list[Dim]) -> Dim:
@@ -597,8 +601,9 @@ def split(ctx: RuleContext) -> list:
         if any(isinstance(p, int) and p < 0 for p in sizes):
             raise RuleError("shape-mismatch", f"split sizes {sizes} have a negative entry")
         if None not in sizes and ctx.equal(D.total(sizes), d) is False:
-            raise RuleError("shape-mismatch", f"split sizes {[D.to_str(p) for p in sizes]} do not add up "
-                            f"to extent {D.to_str(d)}")  # fmt: skip
+            raise RuleError(
+                "shape-mismatch", f"split sizes {[D.to_str(p) for p in sizes]} do not add up to extent {D.to_str(d)}"
+            )
         parts = list(sizes)
     elif num_outputs is not None:
         if num_outputs != n:
@@ -739,12 +744,21 @@ def slice_v1(ctx: RuleContext) -> list:
     axes = ctx.attr("axes")
     if axes is None and ctx.has_attr("axes"):  # given, but of undefined type: not the default
         raise RuleError("bad-attribute", "attribute 'axes' has no value of a known type")
-    return [_slice(ctx, s, list(ctx.require("starts")), list(ctx.require("ends")),
-                   None if axes is None else list(axes), None)]  # fmt: skip
+    return [
+        _slice(
+            ctx, s, list(ctx.require("starts")), list(ctx.require("ends")), None if axes is None else list(axes), None
+        )
+    ]
 
 
-def _slice(ctx: RuleContext, s: tuple[Dim, ...], starts: list[Dim], ends: list[Dim],
-           axes: list[int] | None, steps: list[Dim] | None) -> Value:  # fmt: skip
+def _slice(
+    ctx: RuleContext,
+    s: tuple[Dim, ...],
+    starts: list[Dim],
+    ends: list[Dim],
+    axes: list[int] | None,
+    steps: list[Dim] | None,
+) -> Value:
     rank = len(s)
     axes = list(range(len(starts))) if axes is None else axes
     steps = [1] * len(starts) if steps is None else steps
@@ -851,8 +865,10 @@ def tile_v1(ctx: RuleContext) -> list:
 def _padded(ctx: RuleContext, s: tuple[Dim, ...], pads: list[Dim], axes: list[int]) -> tuple[Dim, ...]:
     axes = norm_axes(ctx, axes, len(s))
     if len(pads) != 2 * len(axes):
-        raise RuleError("shape-mismatch", f"{len(pads)} pads for {len(axes)} axes; they need {2 * len(axes)}, "
-                                          "a begin and an end for each")  # fmt: skip
+        raise RuleError(
+            "shape-mismatch",
+            f"{len(pads)} pads for {len(axes)} axes; they need {2 * len(axes)}, a begin and an end for each",
+        )
     out = list(s)
     mode = ctx.attr("mode") or "constant"
     for j, a in enumerate(axes):
@@ -873,8 +889,7 @@ def _runtime_pad_needs(ctx: RuleContext, mode: str, d: Dim, begin: Dim, end: Dim
     if not (type(begin) is int and type(end) is int):
         if not (D.is_symbolic(d) or D.is_symbolic(begin) or D.is_symbolic(end)):
             return
-        ctx.require_unexpressed(f"the {mode} padding of axis {axis} fits onnxruntime's bounds",
-                                "the pads are computed")  # fmt: skip
+        ctx.require_unexpressed(f"the {mode} padding of axis {axis} fits onnxruntime's bounds", "the pads are computed")
         return
     sliced = D.add(D.add(d, min(begin, 0)), min(end, 0))
     padded = max(begin, end) > 0
@@ -882,8 +897,10 @@ def _runtime_pad_needs(ctx: RuleContext, mode: str, d: Dim, begin: Dim, end: Dim
     if not need:
         return
     if type(sliced) is int and sliced < need:
-        ctx.refused_by_runtime(f"its {mode} padding of axis {axis} needs at least {need} elements there, "
-                               f"onnxruntime's kernel finds {sliced}")  # fmt: skip
+        ctx.refused_by_runtime(
+            f"its {mode} padding of axis {axis} needs at least {need} elements there, "
+            f"onnxruntime's kernel finds {sliced}"
+        )
     else:
         ctx.runtime_requires_at_least(sliced, need, f"onnxruntime's {mode} padding of axis {axis}")
 
@@ -1074,8 +1091,10 @@ def _roi_spans(ctx: RuleContext, roi_i: int | None, n: int) -> list[bool]:
     if k is None or k.size != 2 * n:
         return [False] * n
     vals = list(k.elems)
-    return [isinstance(vals[j + n], (int, float)) and isinstance(vals[j], (int, float))
-            and vals[j + n] - vals[j] == 1 for j in range(n)]  # fmt: skip
+    return [
+        isinstance(vals[j + n], (int, float)) and isinstance(vals[j], (int, float)) and vals[j + n] - vals[j] == 1
+        for j in range(n)
+    ]
 
 
 @rule("Upsample", since=9)
@@ -1145,8 +1164,10 @@ def gather_nd(ctx: RuleContext) -> list:
     elif last > 1 and ctx.known(1) is None:
         # (one bound for every column would ask each of them to fit the smallest axis)
         axes = ", ".join(D.to_str(d) for d in data[b : b + last])
-        ctx.require_unexpressed(f"the values of `{ctx.input_name(1)}` within the axes [{axes}] (GatherND)",
-                                "the indices' values are not tracked column by column")  # fmt: skip
+        ctx.require_unexpressed(
+            f"the values of `{ctx.input_name(1)}` within the axes [{axes}] (GatherND)",
+            "the indices' values are not tracked column by column",
+        )
     return [out]
 
 
@@ -1193,21 +1214,21 @@ example("Squeeze", ["float[N,1,3]"], ["float[*]"])
 example("Squeeze", ["float[N,2,3]", "int64[1]={1}"], ["float[*]"], error="shape-mismatch")
 example("Unsqueeze", ["int64[]={S}", "int64[1]={0}"], ["int64[1]={S}"])
 example("Unsqueeze", ["float[N,3]", "int64[2]={0,-1}"], ["float[1,N,3,1]"])
-example("Concat", ["int64[1]={B}", "int64[1]={-1}", "int64[2]={12,64}"], ["int64[4]={B,-1,12,64}"],
-        attrs={"axis": 0})  # fmt: skip
+example("Concat", ["int64[1]={B}", "int64[1]={-1}", "int64[2]={12,64}"], ["int64[4]={B,-1,12,64}"], attrs={"axis": 0})
 example("Concat", ["float[N,S,4]", "float[N,T,4]"], ["float[N,S + T,4]"], attrs={"axis": 1})
 example("Concat", ["float[N,3]", "float[N,4]"], ["float[2*N,3]"], attrs={"axis": 0}, error="shape-mismatch")
 example("Split", ["float[N,6]", "int64[2]={2,4}"], ["float[N,2]", "float[N,4]"], attrs={"axis": 1})
 example("Split", ["float[N,3*D]"], ["float[N,D]", "float[N,D]", "float[N,D]"], attrs={"axis": 1}, opset=13)
-example("Split", ["int64[4]={B,2,S,8}", "int64[4]={1,1,1,1}"], ["int64[1]={B}", "int64[1]={2}", "int64[1]={S}",
-        "int64[1]={8}"])  # fmt: skip
+example(
+    "Split",
+    ["int64[4]={B,2,S,8}", "int64[4]={1,1,1,1}"],
+    ["int64[1]={B}", "int64[1]={2}", "int64[1]={S}", "int64[1]={8}"],
+)
 example("Split", ["float[7]"], ["float[3]", "float[3]", "float[1]"], attrs={"num_outputs": 3}, opset=18)
-example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={9223372036854775807}", "int64[1]={0}"],
-        ["float[N - 1,10]"])  # fmt: skip
+example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={9223372036854775807}", "int64[1]={0}"], ["float[N - 1,10]"])
 example("Slice", ["float[N,10]", "int64[1]={2}", "int64[1]={-1}", "int64[1]={1}"], ["float[N,7]"])
 example("Slice", ["float[N,10]", "int64[1]={0}", "int64[1]={S}", "int64[1]={0}"], ["float[min(N, S),10]"])
-example("Slice", ["float[20,10]", "int64[1]={-1}", "int64[1]={-21}", "int64[1]={0}", "int64[1]={-2}"],
-        ["float[10,10]"])  # fmt: skip
+example("Slice", ["float[20,10]", "int64[1]={-1}", "int64[1]={-21}", "int64[1]={0}", "int64[1]={-2}"], ["float[10,10]"])
 example("Slice", ["int64[4]={B,S,12,64}", "int64[1]={0}", "int64[1]={2}"], ["int64[2]={B,S}"])
 example("Gather", ["int64[3]={B,S,768}", "int64[]={1}"], ["int64[]={S}"])
 example("Gather", ["float[V,64]", "int64[B,S]"], ["float[B,S,64]"])
@@ -1224,8 +1245,7 @@ example("Pad", ["float[N,3]"], ["float[N,5]"], attrs={"pads": [0, 1, 0, 1]}, ops
 example("Trilu", ["float[B,N,N]"], ["float[B,N,N]"])
 example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"], opset=13)
 example("Resize", ["float[N,3,H,W]", "", "", "int64[4]={1,3,32,32}"], ["float[1,3,32,32]"], opset=13)
-example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,0.5,0.5}"], ["float[N,3,floor(H/2),floor(W/2)]"],
-        opset=13)  # fmt: skip
+example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,0.5,0.5}"], ["float[N,3,floor(H/2),floor(W/2)]"], opset=13)
 example("Cast", ["float[2]={1.9,-1.9}"], ["int8[2]={1,-1}"], attrs={"to": TensorProto.INT8})
 example("Cast", ["int64[2]={300,-1}"], ["uint8[2]={44,255}"], attrs={"to": TensorProto.UINT8})
 example("Cast", ["double[1]={0.1}"], ["float[1]={0.10000000149011612}"], attrs={"to": TensorProto.FLOAT})
@@ -1259,8 +1279,13 @@ example("Split", ["float[N,6]"], ["float[N,3]", "float[N,3]"], attrs={"axis": -1
 example("Split", ["float[N,6]", "float[2]={2.0,4.0}"], ["float[N,2]", "float[N,4]"], attrs={"axis": 1}, opset=1)
 example("Split", ["float[N,6]", "int64[2]"], ["float[N,?]", "float[N,?]"], attrs={"axis": 1}, opset=13)
 example("Split", ["float[S,4]", "int64[2]={T,S - T}"], ["float[T,4]", "float[S - T,4]"], opset=13)
-example("Split", ["float[S,4]"], ["float[floor((S + 1)/2),4]", "float[S - floor((S + 1)/2),4]"],
-        attrs={"num_outputs": 2}, opset=18)  # fmt: skip
+example(
+    "Split",
+    ["float[S,4]"],
+    ["float[floor((S + 1)/2),4]", "float[S - floor((S + 1)/2),4]"],
+    attrs={"num_outputs": 2},
+    opset=18,
+)
 example("Split", ["float[5,4]"], ["float[2,4]", "float[2,4]", "float[1,4]"], attrs={"num_outputs": 3}, opset=18)
 example("Split", ["float[2]"], ["float[1]", "float[1]", "float[0]"], attrs={"num_outputs": 3}, opset=18)
 example("Split", ["float[5]"], ["float[2]", "float[2]", "float[1]", "float[0]"], attrs={"num_outputs": 4}, opset=18)
@@ -1270,15 +1295,24 @@ example("Slice", ["float[N,10,M]", "int64[2]", "int64[2]"], ["float[?,?,M]"], op
 example("Slice", ["float[N,10,M]", "int64[1]", "int64[1]", "int64[1]={-1}"], ["float[N,10,?]"])
 example("Slice", ["float[N,10]", "int64[1]={0}", "int64[1]={-1}", "int64[1]={1}", "int64[1]"], ["float[N,?]"])
 example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={?}", "int64[1]={1}"], ["float[N,?]"])
-example("Slice", ["float[N,10]", "int64[1]={S - 1}", "int64[1]={S + 1}", "int64[1]={0}"],
-        ["float[max(0, min(N, S + 1) - min(N, S - 1)),10]"])  # fmt: skip
+example(
+    "Slice",
+    ["float[N,10]", "int64[1]={S - 1}", "int64[1]={S + 1}", "int64[1]={0}"],
+    ["float[max(0, min(N, S + 1) - min(N, S - 1)),10]"],
+)
 # Fuzz regressions: a required bound left out; axes whose contents are unknown or symbolic.
 example("Slice", ["float[N,10]", "int64[1]={1}", "", "int64[1]={1}"], ["float[*]"], error="missing-input")
 example("Slice", ["float[N,10]", "", "int64[1]={5}"], ["float[*]"], error="missing-input")
 example("Slice", ["float[N,10]", "int64[1]={1}", "int64[1]={5}", "int64[1]={?}"], ["float[?,?]"])
 example("Slice", ["float[N,10]", "int64[2]={1,1}", "int64[2]={5,5}", "int64[2]={0,S}"], ["float[?,?]"])
-example("Slice", ["float[N,10]"], ["float[*]"], attrs={"starts": [1], "ends": [5], "axes": [0, 1]}, opset=1,
-        error="shape-mismatch")  # fmt: skip
+example(
+    "Slice",
+    ["float[N,10]"],
+    ["float[*]"],
+    attrs={"starts": [1], "ends": [5], "axes": [0, 1]},
+    opset=1,
+    error="shape-mismatch",
+)
 example("Expand", ["float[3,1]", "int64[3]"], ["float[?,3,?]"])
 example("Expand", ["float[N,1]", "int64[2]={?,5}"], ["float[?,5]"], opset=13)
 example("Tile", ["float[*]", "int64[2]={2,3}"], ["float[?,?]"])
@@ -1286,30 +1320,66 @@ example("Tile", ["float[N,3]", "int64[2]"], ["float[?,?]"], opset=13)
 example("Tile", ["float[N,3]", "float[]={2.0}", "float[]={1.0}"], ["float[N,6]"], opset=1)
 example("Tile", ["float[N,3]", "float[]={2.0}", "float[]={0.0}"], ["float[2*N,3]"], opset=1)
 example("Pad", ["float[N,3,H,W]"], ["float[N,3,H + 2,W + 4]"], attrs={"paddings": [0, 0, 1, 2, 0, 0, 1, 2]}, opset=1)
-example("Pad", ["float[N,3,H,W]", "int64[4]={1,2,1,2}", "", "int64[2]={2,-1}"], ["float[N,3,H + 2,W + 4]"],
-        attrs={"mode": "reflect"}, opset=18)  # fmt: skip
+example(
+    "Pad",
+    ["float[N,3,H,W]", "int64[4]={1,2,1,2}", "", "int64[2]={2,-1}"],
+    ["float[N,3,H + 2,W + 4]"],
+    attrs={"mode": "reflect"},
+    opset=18,
+)
 example("Pad", ["float[N,3,H,W]", "int64[4]", "", "int64[2]={2,3}"], ["float[N,3,?,?]"], opset=19)
 example("Pad", ["float[N,3]", "int64[4]={0,-1,0,-1}"], ["float[N,1]"], attrs={"mode": "constant"}, opset=11)
 example("Pad", ["float[N,3]", "int64[4]={0,-2,0,-2}"], ["float[*]"], opset=13, error="shape-mismatch")
 example("Resize", ["float[N,3,10,10]", "float[4]={1.0,1.0,0.7,0.5}"], ["float[N,3,?,5]"], opset=10)
-example("Resize", ["float[N,3,H,W]", "", "float[2]={2.0,0.5}"], ["float[N,3,2*H,floor(W/2)]"], attrs={"axes": [2, 3]},
-        opset=18)  # fmt: skip
+example(
+    "Resize",
+    ["float[N,3,H,W]", "", "float[2]={2.0,0.5}"],
+    ["float[N,3,2*H,floor(W/2)]"],
+    attrs={"axes": [2, 3]},
+    opset=18,
+)
 example("Resize", ["float[N,3,H,W]", "", "", "int64[2]={7,8}"], ["float[N,3,7,8]"], attrs={"axes": [-2, -1]}, opset=19)
-example("Resize", ["float[1,1,6,9]", "", "", "int64[2]={7,8}"], ["float[1,1,5,8]"],
-        attrs={"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}, opset=18)  # fmt: skip
-example("Resize", ["float[1,1,6,9]", "", "", "int64[2]={7,8}"], ["float[1,1,7,11]"],
-        attrs={"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}, opset=18)  # fmt: skip
+example(
+    "Resize",
+    ["float[1,1,6,9]", "", "", "int64[2]={7,8}"],
+    ["float[1,1,5,8]"],
+    attrs={"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"},
+    opset=18,
+)
+example(
+    "Resize",
+    ["float[1,1,6,9]", "", "", "int64[2]={7,8}"],
+    ["float[1,1,7,11]"],
+    attrs={"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"},
+    opset=18,
+)
 example("Resize", ["float[N,3,H,W]", "", "float[0]", "int64[4]"], ["float[?,?,?,?]"], opset=13)
 example("Resize", ["float[N,3,H,W]", "float[0]", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"], opset=11)
-example("Resize", ["float[N,3,H,W]", "float[8]={0,0,0.25,0,1,1,0.75,1}", "float[4]={1.0,1.0,2.0,2.0}"],
-        ["float[N,3,?,2*W]"], attrs={"coordinate_transformation_mode": "tf_crop_and_resize"}, opset=11)  # fmt: skip
-example("Resize", ["float[N,3,H,W]", "", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"],
-        attrs={"antialias": 1, "mode": "linear"}, opset=18)  # fmt: skip
+example(
+    "Resize",
+    ["float[N,3,H,W]", "float[8]={0,0,0.25,0,1,1,0.75,1}", "float[4]={1.0,1.0,2.0,2.0}"],
+    ["float[N,3,?,2*W]"],
+    attrs={"coordinate_transformation_mode": "tf_crop_and_resize"},
+    opset=11,
+)
+example(
+    "Resize",
+    ["float[N,3,H,W]", "", "float[4]={1.0,1.0,2.0,2.0}"],
+    ["float[N,3,2*H,2*W]"],
+    attrs={"antialias": 1, "mode": "linear"},
+    opset=18,
+)
 example("Resize", ["float[N,3,H,W]", "", "float[4]"], ["float[?,?,?,?]"], opset=13)
-example("Resize", ["int32[2,4,3,5]", "float[8]", "float[4]", "int64[4]={3,5,6,7}"], ["int32[3,5,6,7]"],
-        opset=11, error="arity")  # sizes beside scales: forbidden; the sizes decide  # fmt: skip
-example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,3*W]"], attrs={"height_scale": 2.0, "width_scale": 3.0},
-        opset=1)  # fmt: skip
+example(
+    "Resize",
+    ["int32[2,4,3,5]", "float[8]", "float[4]", "int64[4]={3,5,6,7}"],
+    ["int32[3,5,6,7]"],
+    opset=11,
+    error="arity",
+)  # sizes beside scales: forbidden; the sizes decide
+example(
+    "Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,3*W]"], attrs={"height_scale": 2.0, "width_scale": 3.0}, opset=1
+)
 example("Upsample", ["float[N,3,H,W]"], ["float[N,3,2*H,2*W]"], attrs={"scales": [1.0, 1.0, 2.0, 2.0]}, opset=7)
 example("Upsample", ["float[N,3,H,W]", "float[4]={1.0,1.0,2.0,2.0}"], ["float[N,3,2*H,2*W]"], opset=9)
 example("Upsample", ["float[N,3,H,W]", "float[4]"], ["float[?,?,?,?]"], opset=10)

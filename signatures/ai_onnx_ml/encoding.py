@@ -26,8 +26,10 @@ def category_mapper(ctx: RuleContext) -> list:
     # The map is two sequences of one length (onnxruntime refuses a node without both).
     n_int, n_str = attr_len(ctx, "cats_int64s"), attr_len(ctx, "cats_strings")
     if not ctx.has_attr("cats_int64s") or not ctx.has_attr("cats_strings") or n_int != n_str:
-        raise RuleError("bad-attribute", f"cats_int64s ({n_int} entries) and cats_strings ({n_str}) must both be "
-                        "given, with the same length")  # fmt: skip
+        raise RuleError(
+            "bad-attribute",
+            f"cats_int64s ({n_int} entries) and cats_strings ({n_str}) must both be given, with the same length",
+        )
     return [TensorType(_SWAP.get(ctx.elem(0)), ctx.shape(0))]  # type: ignore[arg-type]
 
 
@@ -60,8 +62,11 @@ def _label_encoder_4_checks(ctx: RuleContext, values: str, elem: int | None) -> 
     """LabelEncoder-4: keys and values of one length; ``default_tensor`` one value of the values' type."""
     keys = [k for k in ("keys_strings", "keys_int64s", "keys_floats", "keys_tensor") if ctx.has_attr(k)]
     if len(keys) == 1 and attr_len(ctx, keys[0]) != attr_len(ctx, values):
-        raise RuleError("bad-attribute", f"{keys[0]} has {attr_len(ctx, keys[0])} entries and {values} "
-                        f"{attr_len(ctx, values)}: they must have the same length")  # fmt: skip
+        raise RuleError(
+            "bad-attribute",
+            f"{keys[0]} has {attr_len(ctx, keys[0])} entries and {values} "
+            f"{attr_len(ctx, values)}: they must have the same length",
+        )
     if not ctx.has_attr("default_tensor"):
         return
     default = tensor_elem(ctx.attr("default_tensor"))
@@ -133,8 +138,14 @@ def zip_map(ctx: RuleContext) -> list:
 
 example("CategoryMapper", ["string[N,3]"], ["int64[N,3]"], {"cats_strings": ["a"], "cats_int64s": [1]}, domain=ML)
 example("CategoryMapper", ["int64[N]"], ["string[N]"], {"cats_strings": ["a"], "cats_int64s": [1]}, domain=ML)
-example("CategoryMapper", ["int64[N]"], ["unknown"], {"cats_strings": ["a"], "cats_int64s": [1, 2]}, domain=ML,
-        error="bad-attribute")  # fmt: skip
+example(
+    "CategoryMapper",
+    ["int64[N]"],
+    ["unknown"],
+    {"cats_strings": ["a"], "cats_int64s": [1, 2]},
+    domain=ML,
+    error="bad-attribute",
+)
 example("CategoryMapper", ["int64[N]"], ["unknown"], {"cats_int64s": [1, 2]}, domain=ML, error="bad-attribute")
 example("LabelEncoder", ["string[N]"], ["int64[N]"], {"classes_strings": ["a", "b"]}, opset=1, domain=ML)
 example("LabelEncoder", ["int64[N,2]"], ["string[N,2]"], {"classes_strings": ["a", "b"]}, opset=1, domain=ML)
@@ -157,7 +168,14 @@ _I32 = {**_I64, "default_tensor": TensorProto(data_type=TensorProto.INT32, dims=
 example("LabelEncoder", ["string[N]"], ["unknown"], _I32, opset=4, domain=ML, error="bad-attribute")
 _PAIR = {**_I64, "default_tensor": TensorProto(data_type=TensorProto.INT64, dims=[1, 2], int64_data=[-1, -2])}
 example("LabelEncoder", ["string[N]"], ["unknown"], _PAIR, opset=4, domain=ML, error="bad-attribute")
-example("LabelEncoder", ["string[N]"], ["unknown"], {"keys_strings": ["a", "b"], "values_int64s": [1]}, opset=4,
-        domain=ML, error="bad-attribute")  # fmt: skip
+example(
+    "LabelEncoder",
+    ["string[N]"],
+    ["unknown"],
+    {"keys_strings": ["a", "b"], "values_int64s": [1]},
+    opset=4,
+    domain=ML,
+    error="bad-attribute",
+)
 _TWO = {"keys_strings": ["a"], "values_strings": ["b"], "values_int64s": [1]}
 example("LabelEncoder", ["string[N]"], ["unknown"], _TWO, opset=2, domain=ML, error="bad-attribute")

@@ -127,8 +127,14 @@ example("OneHotEncoder", ["int64[N,2]"], ["float[N,2,3]"], {"cats_int64s": [1, 2
 example("OneHotEncoder", ["string[N]"], ["float[N,2]"], {"cats_strings": ["a", "b"]}, domain=ML)
 example("OneHotEncoder", ["double[]"], ["float[4]"], {"cats_int64s": [1, 2, 3, 4]}, domain=ML)
 example("OneHotEncoder", ["int32[N,2]"], ["float[*]"], domain=ML, error="bad-attribute")
-example("OneHotEncoder", ["int64[N]"], ["float[*]"], {"cats_int64s": [1], "cats_strings": ["a"]}, domain=ML,
-        error="bad-attribute")  # fmt: skip
+example(
+    "OneHotEncoder",
+    ["int64[N]"],
+    ["float[*]"],
+    {"cats_int64s": [1], "cats_strings": ["a"]},
+    domain=ML,
+    error="bad-attribute",
+)
 example("FeatureVectorizer", ["int64[N,2]", "int64[N,3]"], ["float[N,5]"], {"inputdimensions": [2, 3]}, domain=ML)
 example("FeatureVectorizer", ["double[N,2,3]"], ["float[N,6]"], {"inputdimensions": [6]}, domain=ML)
 example("FeatureVectorizer", ["float[4]", "float[3]"], ["float[?,7]"], {"inputdimensions": [4, 3]}, domain=ML)

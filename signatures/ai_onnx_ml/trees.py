@@ -140,8 +140,22 @@ example(
     domain=ML,
 )
 example("TreeEnsemble", ["float[F]"], ["float[*]"], _TE, opset=5, domain=ML, error="shape-mismatch")
-example("TreeEnsemble", ["double[N,F]"], ["double[*]"], {**_TE, "nodes_truenodeids": [0, 0]}, opset=5, domain=ML,
-        error="bad-attribute")  # fmt: skip
-example("TreeEnsemble", ["double[N,F]"], ["double[*]"], {**_TE, "leaf_targetids": [0]}, opset=5, domain=ML,
-        error="bad-attribute")  # fmt: skip
+example(
+    "TreeEnsemble",
+    ["double[N,F]"],
+    ["double[*]"],
+    {**_TE, "nodes_truenodeids": [0, 0]},
+    opset=5,
+    domain=ML,
+    error="bad-attribute",
+)
+example(
+    "TreeEnsemble",
+    ["double[N,F]"],
+    ["double[*]"],
+    {**_TE, "leaf_targetids": [0]},
+    opset=5,
+    domain=ML,
+    error="bad-attribute",
+)
 example("TreeEnsemble", ["float[N,F]"], ["float[*]"], _TE, opset=5, domain=ML, error="bad-attribute")

@@ -55,17 +55,39 @@ def flex_attention(ctx: RuleContext) -> list:
     return [(batch, hq, at(q, 2), at(v, 3))]
 
 
-example("FlexAttention", ["float[B,8,L,64]", "float[B,2,S,64]", "float[B,2,S,32]"], ["float[B,8,L,32]"],
-        domain=PREVIEW)  # fmt: skip
-example("FlexAttention", ["float16[B,H,L,D]", "float16[B,H,S,D]", "float16[B,H,S,D]"], ["float16[B,H,L,D]"],
-        attrs={"softmax_precision": 1, "scale": 0.125}, domain=PREVIEW)  # fmt: skip
-example("FlexAttention", ["float16[B,H,L,D]", "float16[B,H,S,D]", "float16[B,H,S,E]"], ["float16[B,H,L,E]"],
-        attrs={"score_mod": helper.make_graph(
-            [helper.make_node("Neg", ["scores"], ["out"])], "score_mod",
+example("FlexAttention", ["float[B,8,L,64]", "float[B,2,S,64]", "float[B,2,S,32]"], ["float[B,8,L,32]"], domain=PREVIEW)
+example(
+    "FlexAttention",
+    ["float16[B,H,L,D]", "float16[B,H,S,D]", "float16[B,H,S,D]"],
+    ["float16[B,H,L,D]"],
+    attrs={"softmax_precision": 1, "scale": 0.125},
+    domain=PREVIEW,
+)
+example(
+    "FlexAttention",
+    ["float16[B,H,L,D]", "float16[B,H,S,D]", "float16[B,H,S,E]"],
+    ["float16[B,H,L,E]"],
+    attrs={
+        "score_mod": helper.make_graph(
+            [helper.make_node("Neg", ["scores"], ["out"])],
+            "score_mod",
             [helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["b", "h", "l", "s"])],
-            [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])},
-        domain=PREVIEW)  # fmt: skip
-example("FlexAttention", ["float[B,6,L,8]", "float[B,4,S,8]", "float[B,4,S,8]"], ["float[*]"], domain=PREVIEW,
-        error="shape-mismatch")  # fmt: skip
-example("FlexAttention", ["float[B,L,64]", "float[B,S,64]", "float[B,S,64]"], ["float[*]"], domain=PREVIEW,
-        error="shape-mismatch")  # fmt: skip
+            [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        )
+    },
+    domain=PREVIEW,
+)
+example(
+    "FlexAttention",
+    ["float[B,6,L,8]", "float[B,4,S,8]", "float[B,4,S,8]"],
+    ["float[*]"],
+    domain=PREVIEW,
+    error="shape-mismatch",
+)
+example(
+    "FlexAttention",
+    ["float[B,L,64]", "float[B,S,64]", "float[B,S,64]"],
+    ["float[*]"],
+    domain=PREVIEW,
+    error="shape-mismatch",
+)

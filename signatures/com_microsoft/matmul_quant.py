@@ -151,8 +151,9 @@ def matmul_fpq4(ctx: RuleContext) -> list:
     if per_block and blob is not None and all(isinstance(d, int) for d in (*blob, k, n)):
         want = n * -(-k // 32) * per_block
         if D.product(blob) != want:
-            raise RuleError("shape-mismatch", f"the packed weight holds {D.product(blob)} bytes, (K, N) = ({k}, {n}) "
-                            f"needs {want}")  # fmt: skip
+            raise RuleError(
+                "shape-mismatch", f"the packed weight holds {D.product(blob)} bytes, (K, N) = ({k}, {n}) needs {want}"
+            )
     return [_vector_product(ctx, ctx.shape(0), k, n)]
 
 

@@ -27,8 +27,15 @@ from signatures.kit.operator import case, operator
 
 _NUMERIC = ("tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)", "tensor(int8)", "tensor(int16)",
             "tensor(int32)", "tensor(int64)")  # fmt: skip
-_ALL = _NUMERIC + ("tensor(float16)", "tensor(float)", "tensor(double)", "tensor(string)", "tensor(bool)",
-                   "tensor(complex64)", "tensor(complex128)")  # fmt: skip
+_ALL = _NUMERIC + (
+    "tensor(float16)",
+    "tensor(float)",
+    "tensor(double)",
+    "tensor(string)",
+    "tensor(bool)",
+    "tensor(complex64)",
+    "tensor(complex128)",
+)
 _PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 _SPARSE = ("float", "double", "int64", "int32", "uint64", "uint32")
@@ -161,8 +168,11 @@ def unique(ctx: RuleContext) -> list:
         for e in k.elems:
             seen[e] = seen.get(e, 0) + 1
         u = len(seen)
-        return [Value(TensorType(None, (u,)), Known((u,), tuple(seen))), (len(k.elems),),
-                Value(TensorType(TensorProto.INT64, (u,)), Known((u,), tuple(seen.values())))]  # fmt: skip
+        return [
+            Value(TensorType(None, (u,)), Known((u,), tuple(seen))),
+            (len(k.elems),),
+            Value(TensorType(TensorProto.INT64, (u,)), Known((u,), tuple(seen.values()))),
+        ]
     why = f"the number of distinct values of `{ctx.input_name(0)}`"
     u = n if n in (0, 1) else shared_unknown(ctx, "unique", why, 0)
     return [(u,), (n,), (u,)]

@@ -502,8 +502,10 @@ def rms_norm_rotary(ctx: RuleContext) -> list:
     x = _shape(ctx, 0, (4,), "X")
     rot, start, width = ctx.require("rotary_embedding_dim"), ctx.attr("input_start", 0), ctx.attr("input_width", 0)
     if rot <= 0 or rot % 2 or start < 0 or width < 0:
-        raise RuleError("bad-attribute", f"rotary_embedding_dim {rot} must be positive and even, input_start and "
-                        "input_width not negative")  # fmt: skip
+        raise RuleError(
+            "bad-attribute",
+            f"rotary_embedding_dim {rot} must be positive and even, input_start and input_width not negative",
+        )
     elem = TensorProto.FLOAT16 if flag(ctx, "output_fp16", 0, NONZERO) else TensorProto.BFLOAT16
     if x is None:
         return [TensorType(elem, None), None][: ctx.n_outputs]

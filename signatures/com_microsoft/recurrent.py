@@ -115,8 +115,10 @@ def causal_conv_with_state(ctx: RuleContext) -> list:
     extended = extended or ctx.attr("state_channels_last", -1) != -1 or ctx.attr("state_update_capacity", 0) != 0
     extended = extended or ctx.wants_output(2)
     if extended and (last != 1 or ndim != 1 or window != 0):
-        raise RuleError("bad-attribute", "the extended attributes (and state_update) need channels_last=1, ndim=1 "
-                        "and state_window=0")  # fmt: skip
+        raise RuleError(
+            "bad-attribute",
+            "the extended attributes (and state_update) need channels_last=1, ndim=1 and state_window=0",
+        )
     if last and ndim != 1:
         raise RuleError("bad-attribute", "channels_last needs ndim=1")
     x = ctx.shape(0)
@@ -468,8 +470,9 @@ def gated_delta_net(ctx: RuleContext) -> list:
         batch = None if cu is None or cu[0] is None else D.sub(cu[0], 1)
         batch = agree(ctx, "batch of cu_seqlens and initial_state", batch, at(state, 0))
     else:
-        batch = agree(ctx, "batch of query and initial_state", lead[0] if lead and len(lead) == 2 else None,
-                      at(state, 0))  # fmt: skip
+        batch = agree(
+            ctx, "batch of query and initial_state", lead[0] if lead and len(lead) == 2 else None, at(state, 0)
+        )
     output = None if lead is None else (*lead, hv, dv)
     return [output, (batch, hv, dv, dk), (batch, _update_width(ctx, capacity, lead, hv, dv, dk, qk_width))][
         : ctx.n_outputs

@@ -25,8 +25,10 @@ GRAPH = AttributeProto.GRAPH
 _SEARCH = {"decoder": (GRAPH, REQUIRED), "decoder_start_token_id": (INT, -1), "encoder": (GRAPH, None),
            "eos_token_id": (INT, REQUIRED), "init_decoder": (GRAPH, None), "no_repeat_ngram_size": (INT, 0),
            "pad_token_id": (INT, REQUIRED), "vocab_size": (INT, -1)}  # fmt: skip
-_TOKENS = {f"{name}_token_id": (INT, None) for name in (
-    "beginning_timestamp", "no_speech", "no_timestamps", "start_of_lm", "transcribe", "translate")}  # fmt: skip
+_TOKENS = {
+    f"{name}_token_id": (INT, None)
+    for name in ("beginning_timestamp", "no_speech", "no_timestamps", "start_of_lm", "transcribe", "translate")
+}
 
 # A stand-in decoder: the rules read only its declared logits (the runtime tests run real ones).
 _DECODER = helper.make_graph(

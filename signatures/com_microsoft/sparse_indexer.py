@@ -36,8 +36,10 @@ def _capacity(ctx: RuleContext) -> tuple[str, int, int]:
         raise RuleError("bad-attribute", f"compress_ratio must be positive, is {ratio}")
     if mode == "qsa":
         if budget is None or budget <= 0 or budget % ratio:
-            raise RuleError("bad-attribute", f"policy_mode 'qsa' needs a positive token_budget divisible by "
-                            f"compress_ratio {ratio}, has {budget}")  # fmt: skip
+            raise RuleError(
+                "bad-attribute",
+                f"policy_mode 'qsa' needs a positive token_budget divisible by compress_ratio {ratio}, has {budget}",
+            )
         if topk is not None or ctx.has_attr("head_weight_scale"):
             raise RuleError("bad-attribute", "index_topk and head_weight_scale are for policy_mode 'csa' only")
         return mode, ratio, budget + ratio - 1

@@ -18,9 +18,11 @@ from signatures.kit.operator import case, operator
 _HALF_FLOAT = ("tensor(float16)", "tensor(bfloat16)", "tensor(float)")
 _SWIGLU = {"activation_alpha": (FLOAT, 1.0), "activation_beta": (FLOAT, 0.0), "limit": (FLOAT, 0.0)}
 
-_FC = "fc1_experts_weights:T1 fc1_scales?:T2 fc1_experts_bias?:T fc2_experts_weights:T1 fc2_scales?:T2 " \
-      "fc2_experts_bias?:T fc3_experts_weights?:T1 fc3_scales?:T2 fc3_experts_bias?:T fc1_zero_points?:T1 " \
-      "fc2_zero_points?:T1 fc3_zero_points?:T1"  # fmt: skip
+_FC = (
+    "fc1_experts_weights:T1 fc1_scales?:T2 fc1_experts_bias?:T fc2_experts_weights:T1 fc2_scales?:T2 "
+    "fc2_experts_bias?:T fc3_experts_weights?:T1 fc3_scales?:T2 fc3_experts_bias?:T fc1_zero_points?:T1 "
+    "fc2_zero_points?:T1 fc3_zero_points?:T1"
+)
 
 
 @operator(

@@ -15,25 +15,60 @@ from signatures.kit.operator import INT, case, operator
 CONTRIB = "ai.onnx.contrib"
 STRING = {"T": ("tensor(string)",)}
 
-operator("StringLower", "X:T", "Y:T", domain=CONTRIB, types=STRING, rule="X[*s] -> Y[*s]",
-         examples=[case(["string[N,S]"], ["string[N,S]"]), case(["string[]"], ["string[]"])])  # fmt: skip
-operator("StringUpper", "X:T", "Y:T", domain=CONTRIB, types=STRING, rule="X[*s] -> Y[*s]",
-         examples=[case(["string[B]"], ["string[B]"])])  # fmt: skip
+operator(
+    "StringLower",
+    "X:T",
+    "Y:T",
+    domain=CONTRIB,
+    types=STRING,
+    rule="X[*s] -> Y[*s]",
+    examples=[case(["string[N,S]"], ["string[N,S]"]), case(["string[]"], ["string[]"])],
+)
+operator(
+    "StringUpper",
+    "X:T",
+    "Y:T",
+    domain=CONTRIB,
+    types=STRING,
+    rule="X[*s] -> Y[*s]",
+    examples=[case(["string[B]"], ["string[B]"])],
+)
 # The length of each string, element by element.
-operator("StringLength", "X:T", "Y:tensor(int64)", domain=CONTRIB, types=STRING, rule="X[*s] -> Y[*s]",
-         examples=[case(["string[N,3]"], ["int64[N,3]"])])  # fmt: skip
+operator(
+    "StringLength",
+    "X:T",
+    "Y:tensor(int64)",
+    domain=CONTRIB,
+    types=STRING,
+    rule="X[*s] -> Y[*s]",
+    examples=[case(["string[N,3]"], ["int64[N,3]"])],
+)
 # One pattern and one rewrite (scalars, or of shape [1]) for every string of the text.
-operator("StringRegexReplace", "text:T pattern:T rewrite:T", "output:T", domain=CONTRIB, types=STRING,
-         attrs={"global_replace": (INT, 1)}, rule="X[*s], _, _ -> Y[*s]",
-         examples=[case(["string[N,S]", "string[]", "string[1]"], ["string[N,S]"], global_replace=0)])  # fmt: skip
+operator(
+    "StringRegexReplace",
+    "text:T pattern:T rewrite:T",
+    "output:T",
+    domain=CONTRIB,
+    types=STRING,
+    attrs={"global_replace": (INT, 1)},
+    rule="X[*s], _, _ -> Y[*s]",
+    examples=[case(["string[N,S]", "string[]", "string[1]"], ["string[N,S]"], global_replace=0)],
+)
 
 
-@operator("StringConcat", "x:T y:T", "z:T", domain=CONTRIB, types=STRING, examples=[
-    case(["string[N,S]", "string[N,S]"], ["string[N,S]"]),
-    case(["string[N,3]", "string[B,S]"], ["string[N,3]"]),
-    case(["string[2,3]", "string[1,3]"], ["string[2,3]"], error="shape-mismatch"),
-    case(["string[2,3]", "string[3]"], ["string[*]"], error="shape-mismatch"),
-])  # fmt: skip
+@operator(
+    "StringConcat",
+    "x:T y:T",
+    "z:T",
+    domain=CONTRIB,
+    types=STRING,
+    examples=[
+        case(["string[N,S]", "string[N,S]"], ["string[N,S]"]),
+        case(["string[N,3]", "string[B,S]"], ["string[N,3]"]),
+        case(["string[2,3]", "string[1,3]"], ["string[2,3]"], error="shape-mismatch"),
+        case(["string[2,3]", "string[3]"], ["string[*]"], error="shape-mismatch"),
+    ],
+)
 def string_concat(ctx: RuleContext) -> list:
     """Element by element: the two inputs must have one shape (the kernel does not broadcast)."""
     a, b = ctx.shape(0), ctx.shape(1)

@@ -245,9 +245,11 @@ def require_index_span(ctx: RuleContext, i: int, extent: Dim, axis: int) -> None
     if v is None or extent is None or v.known is not None:
         return  # (known indices are checked one by one)
     if v.span is None:
-        ctx.require_unexpressed(f"the values of `{ctx.input_name(i)}` within [-{D.to_str(extent)}, "
-                                f"{D.to_str(D.sub(extent, 1))}] ({ctx.op_type} along axis {axis})",
-                                "the indices' values are not tracked")  # fmt: skip
+        ctx.require_unexpressed(
+            f"the values of `{ctx.input_name(i)}` within [-{D.to_str(extent)}, "
+            f"{D.to_str(D.sub(extent, 1))}] ({ctx.op_type} along axis {axis})",
+            "the indices' values are not tracked",
+        )
         return
     lo, hi, tight = v.span
     why = f"{ctx.op_type}'s indices within axis {axis} of extent {D.to_str(extent)}"

@@ -65,8 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.print:
         sys.stdout.write(render())
         return 0
-    text = subprocess.run([sys.executable, "-m", "signatures.kit.rule_index", "--print"], capture_output=True,
-                          text=True, check=True, cwd=Path(__file__).resolve().parents[2]).stdout  # fmt: skip
+    text = subprocess.run(
+        [sys.executable, "-m", "signatures.kit.rule_index", "--print"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout
     if args.check:
         return 0 if OUT.read_text() == text else 1
     OUT.write_text(text)

@@ -329,13 +329,29 @@ def arith(elem: int | None, facts: Facts) -> Arith:
     remainder = lift(lambda a, b: _c_remainder(a, b, lower_bound), _c_remainder)
     compare = {name: g(op) for name, op in _comparisons(facts).items()}
     return Arith(
-        add=g(ADD), add_exact=g(ADD), mul_exact=g(MUL), sub=g(SUB), mul=g(MUL), div=g(div_with(lower_bound)),
-        mod=g(MOD), fmod=g(remainder), pow=g(lift(_int_pow, _int_pow)),
-        max=g(lift(_extremum(facts, True), _nan_max(max))), min=g(lift(_extremum(facts, False), _nan_max(min))),
-        neg=g(neg), abs=g(lambda a: absolute(a, bounds)), relu=g(lambda a: _relu(a, bounds)),
-        sign=g(lambda a: _sign(a, bounds)), floor=g(_same), ceil=g(_same), round=g(_same), sqrt=_none,
-        reciprocal=_none, logical_not=logical_not, **compare,
-    )  # fmt: skip
+        add=g(ADD),
+        add_exact=g(ADD),
+        mul_exact=g(MUL),
+        sub=g(SUB),
+        mul=g(MUL),
+        div=g(div_with(lower_bound)),
+        mod=g(MOD),
+        fmod=g(remainder),
+        pow=g(lift(_int_pow, _int_pow)),
+        max=g(lift(_extremum(facts, True), _nan_max(max))),
+        min=g(lift(_extremum(facts, False), _nan_max(min))),
+        neg=g(neg),
+        abs=g(lambda a: absolute(a, bounds)),
+        relu=g(lambda a: _relu(a, bounds)),
+        sign=g(lambda a: _sign(a, bounds)),
+        floor=g(_same),
+        ceil=g(_same),
+        round=g(_same),
+        sqrt=_none,
+        reciprocal=_none,
+        logical_not=logical_not,
+        **compare,
+    )
 
 
 def ops_of(ctx: RuleContext, i: int = 0) -> Arith:
@@ -482,8 +498,9 @@ def concat(ks: Sequence[Known | None], axis: int) -> Known | None:
         return None
 
 
-def slice_known(k: Known | None, starts: Sequence[int], ends: Sequence[int], axes: Sequence[int],
-                steps: Sequence[int]) -> Known | None:  # fmt: skip
+def slice_known(
+    k: Known | None, starts: Sequence[int], ends: Sequence[int], axes: Sequence[int], steps: Sequence[int]
+) -> Known | None:
     if k is None:
         return None
     arr = as_array(k)

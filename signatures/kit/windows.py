@@ -45,8 +45,9 @@ class Window:
     ceil_mode: bool
 
 
-def window_attrs(ctx: RuleContext, n: int, names: Sequence[str] = ("strides", "dilations", "pads"),
-                 mismatch: str | None = None) -> tuple[tuple[int, ...], ...]:  # fmt: skip
+def window_attrs(
+    ctx: RuleContext, n: int, names: Sequence[str] = ("strides", "dilations", "pads"), mismatch: str | None = None
+) -> tuple[tuple[int, ...], ...]:
     """The window attributes ``names`` of a node with ``n`` spatial axes, defaulted as the
     definitions default them (``kernel_shape`` required, ``strides`` and ``dilations`` 1, ``pads``
     0 at both ends of each axis), in the order asked for. Each must have an entry per axis (two,
@@ -114,8 +115,9 @@ def read_window(ctx: RuleContext, n: int, weights: Sequence[Dim] | None, conv: b
     return Window(kernel, strides, dilations, pads, auto_pad, ceil_mode)
 
 
-def window_extents(ctx: RuleContext, x: Sequence[Dim], window: Window, conv: bool,
-                   truncates: bool | None = None) -> Shape:  # fmt: skip
+def window_extents(
+    ctx: RuleContext, x: Sequence[Dim], window: Window, conv: bool, truncates: bool | None = None
+) -> Shape:
     """Output extents over the spatial extents ``x`` (see ``sliding_extent``). ``truncates``: a
     window that does not fit gets the extent onnxruntime truncates to (its pools and DeformConv)
     rather than an error (its other convolutions); by default, for pools only."""
@@ -124,9 +126,20 @@ def window_extents(ctx: RuleContext, x: Sequence[Dim], window: Window, conv: boo
         return (None,) * n
     out = []
     for i in range(n):
-        e = sliding_extent(ctx, i, x[i], window.kernel[i], window.strides[i], window.dilations[i], window.pads[i],
-                           window.pads[i + n], window.auto_pad, window.ceil_mode, conv,
-                           not conv if truncates is None else truncates)  # fmt: skip
+        e = sliding_extent(
+            ctx,
+            i,
+            x[i],
+            window.kernel[i],
+            window.strides[i],
+            window.dilations[i],
+            window.pads[i],
+            window.pads[i + n],
+            window.auto_pad,
+            window.ceil_mode,
+            conv,
+            not conv if truncates is None else truncates,
+        )
         if e is None and ctx.reason is None:
             ctx.because(_why_unknown(window, i, conv))
         out.append(e)
@@ -151,8 +164,14 @@ def back(s: Shape, channels_last: bool) -> Shape:
     return (s[0],) + s[2:] + (s[1],) if channels_last else s
 
 
-def conv_output(ctx: RuleContext, x_index: int, w_index: int, bias_index: int | None = None,
-                channels_last: bool = False, w_last: bool = False) -> Shape | None:  # fmt: skip
+def conv_output(
+    ctx: RuleContext,
+    x_index: int,
+    w_index: int,
+    bias_index: int | None = None,
+    channels_last: bool = False,
+    w_last: bool = False,
+) -> Shape | None:
     """A convolution's output: data at ``x_index``, weights (M, C / group, k...) at ``w_index``.
 
     ``channels_last``: data and output are (N, spatial..., C); ``w_last``: the weights are
@@ -323,8 +342,20 @@ def window_extent(
     return None
 
 
-def sliding_extent(ctx: RuleContext, axis: int, x: Dim, k: Dim, stride: int, dilation: int, pad_begin: int,
-                   pad_end: int, auto_pad: str, ceil_mode: bool, conv: bool, truncates: bool) -> Dim:  # fmt: skip
+def sliding_extent(
+    ctx: RuleContext,
+    axis: int,
+    x: Dim,
+    k: Dim,
+    stride: int,
+    dilation: int,
+    pad_begin: int,
+    pad_end: int,
+    auto_pad: str,
+    ceil_mode: bool,
+    conv: bool,
+    truncates: bool,
+) -> Dim:
     """``window_extent`` along spatial axis ``axis`` of a convolution (``conv``) or pooling node,
     with what onnxruntime does where the window does not fit: a known extent gets the extent it
     truncates to (``truncates``) or an error (``_short_window``), a symbolic one the least extent

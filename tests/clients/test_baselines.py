@@ -23,8 +23,10 @@ def _agrees(tool: str, entry: dict) -> None:
         pytest.skip(f"{MODULES[tool]} is not installed")
     stored = B.stored(tool, entry)
     if stored is None:
-        pytest.skip(f"no stored outcome for {entry['file']} with {B.versions(tool)} (the tests run {tool} now); "
-                    f"refresh: {B.REFRESH} {tool}")  # fmt: skip
+        pytest.skip(
+            f"no stored outcome for {entry['file']} with {B.versions(tool)} (the tests run {tool} now); "
+            f"refresh: {B.REFRESH} {tool}"
+        )
     assert B.measure(tool, entry) == stored, f"{tool} no longer does what {B.FILE.name} holds; refresh: {B.REFRESH}"
 
 

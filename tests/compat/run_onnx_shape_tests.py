@@ -70,8 +70,19 @@ def main(argv: list[str]) -> int:
         env["ONNX_COMPAT_INITIALIZERS_AS_CONSTANTS"] = "1" if CONSTANTS_FLAG in ours else "0"
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.xml"
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.compat.onnx_tests_plugin",
-               f"--junitxml={report}", *FILES, *extra]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.compat.onnx_tests_plugin",
+            f"--junitxml={report}",
+            *FILES,
+            *extra,
+        ]
         status = subprocess.call(cmd, cwd=tests, env=env)
         if report.exists():
             counts = per_file_counts(report)

@@ -169,9 +169,10 @@ def test_untyped_and_absent_inputs(register) -> None:
         seen["has1"] = ctx.has_input(1)
 
     schema = register(
-        "Look", look,
+        "Look",
+        look,
         inputs=[OpSchema.FormalParameter("x", "T"), OpSchema.FormalParameter("z", "T", param_option=Optional)],
-    )  # fmt: skip
+    )
     out = C.run_inference(schema, _node("Look", ["x"]), [None])
     assert out.error is None
     assert seen == {"type0": None, "has1": False}  # unknown type: None, as under onnx's infer_shapes
@@ -219,10 +220,11 @@ def test_graph_attribute_inferencer(register) -> None:
 
     schema = register("Wrap", through_graph, attributes=[OpSchema.Attribute("body", OpSchema.AttrType.GRAPH)])
     body = helper.make_graph(
-        [_node("Append", ["bx"], ["by"], len=5)], "body",
+        [_node("Append", ["bx"], ["by"], len=5)],
+        "body",
         [helper.make_tensor_value_info("bx", TensorProto.FLOAT, None)],
         [helper.make_tensor_value_info("by", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     x = helper.make_tensor_type_proto(TensorProto.FLOAT, [3, "N"])
     out = C.run_inference(schema, _node("Wrap", ["x"], body=body), [x], opsets={"": 21, DOMAIN: 1})
     assert out.error is None
@@ -345,10 +347,13 @@ def test_a_formal_typed_by_a_bare_element_name() -> None:
 
     op = "OnnxInferTestBare"
     schema = OpSchema(
-        op, "", 1,
-        inputs=[OpSchema.FormalParameter("x", "float")], outputs=[OpSchema.FormalParameter("y", "float")],
+        op,
+        "",
+        1,
+        inputs=[OpSchema.FormalParameter("x", "float")],
+        outputs=[OpSchema.FormalParameter("y", "float")],
         attributes=[OpSchema.Attribute("len", OpSchema.AttrType.INT)],
-    )  # fmt: skip
+    )
     schema.set_type_and_shape_inference_function(_append_len)
     defs.register_schema(schema)
     try:

@@ -103,8 +103,7 @@ g (float[N, 4] x, bool c, int64 trips, bool[N] mask) => (y, z, w) {
 
 def test_fixed_point_through_subgraphs_and_unknown_extents() -> None:
     once = infer_shapes(onnx.parser.parse_model(CONTROL_FLOW))
-    assert any(d.dim_param.startswith("unk__") for vi in once.graph.value_info
-               for d in vi.type.tensor_type.shape.dim)  # fmt: skip
+    assert any(d.dim_param.startswith("unk__") for vi in once.graph.value_info for d in vi.type.tensor_type.shape.dim)
     assert infer_shapes(once).SerializeToString() == once.SerializeToString()
 
 
@@ -151,8 +150,12 @@ def _same_names(a: ModelProto, b: ModelProto) -> list[str]:
 def test_names_survive_adding_or_removing_an_unrelated_node(path: Path) -> None:
     plain = _parsed(_inferred(path))
     edited = infer_shapes(_with_unrelated_nodes(_model(path)))
-    assert any(d.dim_param for vi in edited.graph.value_info if vi.name == "__unrelated_nz"
-               for d in vi.type.tensor_type.shape.dim)  # fmt: skip
+    assert any(
+        d.dim_param
+        for vi in edited.graph.value_info
+        if vi.name == "__unrelated_nz"
+        for d in vi.type.tensor_type.shape.dim
+    )
     assert _same_names(plain, edited) == []
 
 
@@ -267,12 +270,18 @@ def test_onnxruntime_spellings_on_inputs_come_back_as_they_were() -> None:
     dims_b = ["Max(a, b)", 1, "floor(h/2) + 1", "unk__3"]
     for extra in ([], [helper.make_tensor_value_info("s", onnx.TensorProto.FLOAT, ["sequence", "h"])]):
         g = helper.make_graph(
-            [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Relu", ["a"], ["r"])], "one_node",
-            [helper.make_tensor_value_info("a", onnx.TensorProto.FLOAT, dims_a),
-             helper.make_tensor_value_info("b", onnx.TensorProto.FLOAT, dims_b), *extra],
-            [helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, None),
-             helper.make_tensor_value_info("r", onnx.TensorProto.FLOAT, None)],
-        )  # fmt: skip
+            [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Relu", ["a"], ["r"])],
+            "one_node",
+            [
+                helper.make_tensor_value_info("a", onnx.TensorProto.FLOAT, dims_a),
+                helper.make_tensor_value_info("b", onnx.TensorProto.FLOAT, dims_b),
+                *extra,
+            ],
+            [
+                helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, None),
+                helper.make_tensor_value_info("r", onnx.TensorProto.FLOAT, None),
+            ],
+        )
         out = infer_shapes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
         shapes = {o.name: _dims(o.type) for o in out.graph.output}
         assert shapes == {"c": ["Max(a, b)", "sequence + 5", "floor(h/2) + 1", "unk__3"], "r": dims_a}, extra

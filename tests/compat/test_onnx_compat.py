@@ -207,10 +207,12 @@ def test_an_extent_past_int64_is_an_error_in_strict_mode_and_unknown_otherwise()
     g = helper.make_graph(
         [helper.make_node("Concat", ["a", "b"], ["c"], axis=0)],
         "g",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [big]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])],
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, [big]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, [1]),
+        ],
         [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)],
-    )  # fmt: skip
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     (d,) = _dims(_vi(infer_shapes(m), "c"))
     assert not isinstance(d, int)  # unknown: no name or a fresh one
@@ -225,9 +227,12 @@ def test_strict_mode_raises_on_initializer_data_in_the_wrong_field() -> None:
         "g",
         [],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [helper.make_tensor("s", TensorProto.FLOAT, (), [1.0]), helper.make_tensor("l", TensorProto.FLOAT, (), [5.0]),
-         bad],
-    )  # fmt: skip
+        [
+            helper.make_tensor("s", TensorProto.FLOAT, (), [1.0]),
+            helper.make_tensor("l", TensorProto.FLOAT, (), [5.0]),
+            bad,
+        ],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     infer_shapes(m)
     with pytest.raises(InferenceError, match="belong in float_data"):

@@ -61,14 +61,18 @@ def _fails(infer, model: ModelProto, **options) -> bool:
 @pytest.mark.parametrize("name", list(CASES))
 def test_strict_mode_fails_where_onnx_does(name: str) -> None:
     model = _model(name)
-    assert _fails(infer_shapes, model, strict_mode=True) == _fails(onnx.shape_inference.infer_shapes, model,
-                                                                   strict_mode=True)  # fmt: skip
+    assert _fails(infer_shapes, model, strict_mode=True) == _fails(
+        onnx.shape_inference.infer_shapes, model, strict_mode=True
+    )
     assert not _fails(infer_shapes, model)  # not strict: the output is left unknown
 
 
 def test_the_error_names_the_node_and_both_types() -> None:
-    with pytest.raises(InferenceError, match=r"main, node 0 If: If output 0: the then branch gives float, "
-                                             r"the else branch int64"):  # fmt: skip
+    with pytest.raises(
+        InferenceError,
+        match=r"main, node 0 If: If output 0: the then branch gives float, "
+        r"the else branch int64",
+    ):
         infer_shapes(_model("tensor element types"), strict_mode=True)
     with pytest.raises(InferenceError, match=r"main/0:then_branch, node 0 If"):
         infer_shapes(_model("an If inside a branch"), strict_mode=True)

@@ -85,8 +85,13 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _run_chunk(jobs: list[dict[str, Any]], jobs_file: Path, timeout: float, results: dict[int, Outcome],
-               descriptions: dict[int, str]) -> None:  # fmt: skip
+def _run_chunk(
+    jobs: list[dict[str, Any]],
+    jobs_file: Path,
+    timeout: float,
+    results: dict[int, Outcome],
+    descriptions: dict[int, str],
+) -> None:
     """Run ``jobs`` through drivers, replacing a driver after a hang or a death."""
     with open(jobs_file, "w") as f:
         for job in jobs:
@@ -161,8 +166,9 @@ def _outcome(msg: dict[str, Any], description: str) -> Outcome:
     return o
 
 
-def run_mutated(cases: list[tuple[str, bytes]], workdir: Path, timeout: float = 10.0,
-                processes: int = 2) -> list[Outcome]:  # fmt: skip
+def run_mutated(
+    cases: list[tuple[str, bytes]], workdir: Path, timeout: float = 10.0, processes: int = 2
+) -> list[Outcome]:
     """Every case through the command line in fresh driver processes (``processes`` at once)."""
     workdir.mkdir(parents=True, exist_ok=True)
     jobs, descriptions = [], {}
@@ -200,8 +206,13 @@ def run_separate(cases: list[tuple[str, bytes]], workdir: Path, timeout: float =
         o = Outcome(i, desc)
         start = time.monotonic()
         try:
-            p = subprocess.run([*onnx_infer_command(), "check", str(path), "--json"], capture_output=True,
-                               text=True, timeout=timeout + 20, cwd=workdir)  # fmt: skip
+            p = subprocess.run(
+                [*onnx_infer_command(), "check", str(path), "--json"],
+                capture_output=True,
+                text=True,
+                timeout=timeout + 20,
+                cwd=workdir,
+            )
             o.exits = [p.returncode]
             if p.returncode not in (0, 1, 2) or "Traceback" in p.stderr or "internal error" in p.stderr:
                 o.status, o.detail = "crash", p.stderr[-3000:]
@@ -275,8 +286,12 @@ def run_soundness(count: int, first_seed: int = 0, timeout: float = 300.0) -> di
     while seed < end:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tests.fuzz.randmodels", str(seed), str(end - seed)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        )
         assert proc.stdout is not None
         current = None
         watchdog: threading.Timer | None = None
@@ -310,8 +325,15 @@ def run_soundness(count: int, first_seed: int = 0, timeout: float = 300.0) -> di
         if current is not None:  # the worker died on this seed (onnxruntime aborted) or hung
             runtime_failures.append(current)
             seed = current + 1
-    return {"built": count, "ran": ran, "values": values, "exact": exact, "wrong": wrong, "errors": errors,
-            "aborted": runtime_failures}  # fmt: skip
+    return {
+        "built": count,
+        "ran": ran,
+        "values": values,
+        "exact": exact,
+        "wrong": wrong,
+        "errors": errors,
+        "aborted": runtime_failures,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -347,18 +369,22 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.monotonic()
                 separate = run_separate(cases[: args.separate], Path(tmp) / "separate", args.timeout)
                 ss = summarize(separate)
-                print(f"separate processes ({time.monotonic() - t0:.0f} s): {dict(ss.statuses)}; "
-                      f"exit statuses {dict(ss.exits)}")  # fmt: skip
+                print(
+                    f"separate processes ({time.monotonic() - t0:.0f} s): {dict(ss.statuses)}; "
+                    f"exit statuses {dict(ss.exits)}"
+                )
                 write_findings(args.findings, cases, separate, "separate")
                 failed |= bool(ss.statuses.keys() - {"ok"})
     if args.random:
         t0 = time.monotonic()
         sound = run_soundness(args.random, args.seed)
-        print(f"random valid models: {sound['built']} built, {sound['ran']} run by onnxruntime, "
-              f"{sound['values']} values checked, {sound['exact']} exact, {len(sound['wrong'])} with a "
-              f"contradicted claim, {len(sound['errors'])} with error diagnostics, "
-              f"{len(sound['aborted'])} aborted or hung (seeds {sound['aborted'][:10]}) "
-              f"({time.monotonic() - t0:.0f} s)")  # fmt: skip
+        print(
+            f"random valid models: {sound['built']} built, {sound['ran']} run by onnxruntime, "
+            f"{sound['values']} values checked, {sound['exact']} exact, {len(sound['wrong'])} with a "
+            f"contradicted claim, {len(sound['errors'])} with error diagnostics, "
+            f"{len(sound['aborted'])} aborted or hung (seeds {sound['aborted'][:10]}) "
+            f"({time.monotonic() - t0:.0f} s)"
+        )
         args.findings.mkdir(parents=True, exist_ok=True)
         (args.findings / "soundness.json").write_text(json.dumps(sound, indent=2))
         failed |= bool(sound["wrong"])

@@ -93,8 +93,25 @@ def mutate_node(draw: Draw, m: ModelProto) -> str:
         return "no node"
     n = draw(st.sampled_from(nodes))
     names = value_names(m)
-    what = draw(st.sampled_from(["op", "op_custom", "input", "cycle", "dangling", "empty_in", "dup_out",
-                                 "extra_in", "drop_in", "extra_out", "drop_out", "domain", "empty_out"]))  # fmt: skip
+    what = draw(
+        st.sampled_from(
+            [
+                "op",
+                "op_custom",
+                "input",
+                "cycle",
+                "dangling",
+                "empty_in",
+                "dup_out",
+                "extra_in",
+                "drop_in",
+                "extra_out",
+                "drop_out",
+                "domain",
+                "empty_out",
+            ]
+        )
+    )
     if what == "op":
         n.op_type = draw(st.sampled_from(OP_TYPES))
         return f"{n.name or 'node'} op -> {n.op_type}"
@@ -177,15 +194,47 @@ def mutate_attribute(draw: Draw, m: ModelProto) -> str:
     n = draw(st.sampled_from(nodes))
     if not n.attribute or draw(st.integers(0, 3)) == 0:
         a = n.attribute.add()
-        names = ["axis", "perm", "kernel_shape", "pads", "strides", "to", "keepdims", "axes", "value", "body",
-                 "mode", "num_outputs", "bogus", "dilations", "group"]  # fmt: skip
+        names = [
+            "axis",
+            "perm",
+            "kernel_shape",
+            "pads",
+            "strides",
+            "to",
+            "keepdims",
+            "axes",
+            "value",
+            "body",
+            "mode",
+            "num_outputs",
+            "bogus",
+            "dilations",
+            "group",
+        ]
         a.name = draw(st.sampled_from(names))
         a.type = AttributeProto.INT
         a.i = draw(st.sampled_from(ABSURD_INTS))
         return f"{n.op_type} new attribute {a.name}={a.i}"
     a = draw(st.sampled_from(list(n.attribute)))
-    what = draw(st.sampled_from(["int", "ints", "long_ints", "float", "floats", "string", "type", "untyped", "empty",
-                                 "delete", "tensor", "float_tensor", "graph"]))  # fmt: skip
+    what = draw(
+        st.sampled_from(
+            [
+                "int",
+                "ints",
+                "long_ints",
+                "float",
+                "floats",
+                "string",
+                "type",
+                "untyped",
+                "empty",
+                "delete",
+                "tensor",
+                "float_tensor",
+                "graph",
+            ]
+        )
+    )
     if what == "untyped":  # the value stays, the type field says UNDEFINED
         a.type = AttributeProto.UNDEFINED
     elif what == "empty":  # an empty list of the attribute's kind
@@ -462,8 +511,16 @@ def mutate_rule(draw: Draw, m: ModelProto) -> str:
     return f"one {domain or 'ai.onnx'}:{op}-{sig.since_version} at rank {rank} {shown} contents {contents}"
 
 
-def rule_model(m: ModelProto, domain: str, op: str, sig: Any, rank: int, dims: tuple[str, ...],
-               attributes: dict[str, Any], contents: tuple[Any, ...] | None) -> None:  # fmt: skip
+def rule_model(
+    m: ModelProto,
+    domain: str,
+    op: str,
+    sig: Any,
+    rank: int,
+    dims: tuple[str, ...],
+    attributes: dict[str, Any],
+    contents: tuple[Any, ...] | None,
+) -> None:
     """``m`` made a model of one ``op`` node whose inputs are graph inputs of rank ``rank`` (or,
     where ``contents`` fit a small input, initializers holding them)."""
     import numpy as np

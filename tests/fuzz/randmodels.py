@@ -275,11 +275,17 @@ class Generator:
         if x is None:
             return None
         axis = self.rng.randrange(x.rank)
-        others = [t for t in self.tensors if t.dtype == x.dtype and t.rank == x.rank and all(
-            t.shapes[k][a] == x.shapes[k][a] for k in range(2) for a in range(x.rank) if a != axis)]  # fmt: skip
+        others = [
+            t
+            for t in self.tensors
+            if t.dtype == x.dtype
+            and t.rank == x.rank
+            and all(t.shapes[k][a] == x.shapes[k][a] for k in range(2) for a in range(x.rank) if a != axis)
+        ]
         y = self.rng.choice(others) if others else x
-        return self.try_nodes([self.node("Concat", [x.name, y.name], axis=axis - x.rank * self.rng.randint(0, 1))],
-                              "Concat")  # fmt: skip
+        return self.try_nodes(
+            [self.node("Concat", [x.name, y.name], axis=axis - x.rank * self.rng.randint(0, 1))], "Concat"
+        )
 
     def slice(self) -> Any:
         x = self.pick(lambda t: t.rank >= 1)
@@ -391,8 +397,7 @@ class Generator:
         n = x.fixed(axis)
         if n is not None and n >= 2 and self.rng.random() < 0.5:
             first = self.rng.randint(1, n - 1)
-            return self.try_nodes([self.node("Split", [x.name, self.const([first, n - first])], 2, axis=axis)],
-                                  "Split")  # fmt: skip
+            return self.try_nodes([self.node("Split", [x.name, self.const([first, n - first])], 2, axis=axis)], "Split")
         parts = self.rng.randint(1, 3)
         return self.try_nodes([self.node("Split", [x.name], parts, axis=axis, num_outputs=parts)], "Split")
 
@@ -472,10 +477,12 @@ class Generator:
         cond = self.node("Greater", [red.output[0], self.const(0.0, np.float32)])
         same = self.rng.random() < 0.6
         t_out, e_out = self.name("t"), self.name("e")
-        then_g = h.make_graph([h.make_node("Relu", [x.name], [t_out])], "then", [],
-                              [h.make_tensor_value_info(t_out, TP.FLOAT, None)])  # fmt: skip
-        other = h.make_node("Neg", [x.name], [e_out]) if same else h.make_node("Concat", [x.name, x.name], [e_out],
-                                                                               axis=0)  # fmt: skip
+        then_g = h.make_graph(
+            [h.make_node("Relu", [x.name], [t_out])], "then", [], [h.make_tensor_value_info(t_out, TP.FLOAT, None)]
+        )
+        other = (
+            h.make_node("Neg", [x.name], [e_out]) if same else h.make_node("Concat", [x.name, x.name], [e_out], axis=0)
+        )
         if not same and x.rank == 0:
             return None
         else_g = h.make_graph([other], "else", [], [h.make_tensor_value_info(e_out, TP.FLOAT, None)])

@@ -82,10 +82,20 @@ def reshape_chain() -> onnx.ModelProto:
         h.make_node("Flatten", ["pd"], ["fl"], axis=1),
     ]
     inits = [
-        const("i0", 0), const("i1", 1), const("two", 2), const("ax0", [0]), const("minus1", [-1]),
-        const("st", [1]), const("en", [2**63 - 1]), const("step", [2]), const("shape2", [3, 1, 1]),
-        const("zero", 0), const("one", 1), const("reps", [1, 2, 1]), const("pads", [0, 1, 0, 0, 1, 0]),
-    ]  # fmt: skip
+        const("i0", 0),
+        const("i1", 1),
+        const("two", 2),
+        const("ax0", [0]),
+        const("minus1", [-1]),
+        const("st", [1]),
+        const("en", [2**63 - 1]),
+        const("step", [2]),
+        const("shape2", [3, 1, 1]),
+        const("zero", 0),
+        const("one", 1),
+        const("reps", [1, 2, 1]),
+        const("pads", [0, 1, 0, 0, 1, 0]),
+    ]
     outs = ["ex", "rg", "cs", "tl", "fl"]
     return _model(nodes, [vi("x", F, ["N", "M", 4])], [vi(o, F if o != "rg" else I64, None) for o in outs], inits)
 
@@ -182,8 +192,17 @@ def sequences() -> onnx.ModelProto:
         h.make_node("Einsum", ["x", "x"], ["es"], equation="ij,ij->i"),
     ]
     inits = [const("split", [2, 2]), const("i0", 0), const("k", [3]), nh.from_array(np.array([True, False]), "cond")]
-    outs = [vi("first", F, None), vi("n", I64, None), vi("cat", F, None), vi("w", F, None), vi("tv", F, None),
-            vi("ti", I64, None), vi("amf", F, None), vi("nz", I64, None), vi("es", F, None)]  # fmt: skip
+    outs = [
+        vi("first", F, None),
+        vi("n", I64, None),
+        vi("cat", F, None),
+        vi("w", F, None),
+        vi("tv", F, None),
+        vi("ti", I64, None),
+        vi("amf", F, None),
+        vi("nz", I64, None),
+        vi("es", F, None),
+    ]
     return _model(nodes, [vi("x", F, ["N", 4])], outs, inits)
 
 

@@ -72,15 +72,23 @@ class Call:
     def __str__(self) -> str:
         attrs = {k: _show_attr(v) for k, v in self.attributes.items()}
         extra = f", n_outputs={self.n_outputs}" if self.n_outputs is not None else ""
-        return (f"infer.infer_node({self.op_type!r}, {self.inputs!r}, {attrs!r}, opset={self.opset}, "
-                f"domain={self.domain!r}{extra})  # {self.what}")  # fmt: skip
+        return (
+            f"infer.infer_node({self.op_type!r}, {self.inputs!r}, {attrs!r}, opset={self.opset}, "
+            f"domain={self.domain!r}{extra})  # {self.what}"
+        )
 
     def run(self) -> list[str]:
         """What is wrong with this call's outcome (an exception, a ``rule-crash``, a claim past the
         engine's limits); empty when nothing is."""
         try:
-            out = infer.infer_node(self.op_type, self.inputs, self.attributes, opset=self.opset, domain=self.domain,
-                                   n_outputs=self.n_outputs)  # fmt: skip
+            out = infer.infer_node(
+                self.op_type,
+                self.inputs,
+                self.attributes,
+                opset=self.opset,
+                domain=self.domain,
+                n_outputs=self.n_outputs,
+            )
         except Exception as e:
             return [f"raised {type(e).__name__}: {e}"]
         problems = [f"rule-crash: {d.message}" for d in out.diagnostics if d.code == "rule-crash"]
@@ -173,8 +181,13 @@ def _formals(sig: Signature, optional: bool) -> list[tuple[int, str]]:
     return out
 
 
-def _inputs(sig: Signature, ranks: list[int], dims: tuple[str, ...], optional: bool = True,
-            contents: tuple[Any, ...] | None = None) -> list[Any]:  # fmt: skip
+def _inputs(
+    sig: Signature,
+    ranks: list[int],
+    dims: tuple[str, ...],
+    optional: bool = True,
+    contents: tuple[Any, ...] | None = None,
+) -> list[Any]:
     """Inputs for ``sig``: position ``k`` of rank ``ranks[k % len(ranks)]``; ``contents``: the
     elements of every numeric input, drawn in turn from the pattern (vectors of one element)."""
     reps: dict[str, str] = {}
@@ -217,9 +230,15 @@ def _untyped(spec_type: int) -> AttributeProto:
 
 
 def _plain_value(spec_type: int) -> Any:
-    return {AttributeProto.INT: 1, AttributeProto.INTS: [1, 1], AttributeProto.FLOAT: 1.0,
-            AttributeProto.FLOATS: [1.0], AttributeProto.STRING: "a", AttributeProto.STRINGS: ["a"],
-            AttributeProto.TENSOR: helper.make_tensor("t", TensorProto.INT64, [1], [1])}.get(spec_type)  # fmt: skip
+    return {
+        AttributeProto.INT: 1,
+        AttributeProto.INTS: [1, 1],
+        AttributeProto.FLOAT: 1.0,
+        AttributeProto.FLOATS: [1.0],
+        AttributeProto.STRING: "a",
+        AttributeProto.STRINGS: ["a"],
+        AttributeProto.TENSOR: helper.make_tensor("t", TensorProto.INT64, [1], [1]),
+    }.get(spec_type)
 
 
 def _odd_tensors() -> list[TensorProto]:
@@ -238,9 +257,12 @@ def _odd_tensors() -> list[TensorProto]:
 
 
 def _odd_graphs() -> list[GraphProto]:
-    identity = helper.make_graph([helper.make_node("Identity", ["a"], ["b"])], "g",
-                                 [helper.make_tensor_value_info("a", TensorProto.FLOAT, None)],
-                                 [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)])  # fmt: skip
+    identity = helper.make_graph(
+        [helper.make_node("Identity", ["a"], ["b"])],
+        "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)],
+    )
     return [GraphProto(name="empty"), identity]
 
 
@@ -252,8 +274,16 @@ def odd_values(spec_type: int, rank: int, long: bool) -> list[Any]:
     if spec_type == AttributeProto.INT:
         out += ints
     elif spec_type == AttributeProto.INTS:
-        out += [[], [0] * rank, [-1] * max(rank, 1), [INT64_MAX] * max(rank, 1), [INT64_MIN] * max(rank, 1),
-                [2**62] * (2 * max(rank, 1)), list(range(rank + 2)), [1] * 1030]  # fmt: skip
+        out += [
+            [],
+            [0] * rank,
+            [-1] * max(rank, 1),
+            [INT64_MAX] * max(rank, 1),
+            [INT64_MIN] * max(rank, 1),
+            [2**62] * (2 * max(rank, 1)),
+            list(range(rank + 2)),
+            [1] * 1030,
+        ]
         if long:
             out += [[v] * k for v in ints for k in (1, rank, 2 * rank) if k]
     elif spec_type == AttributeProto.FLOAT:
@@ -282,8 +312,9 @@ def versions() -> Iterator[tuple[str, str, Signature]]:
     for e in sorted(REGISTRY.entries(), key=lambda e: (e.domain, e.op_type, e.since)):
         if e.rule is None:
             continue
-        later = [x.since for x in REGISTRY.entries() if (x.domain, x.op_type) == (e.domain, e.op_type)
-                 and x.since > e.since]  # fmt: skip
+        later = [
+            x.since for x in REGISTRY.entries() if (x.domain, x.op_type) == (e.domain, e.op_type) and x.since > e.since
+        ]
         upper = min(later) if later else (ONNX_OPSET + 1 if e.domain == "" else e.since + 8)
         seen: set[int] = set()
         for v in range(e.since, upper):
@@ -302,8 +333,15 @@ def calls(long: bool = False) -> Iterator[Call]:
     for domain, op, sig in versions():
         opset = sig.since_version
 
-        def call(inputs: list[Any], what: str, attrs: dict[str, Any] | None = None, n_out: int | None = None,
-                 op: str = op, domain: str = domain, opset: int = opset) -> Call:  # fmt: skip
+        def call(
+            inputs: list[Any],
+            what: str,
+            attrs: dict[str, Any] | None = None,
+            n_out: int | None = None,
+            op: str = op,
+            domain: str = domain,
+            opset: int = opset,
+        ) -> Call:
             return Call(op, domain, opset, inputs, attrs or {}, n_out, what)
 
         variadic_out = bool(sig.outputs) and sig.outputs[-1].option == "variadic"

@@ -129,8 +129,13 @@ def describe(s: Any, seed: int, original: Any) -> str:
         f"[{', '.join(d.dim_param or str(d.dim_value) for d in i.type.tensor_type.shape.dim)}]"
         for i in s.state.model.graph.input
     )
-    what = {"dim": f"extent {f.index}", "contents": f"element {f.index}", "fresh-variable": f"extent {f.index}",
-            "element-type": "element type", "rank": "rank"}.get(f.kind, f.kind)  # fmt: skip
+    what = {
+        "dim": f"extent {f.index}",
+        "contents": f"element {f.index}",
+        "fresh-variable": f"extent {f.index}",
+        "element-type": "element type",
+        "rank": "rank",
+    }.get(f.kind, f.kind)
     text = (
         f"onnx-infer claims the {what} of `{f.value}` (the output of {f.op_type}) is {f.claimed}; at "
         f"{_fmt(f.bindings)} onnxruntime computed {f.actual} ({f.message}). "
@@ -252,8 +257,16 @@ class Totals:
         ]
 
 
-def campaign(programs: int, seed: int = 0, jobs: int = 1, out: Path | None = None, max_nodes: int = 30,
-             shrink_budget: float = 90.0, shrink_limit: int = 3, quiet: bool = False) -> Totals:  # fmt: skip
+def campaign(
+    programs: int,
+    seed: int = 0,
+    jobs: int = 1,
+    out: Path | None = None,
+    max_nodes: int = 30,
+    shrink_budget: float = 90.0,
+    shrink_limit: int = 3,
+    quiet: bool = False,
+) -> Totals:
     """Run ``programs`` programs from ``seed`` on; shrink and save the contradictions under ``out``."""
     from .generate import MAX_NODES
 
@@ -318,12 +331,25 @@ def campaign(programs: int, seed: int = 0, jobs: int = 1, out: Path | None = Non
     return totals
 
 
-def _write_summary(out: Path, programs: int, seed: int, jobs: int, elapsed: float, totals: Totals,
-                   results: list[dict[str, Any]], shrunk: list[dict[str, Any]]) -> None:  # fmt: skip
+def _write_summary(
+    out: Path,
+    programs: int,
+    seed: int,
+    jobs: int,
+    elapsed: float,
+    totals: Totals,
+    results: list[dict[str, Any]],
+    shrunk: list[dict[str, Any]],
+) -> None:
     summary = {
-        "programs": programs, "seed": seed, "jobs": jobs, "seconds": elapsed,
-        "lines": totals.lines(elapsed), "results": results, "shrunk": shrunk,
-    }  # fmt: skip
+        "programs": programs,
+        "seed": seed,
+        "jobs": jobs,
+        "seconds": elapsed,
+        "lines": totals.lines(elapsed),
+        "results": results,
+        "shrunk": shrunk,
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
 
 
@@ -332,8 +358,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--programs", type=int, default=200, help="how many programs (default 200)")
     p.add_argument("--seed", type=int, default=0, help="the first program's seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "onnx-infer-oracle",
-                   help="where findings/ and summary.json go (default: $TMPDIR/onnx-infer-oracle)")  # fmt: skip
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "onnx-infer-oracle",
+        help="where findings/ and summary.json go (default: $TMPDIR/onnx-infer-oracle)",
+    )
     p.add_argument("--max-nodes", type=int, default=30, help="a program stops growing at this many nodes")
     p.add_argument("--shrink-budget", type=float, default=90.0, help="seconds to shrink one finding")
     p.add_argument("--shrink-limit", type=int, default=3, help="findings shrunk per operator and kind")

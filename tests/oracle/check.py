@@ -141,8 +141,12 @@ def _errors(program: Program, result: Any, skipped: set[int]) -> tuple[list[str]
     whose declared name the program contradicts at every binding inside the result's assumptions
     (not ``skipped``; counted): a clash reported where the name holds in such a run is an error
     like any other (issue 26)."""
-    refuted = {place for d in program.declared for place in d.places
-               if not any(held for k, held in enumerate(d.holds) if k not in skipped)}  # fmt: skip
+    refuted = {
+        place
+        for d in program.declared
+        for place in d.places
+        if not any(held for k, held in enumerate(d.holds) if k not in skipped)
+    }
     errors, clashes = [], 0
     for d in result.errors:
         axis = re.search(r"at axis (\d+): declared", d.message)

@@ -270,8 +270,11 @@ class Generator:
             var = lambda: choice(c, self.variables)
             if kind == "image":
                 dims: list[int | str] = [
-                    choice(c, (1, var())), choice(c, (1, 2, 3, 4)), var(), choice(c, (var(), 5, 7, 8)),
-                ]  # fmt: skip
+                    choice(c, (1, var())),
+                    choice(c, (1, 2, 3, 4)),
+                    var(),
+                    choice(c, (var(), 5, 7, 8)),
+                ]
             elif kind == "volume":
                 dims = [choice(c, (1, 2, var())), choice(c, (1, 2, 3)), var()]
             elif kind == "sequence":
@@ -283,8 +286,12 @@ class Generator:
             counts = Counter(d for s in shapes for d in s if isinstance(d, str))
             if counts[v]:
                 continue
-            spots = [(i, a) for i, s in enumerate(shapes) for a in reversed(range(len(s)))
-                     if not (a == 1 and len(s) >= 3) and (isinstance(s[a], int) or counts[s[a]] > 1)]  # fmt: skip
+            spots = [
+                (i, a)
+                for i, s in enumerate(shapes)
+                for a in reversed(range(len(s)))
+                if not (a == 1 and len(s) >= 3) and (isinstance(s[a], int) or counts[s[a]] > 1)
+            ]
             short = [s for s in shapes if len(s) < 4]
             if spots:
                 shapes[spots[0][0]][spots[0][1]] = v
@@ -608,9 +615,17 @@ class Generator:
             self.op("Flatten", [x.name], axis=c.integer(-x.rank, x.rank))
         elif what == "concat":
             axis = c.integer(0, x.rank - 1)
-            others = [v for v in self.pool if v.rank == x.rank and v.dtype == x.dtype and all(
-                v.arrays[k].shape[:axis] + v.arrays[k].shape[axis + 1:]
-                == x.arrays[k].shape[:axis] + x.arrays[k].shape[axis + 1:] for k in range(self.k))]  # fmt: skip
+            others = [
+                v
+                for v in self.pool
+                if v.rank == x.rank
+                and v.dtype == x.dtype
+                and all(
+                    v.arrays[k].shape[:axis] + v.arrays[k].shape[axis + 1 :]
+                    == x.arrays[k].shape[:axis] + x.arrays[k].shape[axis + 1 :]
+                    for k in range(self.k)
+                )
+            ]
             y = recent(c, others)
             self.op("Concat", [x.name, y.name], axis=axis - x.rank * c.integer(0, 1))
         elif what == "add":
@@ -675,8 +690,11 @@ class Generator:
         cond = self.op("Greater", [x.name, self.const(choice(c, (0.5, 1.0, 2.0, 0.0, 3.0)), np.float32)])
         if chance(c, 50):
             nz = self.op("NonZero", [cond.name])
-            n = self.dim(nz) if chance(c, 40) else self.op("Gather", [self.op("Shape", [nz.name]).name,
-                                                                      self.const(1)], axis=0)  # fmt: skip
+            n = (
+                self.dim(nz)
+                if chance(c, 40)
+                else self.op("Gather", [self.op("Shape", [nz.name]).name, self.const(1)], axis=0)
+            )
         else:
             n = self.op("ReduceSum", [self.op("Cast", [cond.name], to=TP.INT64).name], keepdims=0)
         op = choice(c, ("Max", "Sub", "Min", "Add", "Mul", "Div", "Mod", "Where", "Identity"))
@@ -708,8 +726,9 @@ class Generator:
     def e_int_binary(self) -> None:
         c = self.c
         a = self.int_small()
-        op = weighted(c, (("Add", 3), ("Sub", 3), ("Mul", 3), ("Div", 4), ("Mod", 2), ("Min", 2), ("Max", 2),
-                          ("Pow", 1)))  # fmt: skip
+        op = weighted(
+            c, (("Add", 3), ("Sub", 3), ("Mul", 3), ("Div", 4), ("Mod", 2), ("Min", 2), ("Max", 2), ("Pow", 1))
+        )
         if op == "Pow":
             b = self.const(choice(c, (2, 0, 1, 3)), a.dtype)
         elif chance(c, 45):
@@ -756,9 +775,27 @@ class Generator:
             v = self.op("Mul", [v.name, self.int_scalar().name if chance(c, 50) else self.const(big, v.dtype)])
         f = self.cast(v, self._float_type())
         for _ in range(c.integer(1, 3)):
-            op = weighted(c, (("Div", 4), ("Mul", 3), ("Add", 2), ("Sub", 1), ("Floor", 3), ("Ceil", 3), ("Round", 2),
-                              ("Sqrt", 1), ("Reciprocal", 1), ("Pow", 1), ("Neg", 1), ("Abs", 1), ("Max", 1),
-                              ("Min", 1), ("DivVar", 2), ("Mod", 1)))  # fmt: skip
+            op = weighted(
+                c,
+                (
+                    ("Div", 4),
+                    ("Mul", 3),
+                    ("Add", 2),
+                    ("Sub", 1),
+                    ("Floor", 3),
+                    ("Ceil", 3),
+                    ("Round", 2),
+                    ("Sqrt", 1),
+                    ("Reciprocal", 1),
+                    ("Pow", 1),
+                    ("Neg", 1),
+                    ("Abs", 1),
+                    ("Max", 1),
+                    ("Min", 1),
+                    ("DivVar", 2),
+                    ("Mod", 1),
+                ),
+            )
             if op == "Div":
                 k = choice(c, (2.0, 32.0, 3.0, 4.0, 8.0, 16.0, 0.5, 1.5, 2.5, 0.1, 0.3, 10.0, 7.0, -2.0))
                 f = self.op("Div", [f.name, self._fconst(k, f)])
@@ -829,9 +866,19 @@ class Generator:
                 out = self.cast(out, TP.INT64)
             else:
                 out = self.op("Div", [self.op("Add", [d.name, self.const(s[i] - 1)]).name, self.const(s[i])])
-            need = self.op("Sub", [self.op("Add", [self.op("Mul", [self.op("Sub", [out.name, self.const(1)]).name,
-                                                                  self.const(s[i])]).name,
-                                                   self.const((k[i] - 1) * dil[i] + 1)]).name, d.name])  # fmt: skip
+            need = self.op(
+                "Sub",
+                [
+                    self.op(
+                        "Add",
+                        [
+                            self.op("Mul", [self.op("Sub", [out.name, self.const(1)]).name, self.const(s[i])]).name,
+                            self.const((k[i] - 1) * dil[i] + 1),
+                        ],
+                    ).name,
+                    d.name,
+                ],
+            )
             total = self.op("Max", [need.name, self.const(0)])
             if chance(c, 50):
                 beg = self.op("Div", [total.name, self.const(2)])
@@ -913,9 +960,24 @@ class Generator:
 
     def e_vector(self) -> None:
         c = self.c
-        what = weighted(c, (("concat", 4), ("unsqueeze", 1), ("squeeze", 1), ("slice", 3), ("gather", 3),
-                            ("reshape", 1), ("expand", 1), ("tile", 1), ("cumsum", 1), ("reduce", 3), ("range", 2),
-                            ("identity", 1), ("shape_of_shape", 1)))  # fmt: skip
+        what = weighted(
+            c,
+            (
+                ("concat", 4),
+                ("unsqueeze", 1),
+                ("squeeze", 1),
+                ("slice", 3),
+                ("gather", 3),
+                ("reshape", 1),
+                ("expand", 1),
+                ("tile", 1),
+                ("cumsum", 1),
+                ("reduce", 3),
+                ("range", 2),
+                ("identity", 1),
+                ("shape_of_shape", 1),
+            ),
+        )
         if what == "concat":
             parts = [self.int_small() for _ in range(c.integer(2, 3))]
             if chance(c, 30):
@@ -923,8 +985,9 @@ class Generator:
             self.vector_of(parts)
         elif what == "unsqueeze":
             v = self.int_small()
-            self.op("Unsqueeze", [v.name, self.const([choice(c, (0, -1))] + ([1] if v.rank == 0 and chance(c, 20)
-                                                                              else []))])  # fmt: skip
+            self.op(
+                "Unsqueeze", [v.name, self.const([choice(c, (0, -1))] + ([1] if v.rank == 0 and chance(c, 20) else []))]
+            )
         elif what == "squeeze":
             v = self.pick(lambda v: v.is_int and v.scalar and v.rank == 1)
             self.as_scalar(v)
@@ -964,8 +1027,9 @@ class Generator:
             v = self.pick(lambda v: v.small and v.rank == 1 and (v.is_int or v.is_float))
             self.op("CumSum", [v.name, self.const(0)], exclusive=c.integer(0, 1), reverse=c.integer(0, 1))
         elif what == "reduce":
-            v = self.pick(lambda v: v.small and v.rank == 1 and (v.is_int or v.is_float) and
-                          min(a.size for a in v.arrays) > 0)  # fmt: skip
+            v = self.pick(
+                lambda v: v.small and v.rank == 1 and (v.is_int or v.is_float) and min(a.size for a in v.arrays) > 0
+            )
             op = choice(c, ("ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"))
             attrs: dict[str, Any] = {"keepdims": c.integer(0, 1)}
             ins = [v.name]
@@ -1023,8 +1087,11 @@ class Generator:
         n = length or c.integer(1, 3)
         parts = []
         for _ in range(n):
-            parts.append(self.nonneg(self.int_scalar(), cap) if chance(c, 75) else
-                         self.op("Identity", [self.const([c.integer(1, 3)])]))  # fmt: skip
+            parts.append(
+                self.nonneg(self.int_scalar(), cap)
+                if chance(c, 75)
+                else self.op("Identity", [self.const([c.integer(1, 3)])])
+            )
         return self.vector_of(parts)
 
     def _varying_length(self) -> Val:
@@ -1040,8 +1107,9 @@ class Generator:
     def e_constant_of_shape(self) -> None:
         c = self.c
         shape = self._varying_length() if chance(c, 20) else self._shape_vector()
-        dtype = weighted(c, ((None, 2), (TP.FLOAT, 2), (TP.INT64, 2), (TP.INT32, 1), (TP.BOOL, 1), (TP.FLOAT16, 1),
-                             (TP.DOUBLE, 1)))  # fmt: skip
+        dtype = weighted(
+            c, ((None, 2), (TP.FLOAT, 2), (TP.INT64, 2), (TP.INT32, 1), (TP.BOOL, 1), (TP.FLOAT16, 1), (TP.DOUBLE, 1))
+        )
         attrs = {}
         if dtype is not None:
             attrs["value"] = h.make_tensor("value", dtype, [1], [1])
@@ -1148,9 +1216,13 @@ class Generator:
         end = self.as_vector(self.cast(self.int_scalar(), TP.INT64)) if chance(c, 70) or start is None else None
         if end is not None and chance(c, 40):
             end = self.op(choice(c, ("Sub", "Add", "Div")), [end.name, self.const([choice(c, (1, 2))])])
-        ins = [x.name, start.name if start else self.const([self._slice_bound(step, True)]),
-               end.name if end else self.const([self._slice_bound(step, False)]),
-               self.const([axis - x.rank * c.integer(0, 1)]), self.const([step])]  # fmt: skip
+        ins = [
+            x.name,
+            start.name if start else self.const([self._slice_bound(step, True)]),
+            end.name if end else self.const([self._slice_bound(step, False)]),
+            self.const([axis - x.rank * c.integer(0, 1)]),
+            self.const([step]),
+        ]
         self.op("Slice", ins)
 
     def e_pad_computed(self) -> None:
@@ -1339,8 +1411,9 @@ class Generator:
                 p[0].type.tensor_type.shape.dim[p[1]].dim_param = name
                 free.remove(p)
             columns = zip(*(self._extents(p) for p in places))
-            holds = tuple(len(set(col)) == 1 and (name not in b or col[0] == b[name])
-                          for col, b in zip(columns, self.bindings))  # fmt: skip
+            holds = tuple(
+                len(set(col)) == 1 and (name not in b or col[0] == b[name]) for col, b in zip(columns, self.bindings)
+            )
             out.append(Declared(name, tuple((vi.name, a) for vi, a in places), holds))
         return out
 
@@ -1475,8 +1548,9 @@ def _postcheck(node: onnx.NodeProto, a: np.ndarray) -> None:
 HEAVY = frozenset({"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "Resize"})
 
 
-def _evaluate(node: onnx.NodeProto, ins: list[list[np.ndarray] | None], opset: int, k: int,
-              runner: Any = None) -> list[list[np.ndarray]]:  # fmt: skip
+def _evaluate(
+    node: onnx.NodeProto, ins: list[list[np.ndarray] | None], opset: int, k: int, runner: Any = None
+) -> list[list[np.ndarray]]:
     """The outputs of ``node`` at each of ``k`` bindings: onnx.reference, our own Pad for negative
     pads, and onnxruntime (``runner``, an ``OrtRunner``) for the ``HEAVY`` operators."""
     names = [f"i{j}" if a is not None else "" for j, a in enumerate(ins)]
@@ -1484,8 +1558,11 @@ def _evaluate(node: onnx.NodeProto, ins: list[list[np.ndarray] | None], opset: i
     node2.CopyFrom(node)
     del node2.input[:]
     node2.input.extend(names)
-    vis = [h.make_tensor_value_info(n, h.np_dtype_to_tensor_dtype(a[0].dtype), None)
-           for n, a in zip(names, ins) if a is not None]  # fmt: skip
+    vis = [
+        h.make_tensor_value_info(n, h.np_dtype_to_tensor_dtype(a[0].dtype), None)
+        for n, a in zip(names, ins)
+        if a is not None
+    ]
     outs = [onnx.ValueInfoProto(name=o) for o in node2.output]
     m = h.make_model(h.make_graph([node2], "one", vis, outs), opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = IR_VERSION[opset]

@@ -71,8 +71,9 @@ class Shrinker:
 
     # -- the predicate ---------------------------------------------------------------------------
 
-    def test(self, model: onnx.ModelProto, bindings: list[dict[str, int]],
-             feeds: list[dict[str, np.ndarray]]) -> State | None:  # fmt: skip
+    def test(
+        self, model: onnx.ModelProto, bindings: list[dict[str, int]], feeds: list[dict[str, np.ndarray]]
+    ) -> State | None:
         """The state of ``model`` if it runs everywhere and still shows a finding of the signature."""
         self.attempts += 1
         outcome = observe(model, feeds, self.runner)
@@ -83,8 +84,9 @@ class Shrinker:
                 return State(_typed_outputs(model, outcome.outputs[0]), bindings, feeds, f, outcome.outputs)
         return None
 
-    def findings(self, model: onnx.ModelProto, bindings: list[dict[str, int]],
-                 observed: list[dict[str, np.ndarray]]) -> list[Finding]:  # fmt: skip
+    def findings(
+        self, model: onnx.ModelProto, bindings: list[dict[str, int]], observed: list[dict[str, np.ndarray]]
+    ) -> list[Finding]:
         """Every contradicted claim of inference on ``model`` in the runs ``observed``."""
         try:
             result = infer.infer_model(model)
@@ -95,8 +97,20 @@ class Shrinker:
         for k, (b, obs) in enumerate(zip(bindings, observed)):
             rc = check_run(result, b, obs)
             if rc.skipped is None:
-                out += [Finding(c.value, producers.get(c.value, "?"), c.kind, str(c.claimed), c.actual,
-                                dict(c.bindings), c.message, c.index, k) for c in rc.contradictions]  # fmt: skip
+                out += [
+                    Finding(
+                        c.value,
+                        producers.get(c.value, "?"),
+                        c.kind,
+                        str(c.claimed),
+                        c.actual,
+                        dict(c.bindings),
+                        c.message,
+                        c.index,
+                        k,
+                    )
+                    for c in rc.contradictions
+                ]
         return out
 
     def out_of_time(self) -> bool:
@@ -106,8 +120,14 @@ class Shrinker:
 
     def run(self, state: State) -> State:
         passes: list[Callable[[State], State | None]] = [
-            self.cone, self.bypass, self.fold, self.attributes, self.constants, self.variables, self.extents,
-        ]  # fmt: skip
+            self.cone,
+            self.bypass,
+            self.fold,
+            self.attributes,
+            self.constants,
+            self.variables,
+            self.extents,
+        ]
         cone = self.cone(state)
         state = cone or state
         progress = True
@@ -265,9 +285,15 @@ class Shrinker:
         return progress
 
 
-def shrink(model: onnx.ModelProto, bindings: list[dict[str, int]], feeds: list[dict[str, np.ndarray]],
-           finding: Finding, runner: OrtRunner, budget: float = 90.0,
-           shrinker: type[Shrinker] = Shrinker) -> Shrunk:  # fmt: skip
+def shrink(
+    model: onnx.ModelProto,
+    bindings: list[dict[str, int]],
+    feeds: list[dict[str, np.ndarray]],
+    finding: Finding,
+    runner: OrtRunner,
+    budget: float = 90.0,
+    shrinker: type[Shrinker] = Shrinker,
+) -> Shrunk:
     """The smallest model the passes reach that still shows ``finding``'s kind of contradiction."""
     start = time.perf_counter()
     s = shrinker(runner, finding.signature, budget)

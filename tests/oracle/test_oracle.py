@@ -186,8 +186,13 @@ def test_a_contradiction_reported_where_the_declaration_holds_is_an_error(runner
     value, axis = next(d for d in p.declared if all(d.holds)).places[0]
     result = infer.infer_model(p.model)
     before = check(p, runner, result=result)
-    planted = infer.Diagnostic("error", "declared-type-clash", "9.4", f"dim at axis {axis}: declared x, inferred y",
-                               infer.Location("main", value=value))  # fmt: skip
+    planted = infer.Diagnostic(
+        "error",
+        "declared-type-clash",
+        "9.4",
+        f"dim at axis {axis}: declared x, inferred y",
+        infer.Location("main", value=value),
+    )
     result.diagnostics.append(planted)
     v = check(p, runner, result=result)
     assert v.inference_errors == [*before.inference_errors, str(planted)]

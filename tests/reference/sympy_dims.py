@@ -342,8 +342,10 @@ def _relax(e: Expr, lower: bool) -> Expr | None:
         coeff, rest = e.as_coeff_Mul()
         if not coeff.is_Rational:
             return None
-        if all(f.is_Symbol or (f.is_Pow and f.args[0].is_Symbol and f.args[1].is_Integer and f.args[1] > 0)
-               for f in sympy.Mul.make_args(rest)):  # fmt: skip
+        if all(
+            f.is_Symbol or (f.is_Pow and f.args[0].is_Symbol and f.args[1].is_Integer and f.args[1] > 0)
+            for f in sympy.Mul.make_args(rest)
+        ):
             return e
         if len(sympy.Mul.make_args(rest)) != 1:
             return None

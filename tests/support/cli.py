@@ -54,5 +54,11 @@ def run(*args: str, cwd: Path | str | None = None) -> Ran:
 
 def spawn(*args: str, cwd: Path | str | None = None, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
     """``python -m infer.cli ARGS`` as a child process (text, captured), from ``cwd``."""
-    return subprocess.run([sys.executable, "-m", "infer.cli", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=timeout, **kwargs)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "infer.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        **kwargs,
+    )

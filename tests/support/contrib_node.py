@@ -80,8 +80,16 @@ class Case:
         return {f"x{i}": x.data(rng) for i, x in enumerate(self.inputs) if x is not None and x.array is None}
 
     def __str__(self) -> str:
-        shapes = [None if x is None else (x.array.tolist() if x.array is not None and x.array.size < 9 else
-                  list(x.shape if x.array is None else x.array.shape)) for x in self.inputs]  # fmt: skip
+        shapes = [
+            None
+            if x is None
+            else (
+                x.array.tolist()
+                if x.array is not None and x.array.size < 9
+                else list(x.shape if x.array is None else x.array.shape)
+            )
+            for x in self.inputs
+        ]
         return f"{self.op} {self.attrs} on {shapes}"
 
 
@@ -191,8 +199,10 @@ def refused_too(case: Case) -> list[str]:
 
 # -- onnxruntime's schema inference of a node it cannot run ---------------------------------------
 
-_TYPE_ERROR = re.compile(r"Type \((tensor\([^)]*\))\) of output arg \(([^)]*)\) of node \([^)]*\) does not match "
-                         r"expected type \((tensor\([^)]*\))\)")  # fmt: skip
+_TYPE_ERROR = re.compile(
+    r"Type \((tensor\([^)]*\))\) of output arg \(([^)]*)\) of node \([^)]*\) does not match "
+    r"expected type \((tensor\([^)]*\))\)"
+)
 _MERGE = r"Error merging shape info for output\. '{}' source:\{{([^}}]*)\}} target"
 _ELEM_OF = {f"tensor({T.elem_name(e)})": e for e in TensorProto.DataType.values() if e}
 _ELEM_OF["tensor(float)"] = TensorProto.FLOAT

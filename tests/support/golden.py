@@ -115,8 +115,15 @@ def encode_values(observed: Sequence[Mapping[str, Any]], known: set[str]) -> dic
         v: list[Any] = [arrs[0].dtype.name, [[int(n) for n in a.shape] for a in arrs]]
         if any(wants_contents(a, name in known) for a in arrs):
             first = encode_contents(arrs[0])
-            v.append([first] + ["=" if np.array_equal(a, arrs[0], equal_nan=a.dtype.kind == "f")
-                                and a.shape == arrs[0].shape else encode_contents(a) for a in arrs[1:]])  # fmt: skip
+            v.append(
+                [first]
+                + [
+                    "="
+                    if np.array_equal(a, arrs[0], equal_nan=a.dtype.kind == "f") and a.shape == arrs[0].shape
+                    else encode_contents(a)
+                    for a in arrs[1:]
+                ]
+            )
         out[name] = v
     return out
 

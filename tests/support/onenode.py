@@ -70,8 +70,9 @@ def graph_inputs(
     return names, declared, inits, bindings
 
 
-def build(op: str, inputs: Sequence[In | None], attrs: dict[str, Any], n_out: int, opset: int,
-          symbolic: bool) -> tuple[onnx.ModelProto, dict[str, int]]:  # fmt: skip
+def build(
+    op: str, inputs: Sequence[In | None], attrs: dict[str, Any], n_out: int, opset: int, symbolic: bool
+) -> tuple[onnx.ModelProto, dict[str, int]]:
     """The model, and for the symbolic variant the binding of each dim_param."""
     names, declared, inits, bindings = graph_inputs(inputs, symbolic)
     outs = [f"y{k}" for k in range(n_out)]
@@ -95,8 +96,14 @@ class Outcome:
     dims: int
 
 
-def check_node(op: str, inputs: Sequence[In | None], attrs: dict[str, Any] | None = None, n_out: int = 1,
-               opset: int = 18, exact: bool = True) -> Outcome:  # fmt: skip
+def check_node(
+    op: str,
+    inputs: Sequence[In | None],
+    attrs: dict[str, Any] | None = None,
+    n_out: int = 1,
+    opset: int = 18,
+    exact: bool = True,
+) -> Outcome:
     """Run, infer, compare; raise ``AssertionError`` on any wrong claim.
 
     With ``exact`` every dim of the concrete inference must be an integer; without, an unknown

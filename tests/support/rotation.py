@@ -20,8 +20,12 @@ def pick(count: int) -> int:
 
 def weekly_and_every(groups: Mapping[str, Sequence[dict[str, Any]]]) -> tuple[list[Any], list[Any]]:
     """``(group, entry)`` parameters: this week's entry of each group, and every entry (slow)."""
-    weekly = [pytest.param(name, es[pick(len(es))], id=f"{name}/{es[pick(len(es))]['file']}")
-              for name, es in groups.items()]  # fmt: skip
-    every = [pytest.param(name, e, id=f"{name}/{e['file']}", marks=pytest.mark.slow)
-             for name, es in groups.items() for e in es]  # fmt: skip
+    weekly = [
+        pytest.param(name, es[pick(len(es))], id=f"{name}/{es[pick(len(es))]['file']}") for name, es in groups.items()
+    ]
+    every = [
+        pytest.param(name, e, id=f"{name}/{e['file']}", marks=pytest.mark.slow)
+        for name, es in groups.items()
+        for e in es
+    ]
     return weekly, every

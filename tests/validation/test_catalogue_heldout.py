@@ -28,9 +28,14 @@ def sub(nodes, outputs, inputs=(), inits=(), value_info=()) -> onnx.GraphProto:
 
 def fn(name: str, ins: list[str], outs: list[str], nodes, opset: int = 18, attributes=()) -> onnx.FunctionProto:
     return helper.make_function(
-        "local", name, ins, outs, nodes, [helper.make_opsetid("", opset), helper.make_opsetid("local", 1)],
+        "local",
+        name,
+        ins,
+        outs,
+        nodes,
+        [helper.make_opsetid("", opset), helper.make_opsetid("local", 1)],
         attributes=list(attributes),
-    )  # fmt: skip
+    )
 
 
 def local_model(nodes, inputs, outputs, functions, opset: int = 18, **kw: Any) -> onnx.ModelProto:
@@ -263,8 +268,12 @@ def _long_raw_initializer() -> onnx.ModelProto:
 
 def _short_initializer_in_loop() -> onnx.ModelProto:
     bad = onnx.TensorProto(name="bias", data_type=F, dims=[2], float_data=[1.0])
-    body = loop_body([node("Add", ["acc", "bias"], ["acc_out"], "body_add")], [vi("acc", F, [2])],
-                     [vi("acc_out", F, [2])], inits=[bad])  # fmt: skip
+    body = loop_body(
+        [node("Add", ["acc", "bias"], ["acc_out"], "body_add")],
+        [vi("acc", F, [2])],
+        [vi("acc_out", F, [2])],
+        inits=[bad],
+    )
     return loop_model(body)
 
 
@@ -1178,7 +1187,8 @@ def test_undefined_element_type_of_a_main_graph_input() -> None:
 
 def test_loop_body_changing_a_carried_element_type() -> None:
     body = loop_body([node("Cast", ["v"], ["v_out"], to=I64)], [vi("v", F, [2])], [vi("v_out", I64, [2])])
-    m = model([node("Loop", ["M", "", "x"], ["y"], "loop", body=body)], [vi("M", I64, []), vi("x", F, [2])],
-              [vi("y", F, [2])])  # fmt: skip
+    m = model(
+        [node("Loop", ["M", "", "x"], ["y"], "loop", body=body)], [vi("M", I64, []), vi("x", F, [2])], [vi("y", F, [2])]
+    )
     found = [(d.code, d.location.node_index) for d in infer.infer_model(m).diagnostics if d.severity == "error"]
     assert ("type-mismatch", 0) in found

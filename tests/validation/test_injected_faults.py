@@ -254,8 +254,14 @@ def drop_node(m: onnx.ModelProto) -> Iterator[Injection]:
     """A node removed, so its first consumer reads a value nothing produces."""
     graph_outputs = {o.name for o in m.graph.output}
     for kind, ops in (("drop-node", None), ("drop-constant", ("Constant",))):
-        idx = _middle(m, lambda i, n: (n.op_type in ops if ops else n.op_type != "Constant")
-                      and n.output[0] not in graph_outputs and bool(_consumers(m, n.output[0])))  # fmt: skip
+        idx = _middle(
+            m,
+            lambda i, n: (
+                (n.op_type in ops if ops else n.op_type != "Constant")
+                and n.output[0] not in graph_outputs
+                and bool(_consumers(m, n.output[0]))
+            ),
+        )
         if idx is None:
             continue
         value = m.graph.node[idx].output[0]
@@ -413,8 +419,11 @@ def value_info(m: onnx.ModelProto, path: str) -> Iterator[Injection]:
         k = next(k for k, d in enumerate(shape) if d > 1)
         wrong_dim = [*shape[:k], shape[k] + 1, *shape[k + 1 :]]
         other = TensorProto.INT64 if t.elem != TensorProto.INT64 else TensorProto.FLOAT
-        for kind, elem, dims in (("value-info-extent", t.elem, wrong_dim), ("value-info-rank", t.elem, [*shape, 2]),
-                                 ("value-info-element-type", other, shape)):  # fmt: skip
+        for kind, elem, dims in (
+            ("value-info-extent", t.elem, wrong_dim),
+            ("value-info-rank", t.elem, [*shape, 2]),
+            ("value-info-element-type", other, shape),
+        ):
             c = _copy(m)
             c.graph.value_info.append(helper.make_tensor_value_info(name, elem, dims))
             yield Injection(kind, c, Expect(("declared-type-clash",), i, name))
@@ -493,10 +502,14 @@ def broadcast_conflict(m: onnx.ModelProto, path: str) -> Iterator[Injection]:
             k = next((k for k, i in enumerate(n.input) if i and _const(m, i) is not None), None)
             if k is None:
                 continue
-            known = [(j, list(t.shape)) for j, i in enumerate(n.input)
-                     if j != k and (t := r.type_of(i)) is not None and getattr(t, "shape", None)]  # fmt: skip
-            hit = next(((j, shape, a) for j, shape in known for a, d in enumerate(shape)
-                        if isinstance(d, int) and d > 1), None)  # fmt: skip
+            known = [
+                (j, list(t.shape))
+                for j, i in enumerate(n.input)
+                if j != k and (t := r.type_of(i)) is not None and getattr(t, "shape", None)
+            ]
+            hit = next(
+                ((j, shape, a) for j, shape in known for a, d in enumerate(shape) if isinstance(d, int) and d > 1), None
+            )
             if hit is None:
                 continue
             _, shape, a = hit
@@ -646,8 +659,14 @@ def _ort_verdict(model: onnx.ModelProto, stem: str) -> str:
         if entry is not None:
             feeds = R.feeds_for(entry, entry["bindings"][0]["dims"])
             types = {i.name: i.type for i in sess.get_inputs()}
-            feeds = {k: v.astype(np.float32) if types.get(k) == "tensor(float)" else v.astype(np.int64)
-                     if types.get(k) == "tensor(int64)" else v for k, v in feeds.items()}  # fmt: skip
+            feeds = {
+                k: v.astype(np.float32)
+                if types.get(k) == "tensor(float)"
+                else v.astype(np.int64)
+                if types.get(k) == "tensor(int64)"
+                else v
+                for k, v in feeds.items()
+            }
             sess.run(None, feeds)
     except Exception:  # any refusal counts
         return "rejects"
@@ -675,8 +694,10 @@ def sweep(with_ort: bool) -> None:
     for kind in sorted(by_kind):
         c = by_kind[kind]
         total.update(c)
-        print(f"{kind:28} n={sum(c[k] for k in ('located', 'detected', 'missed')):3} located={c['located']:3} "
-              f"detected={c['detected']:3} missed={c['missed']:3} ort-runs={c['ort-runs']:3}")  # fmt: skip
+        print(
+            f"{kind:28} n={sum(c[k] for k in ('located', 'detected', 'missed')):3} located={c['located']:3} "
+            f"detected={c['detected']:3} missed={c['missed']:3} ort-runs={c['ort-runs']:3}"
+        )
     print("total", dict(total))
 
 

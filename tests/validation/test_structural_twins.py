@@ -112,8 +112,16 @@ def test_channels_the_groups_do_not_divide(op: str, x: list[int], w: list[int], 
 
 def test_linear_classifier_with_too_few_coefficients() -> None:
     def classifier(n_coef: int) -> onnx.ModelProto:
-        n = node("LinearClassifier", ["x"], ["label", "score"], "lc", domain="ai.onnx.ml",
-                 coefficients=[0.5] * n_coef, intercepts=[0.0, 0.0], classlabels_ints=[1, 2])  # fmt: skip
+        n = node(
+            "LinearClassifier",
+            ["x"],
+            ["label", "score"],
+            "lc",
+            domain="ai.onnx.ml",
+            coefficients=[0.5] * n_coef,
+            intercepts=[0.0, 0.0],
+            classlabels_ints=[1, 2],
+        )
         outs = [vi("label", I64, [2]), vi("score", F, [2, 2])]
         return model([n], [vi("x", F, [2, 5])], outs, imports=[("", 18), ("ai.onnx.ml", 1)])
 
@@ -140,9 +148,11 @@ def _ir3_loop(extra_input_is_initializer: bool) -> onnx.ModelProto:
     body_inputs = [vi("i", I64, []), vi("cond", TensorProto.BOOL, []), vi("acc", I32, [1]), vi("k", I32, [1])]
     body = helper.make_graph(
         [node("Add", ["acc", "k"], ["acc_out"]), node("Identity", ["cond"], ["cond_out"])],
-        "body", body_inputs, [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", I32, [1])],
+        "body",
+        body_inputs,
+        [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", I32, [1])],
         [numpy_helper.from_array(np.array([2], np.int32), "k" if extra_input_is_initializer else "other")],
-    )  # fmt: skip
+    )
     nodes = [node("Loop", ["n", "", "a0"], ["a"], "loop", body=body)]
     inits = [init("n", 3), init("a0", [1], np.int32)]
     inputs = [vi("n", I64, []), vi("a0", I32, [1])]  # IR 3: every initializer is also an input
@@ -211,8 +221,13 @@ def test_model_and_graph_declarations(spoil, expected) -> None:
 
 def _with_function(spoil=None) -> onnx.ModelProto:
     f = helper.make_function("local", "f", ["a"], ["b"], [node("Relu", ["a"], ["b"])], [helper.make_opsetid("", 18)])
-    m = model([node("f", ["x"], ["y"], "call", domain="local")], [vi("x", F, [2])], [vi("y", F, [2])],
-              functions=[f], imports=[("", 18), ("local", 1)])  # fmt: skip
+    m = model(
+        [node("f", ["x"], ["y"], "call", domain="local")],
+        [vi("x", F, [2])],
+        [vi("y", F, [2])],
+        functions=[f],
+        imports=[("", 18), ("local", 1)],
+    )
     if spoil is not None:
         spoil(m)
     return m

@@ -425,9 +425,12 @@ def quotient_parts(d: Dim, k: Dim) -> tuple[Expr, Dim] | None:
     if q is None or type(q) is int or (type(d) is int and type(k) is int):
         return None
     floors = [
-        f for m, c in q.terms if c == 1 and len(m.factors) == 1 and m.factors[0][1] == 1
-        for f in (m.factors[0][0],) if type(f) is Op and f.kind == "floor"
-    ]  # fmt: skip
+        f
+        for m, c in q.terms
+        if c == 1 and len(m.factors) == 1 and m.factors[0][1] == 1
+        for f in (m.factors[0][0],)
+        if type(f) is Op and f.kind == "floor"
+    ]
     if len(floors) != 1:
         return None
     f = floors[0]

@@ -27,8 +27,11 @@ def to_sympy(d: int | Expr | None) -> Any:
         out = memo.get(f)
         if out is None:
             if type(f) is Var:
-                out = sympy.Symbol(f.name, integer=True, positive=True) if f.positive else sympy.Symbol(
-                    f.name, integer=True, nonnegative=True)  # fmt: skip
+                out = (
+                    sympy.Symbol(f.name, integer=True, positive=True)
+                    if f.positive
+                    else sympy.Symbol(f.name, integer=True, nonnegative=True)
+                )
             else:
                 args = [expr(a) for a in f.args]
                 if f.kind == "floor":

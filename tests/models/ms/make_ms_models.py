@@ -149,8 +149,14 @@ def check(model: onnx.ModelProto) -> None:
     onnx.checker.check_model(copy)
 
 
-def save(model: onnx.ModelProto, file: str, source: str, how: str, fills: dict[str, dict[str, Any]],
-         bindings: list[dict[str, int]]) -> dict[str, Any]:  # fmt: skip
+def save(
+    model: onnx.ModelProto,
+    file: str,
+    source: str,
+    how: str,
+    fills: dict[str, dict[str, Any]],
+    bindings: list[dict[str, int]],
+) -> dict[str, Any]:
     """Check, run at both bindings, write, and return the manifest entry."""
     model = clean(model)
     check(model)
@@ -184,8 +190,9 @@ def save(model: onnx.ModelProto, file: str, source: str, how: str, fills: dict[s
 # --------------------------------------------------------------------------- #
 
 
-def optimize(path: Path, model_type: str, num_heads: int, opt_level: int, fp16: bool = False,
-             **fusion: Any) -> onnx.ModelProto:  # fmt: skip
+def optimize(
+    path: Path, model_type: str, num_heads: int, opt_level: int, fp16: bool = False, **fusion: Any
+) -> onnx.ModelProto:
     from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
@@ -217,9 +224,15 @@ def export_eager_bert(path: Path) -> None:
 
     torch.manual_seed(SEED)
     config = transformers.BertConfig(
-        vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=64, type_vocab_size=2, attn_implementation="eager",
-    )  # fmt: skip
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        attn_implementation="eager",
+    )
     bert = transformers.BertModel(config).eval()
 
     class Wrapper(torch.nn.Module):
@@ -237,9 +250,15 @@ def export_eager_bert(path: Path) -> None:
     axes["last_hidden_state"] = {0: "batch", 1: "sequence"}
     axes["pooler_output"] = {0: "batch"}
     torch.onnx.export(
-        Wrapper(), args, str(path), input_names=names, output_names=["last_hidden_state", "pooler_output"],
-        dynamic_axes=axes, opset_version=17, dynamo=False,
-    )  # fmt: skip
+        Wrapper(),
+        args,
+        str(path),
+        input_names=names,
+        output_names=["last_hidden_state", "pooler_output"],
+        dynamic_axes=axes,
+        opset_version=17,
+        dynamo=False,
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -293,19 +312,29 @@ class RandomReader:
         return next(self.feeds, None)
 
 
-def static(model: onnx.ModelProto, work: Path, name: str, fills: dict[str, Any], bindings: list[dict[str, int]],
-           qdq: bool, ms_qdq: bool = False) -> onnx.ModelProto:  # fmt: skip
+def static(
+    model: onnx.ModelProto,
+    work: Path,
+    name: str,
+    fills: dict[str, Any],
+    bindings: list[dict[str, int]],
+    qdq: bool,
+    ms_qdq: bool = False,
+) -> onnx.ModelProto:
     from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     src, dst = work / f"{name}.f.onnx", work / f"{name}.q.onnx"
     onnx.save(model, str(src))
     reader = RandomReader(input_specs(model, fills), bindings)
     quantize_static(
-        str(src), str(dst), reader,
+        str(src),
+        str(dst),
+        reader,
         quant_format=QuantFormat.QDQ if qdq else QuantFormat.QOperator,
-        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
         extra_options={"UseQDQContribOps": ms_qdq, "DefaultTensorType": TensorProto.FLOAT},
-    )  # fmt: skip
+    )
     return onnx.load(str(dst))
 
 
@@ -358,11 +387,13 @@ def transposed_matmuls() -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes,
         "transposed_matmuls",
-        [helper.make_tensor_value_info("x", FLOAT, ["batch", "sequence", 32]),
-         helper.make_tensor_value_info("y", FLOAT, ["batch", "past", 32])],
+        [
+            helper.make_tensor_value_info("x", FLOAT, ["batch", "sequence", 32]),
+            helper.make_tensor_value_info("y", FLOAT, ["batch", "past", 32]),
+        ],
         [helper.make_tensor_value_info(n, FLOAT, None) for n in ("gram", "xy_scaled", "xbw")],
         inits,
-    )  # fmt: skip
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
@@ -446,8 +477,11 @@ def attention_graph() -> onnx.ModelProto:
     # GPT-2 style: unidirectional with past -> present [2, B, N, P + S, H]
     out, present = b.ms("Attention", [x, w, bias, "", past], 2, num_heads=2, unidirectional=1)
     # BERT style with a raw 2-D mask and different V width.
-    mask = b.node("Cast", [b.node("Greater", [b.node("ReduceSum", [x, b.const([2], np.int64)], keepdims=0)[0],
-                                               b.const(-1e9)])[0]], to=INT32)[0]  # fmt: skip
+    mask = b.node(
+        "Cast",
+        [b.node("Greater", [b.node("ReduceSum", [x, b.const([2], np.int64)], keepdims=0)[0], b.const(-1e9)])[0]],
+        to=INT32,
+    )[0]
     (out2,) = b.ms("Attention", [x, b.randn(32, 80), b.randn(80), mask], num_heads=2, qkv_hidden_sizes=[32, 32, 16])
     # MultiHeadAttention, cross attention with past key/value -> present [B, N, P + L, H] and qk.
     q = b.node("MatMul", [x, b.randn(32, 32)])[0]
@@ -494,9 +528,13 @@ def gqa_graph() -> onnx.ModelProto:
     qkv = b.node("MatMul", [x, b.randn(32, 128)])[0]
     cos, sin = b.randn(64, 8), b.randn(64, 8)
     out2, pk2, pv2 = b.ms(
-        "GroupQueryAttention", [qkv, "", "", "", "", seqlens, total, cos, sin], 3,
-        num_heads=4, kv_num_heads=2, do_rotary=1,
-    )  # fmt: skip
+        "GroupQueryAttention",
+        [qkv, "", "", "", "", seqlens, total, cos, sin],
+        3,
+        num_heads=4,
+        kv_num_heads=2,
+        do_rotary=1,
+    )
     # One token with a cache of `past`.
     seqlens1, total1 = lengths(b.node("Add", [b.dim(past_k, 2, INT32), b.const([1], np.int32)])[0])
     q1, k1, v1 = (b.node("MatMul", [step, b.randn(32, n)])[0] for n in (64, 32, 32))
@@ -519,8 +557,9 @@ def misc_graph() -> onnx.ModelProto:
     outs += b.ms("SkipLayerNormalization", [x, skip, g, beta, hb], 4, epsilon=1e-5)
     outs += b.ms("SkipSimplifiedLayerNormalization", [x, skip, g], 4)
     outs += b.node("SimplifiedLayerNormalization", [x, g], 2, axis=-1)
-    outs += b.ms("EmbedLayerNormalization", [ids, ids, b.randn(100, 32), b.randn(64, 32), b.randn(100, 32),
-                                           g, beta, ids], 3)  # fmt: skip
+    outs += b.ms(
+        "EmbedLayerNormalization", [ids, ids, b.randn(100, 32), b.randn(64, 32), b.randn(100, 32), g, beta, ids], 3
+    )
     outs += b.ms("FastGelu", [x, hb])
     outs += b.ms("BiasGelu", [x, hb])
     outs += b.ms("Gelu", [x])
@@ -530,12 +569,15 @@ def misc_graph() -> onnx.ModelProto:
     outs += b.ms("FusedMatMul", [x, skip], transA=1)  # [B,32,32]
     outs += b.ms("FusedMatMul", [x, b.randn(1, 32, 16)], transBatchA=1)  # x as [S,B,32] -> [S,B,16]
     outs += b.ms("FusedMatMul", [x, skip], transBatchA=1, transBatchB=1, transB=1)  # [S,B,B]
-    outs += b.ms("FusedGemm", [b.node("Flatten", [x], axis=2)[0], b.randn(16, 32), b.randn(16)], transB=1,
-                 activation="Relu")  # fmt: skip
-    outs += b.ms("FusedConv", [img, b.randn(8, 3, 3, 3), b.randn(8)], strides=[2, 2], pads=[1, 1, 1, 1],
-                 activation="Relu")  # fmt: skip
-    outs += b.ms("Inverse", [b.node("Add", [b.node("FusedMatMul", [x, x], domain=MS, transA=1)[0],
-                                             b.const(np.eye(32) * 40)])[0]])  # fmt: skip
+    outs += b.ms(
+        "FusedGemm", [b.node("Flatten", [x], axis=2)[0], b.randn(16, 32), b.randn(16)], transB=1, activation="Relu"
+    )
+    outs += b.ms(
+        "FusedConv", [img, b.randn(8, 3, 3, 3), b.randn(8)], strides=[2, 2], pads=[1, 1, 1, 1], activation="Relu"
+    )
+    outs += b.ms(
+        "Inverse", [b.node("Add", [b.node("FusedMatMul", [x, x], domain=MS, transA=1)[0], b.const(np.eye(32) * 40)])[0]]
+    )
     outs += b.ms("Trilu", [x, b.const(1, np.int64)], upper=0)
     outs += b.ms("Trilu", [x])
     # MatMulNBits: 4-bit weights K=32, N=16, block 16 -> B (16, 2, 8).
@@ -560,8 +602,14 @@ def quant_graph() -> onnx.ModelProto:
     conv_args = [q_img, scale, zp, w_conv, b.const(0.01), b.const(0, np.int8), b.const(0.1), zp]
     (conv,) = b.ms("QLinearConv", conv_args, channels_last=1, strides=[2, 2], pads=[1, 1, 1, 1])
     outs += [q_img, conv]
-    outs += b.ms("QLinearAveragePool", [conv, b.const(0.1), zp, b.const(0.1), zp], channels_last=1,
-                 kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])  # fmt: skip
+    outs += b.ms(
+        "QLinearAveragePool",
+        [conv, b.const(0.1), zp, b.const(0.1), zp],
+        channels_last=1,
+        kernel_shape=[3, 3],
+        strides=[2, 2],
+        pads=[1, 1, 1, 1],
+    )
     outs += b.ms("QLinearGlobalAveragePool", [conv, b.const(0.1), zp, b.const(0.1), zp], channels_last=1)
     outs += b.ms("DequantizeLinear", [conv, b.const(0.1), zp])
     cond = b.node("Greater", [x, b.const(0.0)])[0]
@@ -610,8 +658,14 @@ def main(only: list[str]) -> int:
     entries: list[dict[str, Any]] = []
     work = Path(tempfile.mkdtemp(prefix="ms_models_"))
 
-    def add(file: str, build: Callable[[], onnx.ModelProto], source: str, how: str,
-            fills: dict[str, Any], bindings: list[dict[str, int]]) -> onnx.ModelProto | None:  # fmt: skip
+    def add(
+        file: str,
+        build: Callable[[], onnx.ModelProto],
+        source: str,
+        how: str,
+        fills: dict[str, Any],
+        bindings: list[dict[str, int]],
+    ) -> onnx.ModelProto | None:
         if only and not any(o in file for o in only):
             return None
         try:
@@ -635,22 +689,42 @@ def main(only: list[str]) -> int:
         src = CORPUS / f"{stem}.onnx"
         entry = corpus_entry(src.name)
         bindings = [b["dims"] for b in entry["bindings"]]
-        add(f"{stem}.opt.onnx", lambda: optimize(src, model_type, heads, level), src.name,
+        add(
+            f"{stem}.opt.onnx",
+            lambda: optimize(src, model_type, heads, level),
+            src.name,
             f"optimize_model(model_type={model_type!r}, num_heads={heads}, hidden_size=32, opt_level={level})",
-            text_fills(src.name), bindings)  # fmt: skip
+            text_fills(src.name),
+            bindings,
+        )
 
     gpt2 = CORPUS / "gpt2_torchscript.onnx"
     gpt2_fills = text_fills(gpt2.name)
-    add("gpt2_torchscript.opt.fp16.onnx", lambda: optimize(gpt2, "gpt2", 2, 1, fp16=True), gpt2.name,
+    add(
+        "gpt2_torchscript.opt.fp16.onnx",
+        lambda: optimize(gpt2, "gpt2", 2, 1, fp16=True),
+        gpt2.name,
         "optimize_model(gpt2, opt_level=1), convert_float_to_float16(keep_io_types=True)",
-        gpt2_fills, TEXT_BINDINGS)  # fmt: skip
-    add("gpt2_torchscript.opt.int4.onnx", lambda: int4(optimize(gpt2, "gpt2", 2, 1), gather=True), gpt2.name,
+        gpt2_fills,
+        TEXT_BINDINGS,
+    )
+    add(
+        "gpt2_torchscript.opt.int4.onnx",
+        lambda: int4(optimize(gpt2, "gpt2", 2, 1), gather=True),
+        gpt2.name,
         "optimize_model(gpt2, opt_level=1), MatMulNBitsQuantizer(4 bits, block 16, MatMul and Gather)",
-        gpt2_fills, TEXT_BINDINGS)  # fmt: skip
+        gpt2_fills,
+        TEXT_BINDINGS,
+    )
     llama = CORPUS / "llama_dynamo.onnx"
-    add("llama_dynamo.opt.int4.onnx", lambda: int4(optimize(llama, "gpt2", 4, 2)), llama.name,
+    add(
+        "llama_dynamo.opt.int4.onnx",
+        lambda: int4(optimize(llama, "gpt2", 4, 2)),
+        llama.name,
         "optimize_model(gpt2, num_heads=4, opt_level=2), MatMulNBitsQuantizer(4 bits, block 16)",
-        text_fills(llama.name), TEXT_BINDINGS)  # fmt: skip
+        text_fills(llama.name),
+        TEXT_BINDINGS,
+    )
 
     # BERT with eager attention: Attention and EmbedLayerNormalization fuse.
     bert_fills = text_fills("bert_torchscript.onnx")
@@ -663,24 +737,50 @@ def main(only: list[str]) -> int:
             print(f"eager BERT export FAILED {type(e).__name__}: {e}", file=sys.stderr)
     if eager.exists():
         how = "BertModel(attn_implementation='eager') exported by torch.onnx.export(dynamo=False, opset 17), "
-        bert_opt = add("bert_eager.opt.onnx", lambda: optimize(eager, "bert", 2, 1), "bert_eager (made here)",
-                       how + "optimize_model(bert, opt_level=1)", bert_fills, TEXT_BINDINGS)  # fmt: skip
-        add("bert_eager.opt.fp16.onnx", lambda: optimize(eager, "bert", 2, 1, fp16=True), "bert_eager",
-            how + "optimize_model(bert, opt_level=1), float16 (keep_io_types)", bert_fills, TEXT_BINDINGS)  # fmt: skip
-        add("bert_eager.mha.onnx", lambda: optimize(eager, "bert", 2, 1, use_multi_head_attention=True),
-            "bert_eager", how + "optimize_model(bert, opt_level=1, use_multi_head_attention=True)",
-            bert_fills, TEXT_BINDINGS)  # fmt: skip
+        bert_opt = add(
+            "bert_eager.opt.onnx",
+            lambda: optimize(eager, "bert", 2, 1),
+            "bert_eager (made here)",
+            how + "optimize_model(bert, opt_level=1)",
+            bert_fills,
+            TEXT_BINDINGS,
+        )
+        add(
+            "bert_eager.opt.fp16.onnx",
+            lambda: optimize(eager, "bert", 2, 1, fp16=True),
+            "bert_eager",
+            how + "optimize_model(bert, opt_level=1), float16 (keep_io_types)",
+            bert_fills,
+            TEXT_BINDINGS,
+        )
+        add(
+            "bert_eager.mha.onnx",
+            lambda: optimize(eager, "bert", 2, 1, use_multi_head_attention=True),
+            "bert_eager",
+            how + "optimize_model(bert, opt_level=1, use_multi_head_attention=True)",
+            bert_fills,
+            TEXT_BINDINGS,
+        )
         if bert_opt is not None:
-            add("bert_eager.opt.qdyn.onnx",
-                lambda: ort_extended(dynamic_int8(bert_opt, work, "bert_q"), work, "bert_q"), "bert_eager",
+            add(
+                "bert_eager.opt.qdyn.onnx",
+                lambda: ort_extended(dynamic_int8(bert_opt, work, "bert_q"), work, "bert_q"),
+                "bert_eager",
                 how + "optimize_model(bert), quantize_dynamic(QInt8), onnxruntime ORT_ENABLE_EXTENDED saved",
-                bert_fills, TEXT_BINDINGS)  # fmt: skip
+                bert_fills,
+                TEXT_BINDINGS,
+            )
 
     resnet = onnx.load(str(CORPUS / "resnet_torchscript.onnx"))
     img_fills = {"pixel_values": {"kind": "randn"}}
-    add("resnet_torchscript.qop.onnx", lambda: static(resnet, work, "resnet_qop", img_fills, IMAGE_BINDINGS, False),
-        "resnet_torchscript.onnx", "quantize_static(QOperator, QUInt8 activations, QInt8 weights)",
-        img_fills, IMAGE_BINDINGS)  # fmt: skip
+    add(
+        "resnet_torchscript.qop.onnx",
+        lambda: static(resnet, work, "resnet_qop", img_fills, IMAGE_BINDINGS, False),
+        "resnet_torchscript.onnx",
+        "quantize_static(QOperator, QUInt8 activations, QInt8 weights)",
+        img_fills,
+        IMAGE_BINDINGS,
+    )
     add(
         "resnet_torchscript.qdq_ms.onnx",
         lambda: static(resnet, work, "resnet_qdq", img_fills, IMAGE_BINDINGS, True, ms_qdq=True),
@@ -689,28 +789,63 @@ def main(only: list[str]) -> int:
         img_fills,
         IMAGE_BINDINGS,
     )
-    add("resnet_torchscript.ort2.onnx", lambda: ort_extended(resnet, work, "resnet_ort"), "resnet_torchscript.onnx",
-        "onnxruntime ORT_ENABLE_EXTENDED saved (FusedConv)", img_fills, IMAGE_BINDINGS)  # fmt: skip
+    add(
+        "resnet_torchscript.ort2.onnx",
+        lambda: ort_extended(resnet, work, "resnet_ort"),
+        "resnet_torchscript.onnx",
+        "onnxruntime ORT_ENABLE_EXTENDED saved (FusedConv)",
+        img_fills,
+        IMAGE_BINDINGS,
+    )
     cnn_fills = {"x": {"kind": "randn"}}
-    add("small_cnn.qop.onnx", lambda: static(small_cnn(), work, "cnn", cnn_fills, IMAGE_BINDINGS, False),
-        "small_cnn (made here)", "quantize_static(QOperator)", cnn_fills, IMAGE_BINDINGS)  # fmt: skip
+    add(
+        "small_cnn.qop.onnx",
+        lambda: static(small_cnn(), work, "cnn", cnn_fills, IMAGE_BINDINGS, False),
+        "small_cnn (made here)",
+        "quantize_static(QOperator)",
+        cnn_fills,
+        IMAGE_BINDINGS,
+    )
     mm_bindings = [{"batch": 2, "sequence": 7, "past": 5}, {"batch": 3, "sequence": 11, "past": 4}]
-    add("transposed_matmuls.ort2.onnx", lambda: ort_extended(transposed_matmuls(), work, "tmm"),
-        "transposed_matmuls (made here)", "onnxruntime ORT_ENABLE_EXTENDED saved (FusedMatMul)",
-        {}, mm_bindings)  # fmt: skip
+    add(
+        "transposed_matmuls.ort2.onnx",
+        lambda: ort_extended(transposed_matmuls(), work, "tmm"),
+        "transposed_matmuls (made here)",
+        "onnxruntime ORT_ENABLE_EXTENDED saved (FusedMatMul)",
+        {},
+        mm_bindings,
+    )
 
-    text3 = [{"batch": 2, "sequence": 7, "past": 5, "memory_length": 4},
-             {"batch": 3, "sequence": 11, "past": 3, "memory_length": 9}]  # fmt: skip
-    add("attention_ops.onnx", attention_graph, "made here", "hand-built contrib attention nodes",
-        {"position_ids": {"kind": "randint", "low": 0, "high": 64}}, text3)  # fmt: skip
+    text3 = [
+        {"batch": 2, "sequence": 7, "past": 5, "memory_length": 4},
+        {"batch": 3, "sequence": 11, "past": 3, "memory_length": 9},
+    ]
+    add(
+        "attention_ops.onnx",
+        attention_graph,
+        "made here",
+        "hand-built contrib attention nodes",
+        {"position_ids": {"kind": "randint", "low": 0, "high": 64}},
+        text3,
+    )
     add("group_query_attention.onnx", gqa_graph, "made here", "hand-built GroupQueryAttention nodes", {}, text3)
-    misc_bindings = [{"batch": 2, "sequence": 7, "height": 16, "width": 16},
-                     {"batch": 3, "sequence": 11, "height": 21, "width": 18}]  # fmt: skip
-    add("misc_ops.onnx", misc_graph, "made here", "hand-built contrib nodes",
-        {"input_ids": {"kind": "randint", "low": 0, "high": 2}}, misc_bindings)  # fmt: skip
+    misc_bindings = [
+        {"batch": 2, "sequence": 7, "height": 16, "width": 16},
+        {"batch": 3, "sequence": 11, "height": 21, "width": 18},
+    ]
+    add(
+        "misc_ops.onnx",
+        misc_graph,
+        "made here",
+        "hand-built contrib nodes",
+        {"input_ids": {"kind": "randint", "low": 0, "high": 2}},
+        misc_bindings,
+    )
 
-    quant_bindings = [{"batch": 2, "sequence": 7, "height": 16, "width": 16},
-                      {"batch": 3, "sequence": 11, "height": 21, "width": 18}]  # fmt: skip
+    quant_bindings = [
+        {"batch": 2, "sequence": 7, "height": 16, "width": 16},
+        {"batch": 3, "sequence": 11, "height": 21, "width": 18},
+    ]
     add("quant_ops.onnx", quant_graph, "made here", "hand-built quantized contrib nodes", {}, quant_bindings)
 
     manifest = {
