@@ -10,7 +10,7 @@ from typing import Any
 from onnx import ModelProto
 
 from infer.core.diagnostics import Diagnostic
-from infer.core.dims.budget import run_limit
+from infer.core.dims.budget import Budget
 from infer.core.limits import Limits
 from infer.load.loader import ModelSource
 from infer.out.result import InferenceResult
@@ -74,9 +74,9 @@ def infer_model(
     """
     given = {k: v for k, v in locals().items() if k.startswith("max_")}  # (the keyword limits above)
     run_limits = _checked_options(dims_style, limits, given)
-    # (reading, scanning and walking: see engine.collector_paused; the run's clock, infer.dims.budget)
-    with collector_paused(), run_limit(run_limits.max_seconds):
-        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous)
+    # The run's budget (its clock counts the reading too); the collector waits (collector_paused).
+    with collector_paused(), Budget(run_limits.max_expression_size, run_limits.max_seconds).active() as b:
+        return _infer(model, dims_style, dims, run_limits, read_external_data, external_data_dir, progress, previous, b)
 
 
 def _checked_options(dims_style: str, limits: Limits | None, given: dict[str, Any]) -> Limits:
@@ -112,7 +112,8 @@ def _infer(
     read_external_data: bool,
     external_data_dir: str | os.PathLike | None,
     progress: Callable[[int, int], None] | None,
-    previous: InferenceResult | None = None,
+    previous: InferenceResult | None,
+    budget: Budget,
 ) -> InferenceResult:
     from dataclasses import replace
     from pathlib import Path
@@ -148,6 +149,7 @@ def _infer(
         directory=directory,
         light_nodes=loaded.light_nodes,
         previous=None if previous is None else previous._engine,
+        budget=budget,
     )
     loaded = replace(loaded, light_nodes=None)  # read by the engine's scan; not kept through the walk
     engine.run()

@@ -213,7 +213,7 @@ def test_time_limits_nest_and_pause_the_enclosing_clock():
             while True:
                 D.add(a, 1)
         assert caught.value.level == 0
-    assert D.budget._clock.earliest == float("inf") and D.budget._clock.deadlines == []
+    assert D.budget.current().earliest == float("inf") and D.budget.current().deadlines == []
 
 
 def test_a_normal_model_is_unaffected_by_the_time_limit():

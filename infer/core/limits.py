@@ -219,8 +219,8 @@ class LimitExceeded(BaseException):
 
 
 @dataclass
-class Budget:
-    """Node inferences left in one run (Clause 15.4: bounded processor time)."""
+class NodeVisits:
+    """Node inferences left in one walk (Clause 15.4: bounded processor time)."""
 
     allowed: int
     used: int = 0
@@ -234,8 +234,8 @@ class Budget:
             )
 
 
-def node_budget(expanded_nodes: int, max_node_visits: int | None) -> Budget:
+def node_budget(expanded_nodes: int, max_node_visits: int | None) -> NodeVisits:
     """The budget of a model of ``expanded_nodes`` nodes (``None``: the documented default)."""
     if max_node_visits is None:
         max_node_visits = MAX_NODE_VISITS_PER_NODE * expanded_nodes + MAX_NODE_VISITS_BASE
-    return Budget(max_node_visits)
+    return NodeVisits(max_node_visits)

@@ -31,11 +31,10 @@ from infer.contract.attributes import rule_attributes
 from infer.contract.context import RuleContext, replay_effects, site_of
 from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
 from infer.core import diagnostics as diag
-from infer.core import dims as D
 from infer.core import limits
 from infer.core import types as T
 from infer.core.diagnostics import Location
-from infer.core.dims.budget import RUN, NodeTimeout, run_seconds
+from infer.core.dims.budget import RUN, Budget, NodeTimeout, run_seconds
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Site
 from infer.core.scopes import MAIN, ContentNote, Frame, GraphRecord, Scope
@@ -188,19 +187,24 @@ class Engine:
         directory: Path | None = None,
         light_nodes: list[bytes | None] | None = None,
         previous: Engine | None = None,
+        budget: Budget | None = None,
     ):
         """``light_nodes``: the main graph's nodes serialized (``nodeview.light_nodes``), when the
         caller has them (the loader does); the scan reads the nodes from them, consuming them.
         ``previous``: an earlier run of this model (or of a version before an edit), whose fresh
-        variables keep their names where the same nodes make them again."""
+        variables keep their names where the same nodes make them again. ``budget``: the run's
+        (``infer.run`` makes it, with its clock running since the model was read); by default one
+        of the options' limits, whose clock starts with the scan."""
         o = options or Options()
+        budget = budget or Budget(o.limits.max_expression_size, o.limits.max_seconds)
         if o.custom_schemas:
             signature.cache_clear()  # schemas registered or deregistered since the last run
         self.reuse_key: bytes | None = None  # what this run's result stands for (``infer.walk.reuse``)
         self.timed_out = False  # the run's clock (``max_seconds``) stopped the scan or the walk
         # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
         # a model past a limit is refused by ``run`` and nothing else reads it.
-        measured = scan(model, o.limits, light_nodes)
+        with budget.active():
+            measured = scan(model, o.limits, light_nodes)
         self.timed_out = measured.timed_out
         reserved = frozenset() if measured.refusals else frozenset(measured.dim_params)
         inputs = frozenset() if measured.refusals else frozenset(measured.input_dim_params)
@@ -209,32 +213,31 @@ class Engine:
             scope.table.seed(previous.state.table)
         functions = {(canonical_domain(f.domain), f.name, f.overload): f for f in model.functions}
         self.state = st = RunState(
-            model, o, measured, scope, self._read_opsets(model.opset_import), functions, directory
+            model,
+            o,
+            measured,
+            scope,
+            budget,
+            _memo_policy(o, model),
+            limits.node_budget(measured.expanded_nodes, o.limits.max_node_visits),
+            self._read_opsets(model.opset_import),
+            functions,
+            directory,
         )
         function_domains = frozenset(d for d, _, _ in functions) - set(STANDARD_DOMAINS)
         # With schemas registered at run time in play, signatures are read as the schemas are now.
         lookup = current_signature if o.custom_schemas else signature
         self.dispatcher = Dispatcher(functions, function_domains, o.custom_schemas, lookup)
-        # What of the options a rule's result depends on (infer/walk/memo.py); a run made while reuse
-        # across calls is disabled keeps its results to itself.
-        memo_options = (
-            o.propagate_values,
-            o.limits.max_expression_size,
-            o.limits.max_rank,
-            model.ir_version,
-            o.custom_schemas,
-            registry.REGISTRY.generation,
-        )
-        self.memo = Memo(memo_options, None if reuse.RECENT.enabled else Store())
         self.uses = SubgraphUses()
         self.placement = Placement(st)
         self.graphs = Graphs(st, self.placement, self.walk_nodes)
-        self.rules = RuleRunner(st.report, lambda: st.diagnostics, o.limits, lambda: st.records)
+        self.rules = RuleRunner(st.report, lambda: st.diagnostics, o.limits, lambda: st.records, budget)
         self._start_walk()
 
     def _start_walk(self) -> None:
         """What each walk starts afresh: its results name that walk's variables."""
-        self.budget = limits.node_budget(self.state.scan.expanded_nodes, self.state.options.limits.max_node_visits)
+        st = self.state
+        st.visits = limits.node_budget(st.scan.expanded_nodes, st.options.limits.max_node_visits)
         self._shared: dict[Value, Value] = {}  # one object for equal values without contents
         self._warned_default = False
 
@@ -329,7 +332,7 @@ class Engine:
         the first walk learned such a bound and left extents unknown, a second walk starts with
         the bounds (fresh variables are keyed by node, so the second walk names them the same).
         """
-        with collector_paused():
+        with collector_paused(), self.state.budget.active():
             try:
                 self._walk()
                 if self.timed_out or not self.scope.minimums or not any(v.is_fresh for v in self.state.table):
@@ -360,7 +363,7 @@ class Engine:
                     "external-data", f"external tensor `{t.name}`: {problem}", Location(path, value=t.name), diag.ERROR
                 )
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
-        with D.expression_limit(self.state.options.limits.max_expression_size), _stopping(self):
+        with _stopping(self):
             self.graphs.main()
 
     # -- nodes ----------------------------------------------------------------------------------
@@ -399,15 +402,16 @@ class Engine:
     def infer_node(self, frame: Frame, idx: int, node: NodeProto | None, view: NodeView | None = None) -> list[Value]:
         """Infer one node of ``frame``'s graph: ``node``, or the one ``view`` has read (fetched
         only when the memo cannot answer)."""
-        self.budget.charge()  # Clause 15.4: bounded work, whatever the nesting
+        self.state.visits.charge()  # Clause 15.4: bounded work, whatever the nesting
         if view is None:
             assert node is not None
             view = read_nodes([node])[0]
         opset = frame.opsets.get(view.domain)
         inputs = self._inputs(frame, idx, view)
         first_implicit = self.implicit_default and not self._warned_default and view.domain == ""
-        key = None if first_implicit else self.memo.key(view, opset, inputs)
-        if key is not None and (hit := self.memo.get(key, self.scope)) is not None:
+        memo = self.state.memo
+        key = None if first_implicit else memo.key(view, opset, inputs)
+        if key is not None and (hit := memo.get(key, self.scope)) is not None:
             prepared, plain, replay = hit
             site = partial(_site, frame, idx, view.node, inputs)
             if replay:  # what the rule required where it ran, required here too
@@ -531,8 +535,22 @@ class Engine:
         extents to name or contents to explain (and none is declared: checked at reuse)."""
         values = self.placement.prepare_all(sig, view.op_type, inputs, raw, len(view.outputs))
         simple = not any(p.needs_fill or p.note or p.overflow is not None for p in values)
-        self.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on, ctx.replay)
+        self.state.memo.offer(key, values, tuple(p.plain for p in values) if simple else None, rests_on, ctx.replay)
         return self.placement.place(frame, _site_of(ctx), view.outputs, view.op_type, values, None, ())
+
+
+def _memo_policy(o: Options, model: ModelProto) -> Memo:
+    """What of the options a rule's result depends on (infer/walk/memo.py); a run made while
+    reuse across calls is disabled keeps its results to itself."""
+    options = (
+        o.propagate_values,
+        o.limits.max_expression_size,
+        o.limits.max_rank,
+        model.ir_version,
+        o.custom_schemas,
+        registry.REGISTRY.generation,
+    )
+    return Memo(options, None if reuse.RECENT.enabled else Store())
 
 
 @contextmanager

@@ -11,8 +11,7 @@ from infer.contract.claims import within_bounds
 from infer.contract.context import RuleContext, RuleError
 from infer.core import diagnostics as diag
 from infer.core.diagnostics import Diagnostic, Location
-from infer.core.dims.budget import NodeTimeout, end_limit, start_limit
-from infer.core.dims.budget import current as current_budget
+from infer.core.dims.budget import Budget, NodeTimeout, end_limit, start_limit
 from infer.core.limits import Limits
 from infer.core.scopes import GraphPath
 
@@ -30,22 +29,25 @@ class RuleRunner:
         diagnostics: Callable[[], list[Diagnostic]],
         limits: Limits,
         records: Callable[[], dict[str, Any]],
+        budget: Budget,
     ):
         """``records``: the walk's graph records, of which a node that ran out of time drops
-        those its rule had begun (a Loop body walked for some rounds only)."""
+        those its rule had begun (a Loop body walked for some rounds only); ``budget``: the run's,
+        whose refusals of extents for their size a rule's result is blamed for."""
         self.report = report
         self.diagnostics = diagnostics
         self.max_rank = limits.max_rank
         self.max_expression_size = limits.max_expression_size
         self.max_node_seconds = limits.max_node_seconds
         self.records = records
+        self.budget = budget
         self._nested: list[int] = []  # size-limit refusals inside the rules running (a subgraph's)
 
     def run(self, fn: Callable[[RuleContext], Any], ctx: RuleContext, loc: Location) -> list[Any] | None:
         """``fn(ctx)``'s outputs; ``None`` where it failed (reported). A refusal of an extent for
         its size that this node made, not a subgraph it walked, is reported here, and so is a
         rule that ran past ``max_node_seconds``."""
-        budget = current_budget()
+        budget = self.budget
         before = budget.refused
         self._nested.append(0)
         level = start_limit(self.max_node_seconds)

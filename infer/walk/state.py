@@ -1,9 +1,12 @@
-"""What one run builds and the parts of the walk share: the table, the diagnostics, the records.
+"""One run's context: what it may spend, what it reuses, what it knows and what it builds.
 
 The engine makes one ``RunState`` per run and hands it to the parts that read or add to it
-(graphs, placement, the checks), instead of itself: they see the run's state, not the walk.
-A second walk of the same model (``Engine.run``) starts a new scope, diagnostics and records
-in the same state.
+(graphs, placement, the rule runner, the checks), instead of itself: they see the run, not the
+walk. It owns the run's scope (``DimScope``: the table, the facts), its budget (the expression
+bound, the refusals and the clocks, ``infer.core.dims.budget.Budget``), the walk's node visits,
+and its memo policy (``Memo``: which options key a kept result, which store keeps it). A second
+walk of the same model (``Engine.run``) starts a new scope, node visits, diagnostics and records
+in the same state; the budget and the memo policy stay the run's.
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ from onnx import FunctionProto, ModelProto
 
 from infer.core import diagnostics as diag
 from infer.core.diagnostics import Diagnostic, Location
+from infer.core.dims.budget import Budget
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Site
+from infer.core.limits import NodeVisits
 from infer.core.scopes import GraphRecord
+from infer.walk.memo import Memo
 
 if TYPE_CHECKING:  # pragma: no cover
     from infer.load.scan import Scan
@@ -26,14 +32,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass(slots=True)
 class RunState:
-    """One run's state. ``scan``: the model measured before anything walks it; ``opsets``: the
-    imported versions by domain; ``functions``: the model's local functions by (domain, name,
-    overload); ``directory``: where external data is resolved (``None``: nowhere)."""
+    """One run's state. ``scan``: the model measured before anything walks it; ``scope``,
+    ``budget``, ``memo``, ``visits``: see the module docstring; ``opsets``: the imported versions
+    by domain; ``functions``: the model's local functions by (domain, name, overload);
+    ``directory``: where external data is resolved (``None``: nowhere)."""
 
     model: ModelProto
     options: Any  # ``infer.walk.engine.Options``
     scan: Scan
     scope: DimScope
+    budget: Budget
+    memo: Memo
+    visits: NodeVisits
     opsets: dict[str, int]
     functions: dict[tuple[str, str, str], FunctionProto]
     directory: Path | None = None

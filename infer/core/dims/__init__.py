@@ -32,6 +32,7 @@ from infer.core.dims.bounds import bounds as _bounds
 from infer.core.dims.bounds import magnitude as _magnitude
 from infer.core.dims.budget import (
     MAX_INT_MAGNITUDE,
+    _slot,
     expression_limit,
     overflow_count,
     refuse,
@@ -39,7 +40,6 @@ from infer.core.dims.budget import (
     time_limit,
 )
 from infer.core.dims.budget import current as _budget
-from infer.core.dims.budget import state as _state
 from infer.core.dims.edge import to_sympy
 from infer.core.dims.terms import (
     FLOAT_KINDS,
@@ -155,7 +155,7 @@ def variable_name(d: object) -> str | None:
 
 def _bounded(r: Dim) -> Dim:
     """``r``, or ``None`` when it is past the run's bounds."""
-    s = _state
+    s = _slot.budget
     if s.earliest != _INF:
         tick()
     if r is None:
@@ -194,7 +194,7 @@ def mul(a: Dim, b: Dim) -> Dim:
         return _bounded(a * b if type(b) is int else poly.scale(b, a))
     if type(b) is int:
         return _bounded(poly.scale(a, b))
-    if poly.work(a, b) > _state.max_size:
+    if poly.work(a, b) > _slot.budget.max_size:
         # Bounded before the work starts: a product of sums multiplies their term counts.
         tick()
         refuse()

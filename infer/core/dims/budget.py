@@ -22,7 +22,7 @@ import math
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 _TICKS = 32  # units of work counted between two readings of the clock (a reading costs ~50 ns)
 MAX_EXPRESSION_SIZE = 256  # terms of one symbolic extent; a larger one becomes a fresh variable
@@ -49,67 +49,108 @@ class NodeTimeout(BaseException):
         self.level = level
 
 
-class _State(threading.local):
-    """What the run in progress in this thread may spend and has spent: its expression bound and
-    the results it refused (the runs it interrupted are saved, innermost last), and the deadlines
-    of the rules running (innermost last). One thread-local object, read by every operation on
-    extents (a thread-local, not a context variable: setting one replaces the context's mapping,
-    which frees objects a program may have frozen with ``gc.freeze``)."""
+class Budget:
+    """What one run may spend and has spent: its expression bound and the results it refused, its
+    own clock (``max_seconds``) and the deadlines of the rules running (innermost last).
 
-    def __init__(self) -> None:
-        self.max_size = MAX_EXPRESSION_SIZE  # outside any run: the default bound
+    The run's context owns one (``infer.walk.state.RunState.budget``) and makes it the active
+    budget of its thread while it runs (``active``). The operations on extents read the active
+    one (``current``) rather than take it as an argument: every operation of the term algebra
+    would need the parameter, and a run only ever computes in its own thread."""
+
+    __slots__ = (
+        "deadlines",
+        "earliest",
+        "max_size",
+        "next_read",
+        "ops",
+        "refused",
+        "run_deadline",
+        "run_seconds",
+        "seconds",
+        "started",
+    )
+
+    def __init__(self, max_size: int = MAX_EXPRESSION_SIZE, seconds: float | None = None):
+        """``max_size``: terms of one extent; ``seconds``: the run's clock (``None`` or 0: none),
+        started when the budget is first made active."""
+        self.max_size = max_size
+        self.seconds = seconds
+        self.started = False
         self.refused = 0
-        self.saved: list[tuple[int, int]] = []
         self.deadlines: list[float] = []
-        self.run_deadline = math.inf  # the run's own clock (``max_seconds``), never paused
+        self.run_deadline = math.inf  # the run's own clock, never paused
         self.run_seconds: float | None = None  # what it was set to, for the diagnostics
         self.ops = 0
         self.next_read = _TICKS  # ``ops`` at which the clock is read next
         self.earliest = math.inf  # the sooner of the run's deadline and the innermost rule's
 
+    @contextmanager
+    def active(self) -> Iterator[Budget]:
+        """This budget is the thread's while the block runs (again a no-op where it already is).
+        Its clock starts the first time; a run inside a run (a drop-in called by a program's
+        rule) keeps the sooner of its own deadline and what the enclosing one has left."""
+        outer = _slot.budget
+        if outer is self:
+            yield self
+            return
+        if not self.started:
+            self.started = True
+            if self.seconds:
+                self.run_deadline, self.run_seconds = time.monotonic() + self.seconds, self.seconds
+        if outer.earliest < self.run_deadline:
+            self.run_deadline, self.run_seconds = outer.earliest, outer.run_seconds
+        self.earliest = min(self.deadlines[-1], self.run_deadline) if self.deadlines else self.run_deadline
+        _slot.budget = self
+        ops = self.ops
+        try:
+            yield self
+        finally:
+            _slot.budget = outer
+            outer.ops += self.ops - ops  # (the thread's count of work, ``operations``, goes on)
 
-state = _State()
+
+class _Slot(threading.local):
+    """The active budget of this thread (a thread-local, not a context variable: setting one
+    replaces the context's mapping, which frees objects a program may have frozen with
+    ``gc.freeze``). Outside any run, a default budget without clocks."""
+
+    def __init__(self) -> None:
+        self.budget = Budget()
 
 
-def current() -> _State:
-    """The budget of the run in progress (``max_size``, ``refused``)."""
-    return state
+_slot = _Slot()
 
 
-@contextmanager
-def expression_limit(max_size: int) -> Iterator[None]:
-    """Refuse expressions of more than ``max_size`` terms while the block runs (one run's
-    budget: ``overflow_count`` counts its refusals)."""
-    s = state
-    s.saved.append((s.max_size, s.refused))
-    s.max_size, s.refused = max_size, 0
-    try:
-        yield
-    finally:
-        s.max_size, s.refused = s.saved.pop()
+def current() -> Budget:
+    """The budget of the run in progress in this thread (``max_size``, ``refused``)."""
+    return _slot.budget
+
+
+def expression_limit(max_size: int) -> AbstractContextManager[Budget]:
+    """A budget refusing expressions of more than ``max_size`` terms, active while the block
+    runs (its ``refused`` counts its refusals)."""
+    return Budget(max_size).active()
 
 
 def overflow_count() -> int:
     """How many results the run in progress refused for their size."""
-    return state.refused
+    return _slot.budget.refused
 
 
 def refuse() -> None:
     """Count one refused result; the result is ``None`` (unknown)."""
-    state.refused += 1
+    _slot.budget.refused += 1
 
 
 # -- the time of one node ------------------------------------------------------------------------
-
-
-_clock = state  # (the deadlines live in the same thread-local object)
 
 
 def start_limit(seconds: float | None) -> int:
     """Bound the wall-clock time of what runs until the matching ``end_limit`` (one node's
     rule) to ``seconds`` (``None`` or 0: unbounded), the enclosing rule's clock paused meanwhile.
     Returns the level ``NodeTimeout.level`` names when its time is up."""
-    c = _clock
+    c = _slot.budget
     deadlines = c.deadlines
     level = len(deadlines)
     if level:
@@ -124,7 +165,7 @@ def start_limit(seconds: float | None) -> int:
 
 def end_limit() -> None:
     """The innermost limit ends; the enclosing rule's clock runs again."""
-    c = _clock
+    c = _slot.budget
     deadlines = c.deadlines
     deadlines.pop()
     if deadlines:
@@ -149,35 +190,23 @@ class time_limit:
         end_limit()
 
 
-@contextmanager
-def run_limit(seconds: float | None) -> Iterator[None]:
-    """Bound the wall-clock time of the block (one run: the scan and the walk, or the writing of
-    an annotated copy) to ``seconds`` (``None`` or 0: unbounded). Unlike a rule's limit it is
-    never paused; a run inside a run (a drop-in called by a program's rule) keeps the sooner
-    deadline."""
-    c = _clock
-    saved = c.run_deadline, c.run_seconds
-    if seconds:
-        deadline = time.monotonic() + seconds
-        if deadline < c.run_deadline:
-            c.run_deadline, c.run_seconds = deadline, seconds
-    c.earliest = min(c.deadlines[-1], c.run_deadline) if c.deadlines else c.run_deadline
-    try:
-        yield
-    finally:
-        c.run_deadline, c.run_seconds = saved
-        c.earliest = min(c.deadlines[-1], c.run_deadline) if c.deadlines else c.run_deadline
+def run_limit(seconds: float | None) -> AbstractContextManager[Budget]:
+    """A clock of ``seconds`` (``None`` or 0: unbounded) over the block, on a budget of its own
+    with the active one's expression bound: a phase after the run (the writing of an annotated
+    copy) that has its own ``max_seconds``."""
+    return Budget(_slot.budget.max_size, seconds).active()
 
 
 def run_seconds() -> float | None:
     """The ``max_seconds`` of the run in progress (``None``: none), for a diagnostic's text."""
-    return _clock.run_seconds
+    return _slot.budget.run_seconds
 
 
 def operations() -> int:
-    """Units of work counted so far in this thread (while a clock runs): a measure of work that,
-    unlike a clock, a loaded machine does not move."""
-    return _clock.ops
+    """Units of work counted so far in this thread (while a clock runs; a finished run's work is
+    added to the budget it ran inside): a measure of work that, unlike a clock, a loaded machine
+    does not move."""
+    return _slot.budget.ops
 
 
 def tick(units: int = 1) -> None:
@@ -187,7 +216,7 @@ def tick(units: int = 1) -> None:
     The clock is read only once ``_TICKS`` units have passed since the last reading, so a tick in
     a loop costs a call and an addition; a loop whose steps are very cheap ticks once with their
     count instead."""
-    c = _clock
+    c = _slot.budget
     if c.earliest == math.inf:
         return
     c.ops += units
