@@ -51,7 +51,7 @@ class Site:
         return (self.graph, self.node_index, self.node_name, self.op_type, self.domain)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Site and self._key() == other._key()  # type: ignore[union-attr]
+        return type(other) is Site and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash(self._key())

@@ -401,7 +401,7 @@ def free_vars(d: int | Expr | Factor | Mono) -> frozenset[Var]:
     return frozenset((d,)) if type(d) is Var else frozenset()
 
 
-def free_names(d: int | Expr) -> frozenset[str]:
+def free_names(d: int | Expr | None) -> frozenset[str]:
     if type(d) is not Expr:
         return frozenset()
     out = d._names
