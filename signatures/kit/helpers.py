@@ -57,9 +57,9 @@ def require_single(ctx: RuleContext, i: int, what: str) -> None:
 def _drop_clamp(ctx: RuleContext, d: Dim) -> Dim:
     """``max(x, c)`` is ``x`` where what the model requires gives ``x >= c`` (a Slice's clamp)."""
     args = D.extremum_args(d, "max")
-    if args is not None and len(args) == 2 and isinstance(args[1], int):  # the constant comes last
-        x, c = args
-        if (lb := ctx.lower_bound(x)) is not None and lb >= c:
+    if args is not None and len(args) == 2:
+        x, c = args  # the constant comes last
+        if isinstance(c, int) and (lb := ctx.lower_bound(x)) is not None and lb >= c:
             return x
     return d
 
@@ -123,12 +123,13 @@ def _broadcast_many(ctx: RuleContext, ds: list[Dim]) -> Dim:
 
 def broadcast(ctx: RuleContext, *shapes: Sequence[Dim] | None) -> Shape | None:
     """Multidirectional broadcasting of ``shapes``; ``None`` if any rank is unknown."""
-    if any(s is None for s in shapes):
+    known = [s for s in shapes if s is not None]
+    if len(known) < len(shapes):
         return None
-    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    rank = max((len(s) for s in known), default=0)
     out = []
     for pos in range(rank):
-        ds = [s[len(s) - rank + pos] for s in shapes if len(s) - rank + pos >= 0]  # type: ignore[arg-type]
+        ds = [s[len(s) - rank + pos] for s in known if len(s) - rank + pos >= 0]
         D.tick(len(ds))  # (a variadic node's inputs, each compared: the node's clock)
         out.append(broadcast_dim(ctx, ds))
     return tuple(out)

@@ -155,7 +155,6 @@ def _nan_max(pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 ADD = lift(D.add, lambda a, b: a + b)
 SUB = lift(D.sub, lambda a, b: a - b)
 MUL = lift(D.mul, lambda a, b: a * b)
-DIV = lift(_sym_div, _trunc_div)
 MOD = lift(D.mod, lambda a, b: _fmod_int(a, b) if isinstance(a, int) and isinstance(b, int) else math.fmod(a, b))
 
 
@@ -487,10 +486,13 @@ def take(k: Known | None, indices: Known | None, axis: int) -> Known | None:
 
 
 def concat(ks: Sequence[Known | None], axis: int) -> Known | None:
-    if any(k is None for k in ks) or not ks:
-        return None
-    arrays = [as_array(k) for k in ks]  # type: ignore[arg-type]
-    if any(a is None for a in arrays):
+    arrays = []
+    for k in ks:
+        a = None if k is None else as_array(k)
+        if a is None:
+            return None
+        arrays.append(a)
+    if not arrays:
         return None
     try:
         return _from_array(np.concatenate(arrays, axis=axis))
