@@ -19,7 +19,11 @@ def _allowed(ctx: RuleContext) -> set[int] | None:
     """Element types the output's type constraint admits (``None``: no signature)."""
     if ctx.sig is None or not ctx.sig.outputs:
         return None
-    return {t.elem for t in allowed_types(ctx.sig, ctx.sig.outputs[0].type_str) if isinstance(t, TensorType)}
+    return {
+        t.elem
+        for t in allowed_types(ctx.sig, ctx.sig.outputs[0].type_str)
+        if isinstance(t, TensorType) and t.elem is not None
+    }
 
 
 def output_elem(ctx: RuleContext, fallback: int | None) -> int | None:

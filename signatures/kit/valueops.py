@@ -462,10 +462,12 @@ def unary(op: Callable[[Elem], Elem], k: Known | None) -> Known | None:
     return Known(k.shape, tuple(op(e) for e in k.elems))
 
 
-def reshape(k: Known | None, shape: Sequence[int]) -> Known | None:
-    if k is None or math.prod(shape) != k.size:
+def reshape(k: Known | None, shape: Sequence[D.Dim]) -> Known | None:
+    """``k`` in ``shape``; ``None`` where an extent of it is not an integer or the sizes differ."""
+    ints = [d for d in shape if isinstance(d, int)]
+    if k is None or len(ints) < len(shape) or math.prod(ints) != k.size:
         return None
-    return Known(tuple(shape), k.elems)
+    return Known(tuple(ints), k.elems)
 
 
 def take(k: Known | None, indices: Known | None, axis: int) -> Known | None:
