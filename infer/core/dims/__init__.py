@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from infer.core.dims import canon, poly
 from infer.core.dims.bounds import bounds as _bounds
@@ -136,11 +136,11 @@ def least_values(d: Dim) -> dict[str, int]:
     return {v.name: v.lo for v in free_vars(d)}
 
 
-def is_int(d: Dim) -> bool:
+def is_int(d: Dim) -> TypeGuard[int]:
     return type(d) is int
 
 
-def is_symbolic(d: object) -> bool:
+def is_symbolic(d: object) -> TypeGuard[Expr]:
     return type(d) is Expr
 
 
