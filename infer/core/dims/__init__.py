@@ -53,6 +53,8 @@ from infer.core.dims.terms import (
     free_names,
     free_vars,
     make,
+    mono,
+    mono_product,
     of_factor,
     quote_name,
     round_to_bits,
@@ -392,20 +394,18 @@ def parts_by_variable(d: Dim) -> tuple[int, dict[str, Expr]] | None:
     if type(d) is not Expr or len(d.terms) != 1 or d.const:
         return None
     m, c = d.terms[0]
-    parts: dict[str, Expr] = {}
+    monos: dict[str, Mono] = {}
     for f, e in m.factors:
         names = free_names(of_factor(f))
         if len(names) != 1:
             return None
         (name,) = names
-        power: int | Expr = of_factor(f)
-        for _ in range(e - 1):
-            power = poly.mul(power, of_factor(f))
-        parts[name] = poly.mul(parts[name], power) if name in parts else power  # type: ignore[assignment]
-    return c, parts
+        power = mono(((f, e),))
+        monos[name] = mono_product(monos[name], power) if name in monos else power
+    return c, {name: make(((part, 1),), 0) for name, part in monos.items()}
 
 
-def linear_in(d: Dim, name: str) -> tuple[int, Dim] | None:
+def linear_in(d: Dim, name: str) -> tuple[int, int | Expr] | None:
     """``(a, b)`` with ``d = a*x + b`` for the variable ``x`` called ``name``, where ``b`` does not
     mention it and ``a`` is a non-zero integer; ``None`` where ``d`` is not such."""
     if type(d) is not Expr:
