@@ -471,13 +471,10 @@ def read_light_nodes(
     if len(serialized) != len(nodes):
         return None
     in_place = isinstance(serialized, NodeBytes)
-    if isinstance(serialized, NodeBytes):
-        taken, ranges = _taken(serialized)
-        if taken is None:
-            return None  # read before
-        data, listed = taken, []
-    else:
-        data, ranges, listed = b"", array("q"), serialized
+    sources = _taken(serialized)
+    if sources is None:
+        return None  # read before
+    data, ranges, listed = sources
     shared: dict[Any, Any] = {}
     kinds: dict[bytes, tuple[int, bool] | None] = {}  # serialized attribute -> (type, has a reference)
     out = []
@@ -533,11 +530,14 @@ def _new_view(
     return NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared), name_hash
 
 
-def _taken(serialized: NodeBytes) -> tuple[bytes | None, array[int]]:
-    """The bytes and ranges of the nodes, dropped from ``serialized`` (read once)."""
+def _taken(serialized: list[bytes | None] | NodeBytes) -> tuple[bytes, array[int], list[bytes | None]] | None:
+    """Where the nodes' bytes are: ``(data, ranges, [])``, dropped from a ``NodeBytes`` (read once),
+    or ``(b"", [], serialized)`` for a list of each node's; ``None`` for a ``NodeBytes`` read before."""
+    if not isinstance(serialized, NodeBytes):
+        return b"", array("q"), serialized
     data, ranges = serialized.data, serialized.ranges
     serialized.data = None
-    return data, ranges
+    return None if data is None else (data, ranges, [])
 
 
 def _past_limit(node: NodeProto, size: int, least: int | None, max_values: int | None) -> bool:
