@@ -86,9 +86,12 @@ class Constraint:
         a ``runtime`` one never holds)."""
         if self.kind == "runtime":
             return False
-        vals = [D.evaluate(e, bindings) for e in self.exprs]
-        if not all(type(v) is int for v in vals):
-            return None
+        vals: list[int] = []
+        for e in self.exprs:
+            v = D.evaluate(e, bindings)
+            if type(v) is not int:
+                return None
+            vals.append(v)
         if self.kind == "range":
             (v,) = vals
             return (self.lower is None or v >= self.lower) and (self.upper is None or v <= self.upper)
@@ -563,7 +566,7 @@ def _candidates(
         return
     lo, hi, k = 1, SEARCH_LIMIT, 1
     for c in cs:
-        if c.exprs and D.variable_name(c.exprs[0]) == v:
+        if type(c) is Constraint and c.exprs and D.variable_name(c.exprs[0]) == v:  # (a _Broken has none)
             if c.kind == "range":
                 lo = max(lo, c.lower if c.lower is not None else lo)
                 hi = min(hi, c.upper if c.upper is not None else hi)

@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from onnx import (
@@ -27,7 +27,7 @@ from onnx import (
 )
 
 from infer.contract.context import node_of
-from infer.contract.signature import canonical_domain, normalize_type_str
+from infer.contract.signature import Signature, canonical_domain, normalize_type_str
 from infer.core import types as T
 from infer.core.diagnostics import Diagnostic, Location
 from infer.core.scopes import MAIN
@@ -35,17 +35,25 @@ from infer.core.scopes import MAIN
 if TYPE_CHECKING:  # pragma: no cover
     from infer.contract.context import RuleContext
     from infer.load.nodeview import NodeView
+    from infer.load.scan import Scan
 
 
 class Checker(Protocol):
     """What validation reads of the run that calls it (``infer.walk.state.RunState``), and where it
     reports."""
 
-    model: ModelProto
-    diagnostics: list[Diagnostic]
-    clean_checks: set[tuple]  # keys of node checks that found nothing
-    functions: Mapping[tuple[str, str, str], FunctionProto]
-    scan: Any  # the limits scan (``infer.load.scan.Scan``)
+    # Read, never set: properties, so that a run holding them in plain attributes (a dict of
+    # functions where a Mapping is read) is a Checker.
+    @property
+    def model(self) -> ModelProto: ...
+    @property
+    def diagnostics(self) -> list[Diagnostic]: ...
+    @property
+    def clean_checks(self) -> set[tuple]: ...  # keys of node checks that found nothing
+    @property
+    def functions(self) -> Mapping[tuple[str, str, str], FunctionProto]: ...
+    @property
+    def scan(self) -> Scan: ...  # the limits scan
 
     def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None: ...
 
@@ -126,7 +134,7 @@ def _view_key(ctx: RuleContext, view: NodeView) -> tuple:
 _TENSOR_TYPES = frozenset({AttributeProto.TENSOR, AttributeProto.SPARSE_TENSOR})
 
 
-def _ref_type(refs: dict | None, name: str) -> int:
+def _ref_type(refs: Mapping[str, AttributeProto] | None, name: str) -> int:
     """What a reference to an enclosing function's attribute resolves to: its type, or -1 (none
     supplied and no default), or -2 (no enclosing function)."""
     if refs is None:
@@ -247,9 +255,16 @@ def _check_function_call(run: Checker, ctx: RuleContext, loc: Location) -> None:
             )
 
 
+def _signature(ctx: RuleContext) -> Signature:
+    """The node's signature: the engine checks only nodes it has one for, and gives its own
+    ``Signature`` (which rules read as a ``Schema``)."""
+    sig: object = ctx.sig
+    assert isinstance(sig, Signature)
+    return sig
+
+
 def _check_node(run: Checker, ctx: RuleContext, loc: Location) -> None:
-    sig, node = ctx.sig, node_of(ctx)
-    assert sig is not None
+    sig, node = _signature(ctx), node_of(ctx)
     prefix = _Prefix(ctx)
     n_in, n_out = len(node.input), len(node.output)
     if n_in > sig.max_inputs:
@@ -297,8 +312,7 @@ def _check_node(run: Checker, ctx: RuleContext, loc: Location) -> None:
 
 
 def _check_attributes(run: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
-    sig = ctx.sig
-    assert sig is not None
+    sig = _signature(ctx)
     seen: set[str] = set()
     for a in node_of(ctx).attribute:
         where = Location(loc.graph, loc.node_index, loc.node_name, loc.op_type, attribute=a.name)
@@ -384,8 +398,7 @@ def _check_reference(
 
 def _check_types(run: Checker, ctx: RuleContext, loc: Location, prefix: _Prefix) -> None:
     """Each input's type is admitted by its constraint, and one type variable means one type."""
-    sig = ctx.sig
-    assert sig is not None
+    sig = _signature(ctx)
     bound: dict[str, tuple[str, int]] = {}
     for i, v in enumerate(ctx.inputs):
         formal = sig.input_formal(i)
@@ -428,7 +441,7 @@ def admits(allowed: tuple[str, ...], spelled: str) -> bool:
     return spelled in _admitted(allowed)
 
 
-_ELEM_BYTES = {
+_ELEM_BYTES: dict[int, int] = {
     TensorProto.FLOAT: 4, TensorProto.UINT8: 1, TensorProto.INT8: 1, TensorProto.UINT16: 2,
     TensorProto.INT16: 2, TensorProto.INT32: 4, TensorProto.INT64: 8, TensorProto.BOOL: 1,
     TensorProto.FLOAT16: 2, TensorProto.DOUBLE: 8, TensorProto.UINT32: 4, TensorProto.UINT64: 8,
@@ -438,7 +451,7 @@ _ELEM_BYTES = {
 }  # fmt: skip
 _TYPED_FIELDS = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data", "string_data")
 # The one field each data type keeps its elements in when not in raw_data (onnx.proto).
-_DATA_FIELD = {
+_DATA_FIELD: dict[int, str] = {
     TensorProto.FLOAT: "float_data", TensorProto.COMPLEX64: "float_data", TensorProto.DOUBLE: "double_data",
     TensorProto.COMPLEX128: "double_data", TensorProto.INT64: "int64_data", TensorProto.UINT32: "uint64_data",
     TensorProto.UINT64: "uint64_data", TensorProto.STRING: "string_data", TensorProto.INT32: "int32_data",
@@ -516,16 +529,20 @@ def sparse_initializer_problem(st: SparseTensorProto) -> str | None:
     return None
 
 
+_INT_DTYPES: dict[int, str] = {TensorProto.INT64: "<i8", TensorProto.INT32: "<i4"}
+
+
 def _int_elements(t: TensorProto) -> list[int] | None:
     """The elements of an int64 (or int32) tensor stored in the model, or ``None`` (also for more
     than ``MAX_CHECKED_INDICES``: checking every index of a huge sparse tensor is not worth its cost)."""
     if t.data_location == TensorProto.EXTERNAL:
         return None
     if t.raw_data:
-        dtype = {TensorProto.INT64: "<i8", TensorProto.INT32: "<i4"}.get(t.data_type)
+        dtype = _INT_DTYPES.get(t.data_type)
         if dtype is None or len(t.raw_data) > 8 * MAX_CHECKED_INDICES or len(t.raw_data) % int(dtype[-1]):
             return None
-        return np.frombuffer(t.raw_data, dtype=dtype).tolist()
+        elements: list[int] = np.frombuffer(t.raw_data, dtype=dtype).tolist()  # (numpy's tolist is unhinted)
+        return elements
     data = (
         t.int64_data if t.data_type == TensorProto.INT64 else t.int32_data if t.data_type == TensorProto.INT32 else None
     )

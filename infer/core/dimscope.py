@@ -85,7 +85,7 @@ class DimScope:
         self.var_minimums: dict[str, int] = dict(var_minimums or {})  # least values they imply
         self.ranges: dict[Dim, tuple[Bound, Bound]] = {}  # assumed, not required
         # (a, b) where a valid run has b dividing a (a Reshape's element count by its other extents)
-        self.divisible: dict[tuple[Dim, Dim], None] = {}
+        self.divisible: dict[tuple[int | D.Expr, int | D.Expr], None] = {}
         # What each minimum or maximum rests on, for ``assumptions`` (the first reason given wins).
         self._reasons: dict[tuple[Dim, str], tuple[str, Site | None]] = {}
         # What a model that runs requires, as ``infer.check.domain`` reads it: a requirement (its kind
@@ -148,7 +148,7 @@ class DimScope:
     def lower_bound(self, d: Dim) -> Bound:
         """The least value of ``d`` in a run of a valid model: its syntax's bound sharpened by
         what the run has required (the one lower bound rules use)."""
-        if d is None or type(d) is int:
+        if type(d) is not D.Expr:
             return d
         self.fact_reads += 1
         if not self.minimums:
@@ -370,15 +370,20 @@ class DimScope:
         """``d >= value`` for ``d`` monotone in one variable gives that variable a least value
         (``floor((h + 3)/4) >= 8`` gives ``h >= 29``), which bounds every monotone expression in
         it (``floor((h + 3)/32) >= 1``)."""
-        if d is None or type(d) is int or len(D.free_names(d)) != 1 or not is_monotone(d):
+        if type(d) is not D.Expr or len(D.free_names(d)) != 1 or not is_monotone(d):
             return
         ((name, least),) = D.least_values(d).items()
+
+        def at(v: int) -> int:  # d at name = v: an integer, d's one variable bound
+            x = D.evaluate(d, {name: v})
+            return x if type(x) is int else 0
+
         lo, hi = self.var_minimums.get(name, least), 1 << 40
-        if (D.evaluate(d, {name: lo}) or 0) >= value or (D.evaluate(d, {name: hi}) or 0) < value:
+        if at(lo) >= value or at(hi) < value:
             return
         while hi - lo > 1:  # the least v with d(v) >= value lies in (lo, hi]
             mid = (lo + hi) // 2
-            if (D.evaluate(d, {name: mid}) or 0) >= value:
+            if at(mid) >= value:
                 hi = mid
             else:
                 lo = mid

@@ -51,7 +51,7 @@ class Site:
         return (self.graph, self.node_index, self.node_name, self.op_type, self.domain)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is Site and self._key() == other._key()  # type: ignore[union-attr]
+        return type(other) is Site and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash(self._key())
@@ -207,11 +207,11 @@ class DimTable:
             if key in self._by_key:
                 return self._by_key[key]
             seeded = self._seeds.get(key)
-            name = D.variable_name(seeded)
-            if name is not None and name not in self.reserved and name not in self.variables:
-                self.variables[name] = Variable(name, seeded, origin)  # type: ignore[arg-type]
-                self._by_key[key] = seeded  # type: ignore[assignment]
-                return seeded  # type: ignore[return-value]
+            name = None if seeded is None else D.variable_name(seeded)
+            if seeded is not None and name is not None and name not in self.reserved and name not in self.variables:
+                self.variables[name] = Variable(name, seeded, origin)
+                self._by_key[key] = seeded
+                return seeded
         name = self._new_name(prefix)
         var = Variable(name, D.fresh_symbol(name), origin)
         self.variables[name] = var

@@ -185,7 +185,7 @@ class TypeWriter:
         data = self.cache.get(t)
         if data is None:
             overflows = len(self.dims.overflows)
-            data = T.to_proto(t, self.dims).SerializeToString()
+            data = _serialized(T.to_proto(t, self.dims))
             if len(self.dims.overflows) == overflows:
                 self.cache[t] = data
         return data
@@ -202,6 +202,8 @@ class TypeWriter:
                 was = TypeProto()
                 was.CopyFrom(out)
                 fresh = T.to_proto(t, self.dims)
+                if fresh is None:  # UNKNOWN: a type with no field set
+                    fresh = TypeProto()
                 self.dims.keep_declared(t, fresh, was)
                 data = fresh.SerializeToString()
                 if len(self.dims.overflows) == overflows:
@@ -210,6 +212,11 @@ class TypeWriter:
             data = self.serialized(t)
         out.Clear()
         out.MergeFromString(data)
+
+
+def _serialized(tp: TypeProto | None) -> bytes:
+    """``tp``'s bytes; ``None`` (``to_proto`` of ``UNKNOWN``) is a type with no field set: none."""
+    return b"" if tp is None else tp.SerializeToString()
 
 
 def _has_dim_param(tp: TypeProto) -> bool:

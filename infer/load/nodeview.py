@@ -297,8 +297,15 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
         attrs = tuple(node.attribute)
         serialized: tuple[bytes, ...] | None = ()
         if attrs:
-            each = tuple(_serialized(a) for a in attrs)
-            serialized = None if None in each or sum(map(len, each)) > LARGE_ATTRIBUTE else each  # type: ignore[arg-type]
+            each: list[bytes] = []
+            for a in attrs:
+                data = _serialized(a)
+                if data is None:
+                    serialized = None
+                    break
+                each.append(data)
+            else:
+                serialized = tuple(each) if sum(map(len, each)) <= LARGE_ATTRIBUTE else None
         out.append(
             NodeView(
                 nodes,
@@ -324,7 +331,7 @@ class NodeBytes:
 
     __slots__ = ("data", "ranges")
 
-    def __init__(self, data: bytes, ranges: array):
+    def __init__(self, data: bytes, ranges: array[int]):
         self.data: bytes | None = data
         self.ranges = ranges  # start and end of each node, flat
 
@@ -464,10 +471,10 @@ def read_light_nodes(
     if len(serialized) != len(nodes):
         return None
     in_place = isinstance(serialized, NodeBytes)
-    if in_place:
-        data, ranges = _taken(serialized)  # type: ignore[arg-type]
-        if data is None:
-            return None  # read before
+    sources = _taken(serialized)
+    if sources is None:
+        return None  # read before
+    data, ranges, listed = sources
     shared: dict[Any, Any] = {}
     kinds: dict[bytes, tuple[int, bool] | None] = {}  # serialized attribute -> (type, has a reference)
     out = []
@@ -479,11 +486,11 @@ def read_light_nodes(
             if in_place:
                 b, i, n = data, ranges[2 * index], ranges[2 * index + 1]
             else:
-                b = serialized[index]
-                if b is None:
+                item = listed[index]
+                if item is None:
                     return None  # read before
-                serialized[index] = None
-                i, n = 0, len(b)
+                listed[index] = None
+                b, i, n = item, 0, len(item)
             # A small node's bytes are its key among the nodes read before; a large one (a long
             # attribute) is neither copied nor kept.
             small = n - i <= _REMEMBERED_NODE
@@ -514,7 +521,7 @@ def read_light_nodes(
 
 def _new_view(
     b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, shared: dict
-) -> tuple[NodeView, Any] | None:
+) -> tuple[NodeView, int | None] | None:
     """The view of a node not read before, decoded from ``b[i:n]``, and its name's hash."""
     fields = _decode(b, i, n, nodes, index, kinds)
     if fields is None:
@@ -523,18 +530,22 @@ def _new_view(
     return NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared), name_hash
 
 
-def _taken(serialized: NodeBytes) -> tuple[Any, Any]:
-    """The bytes and ranges of the nodes, dropped from ``serialized`` (read once)."""
+def _taken(serialized: list[bytes | None] | NodeBytes) -> tuple[bytes, array[int], list[bytes | None]] | None:
+    """Where the nodes' bytes are: ``(data, ranges, [])``, dropped from a ``NodeBytes`` (read once),
+    or ``(b"", [], serialized)`` for a list of each node's; ``None`` for a ``NodeBytes`` read before."""
+    if not isinstance(serialized, NodeBytes):
+        return b"", array("q"), serialized
     data, ranges = serialized.data, serialized.ranges
     serialized.data = None
-    return data, ranges
+    return None if data is None else (data, ranges, [])
 
 
 def _past_limit(node: NodeProto, size: int, least: int | None, max_values: int | None) -> bool:
     """Whether a long node (``size`` bytes) has more than ``max_values`` inputs and outputs (read
     from protobuf only where its bytes could hold that many: ``least``); ticks for its decoding."""
-    if least is not None and size > least and len(node.input) + len(node.output) > max_values:  # type: ignore[operator]
-        return True
+    if max_values is not None and least is not None and size > least:
+        if len(node.input) + len(node.output) > max_values:
+            return True
     tick(size >> 6)  # a long node: its decoding, about a microsecond for 64 bytes
     return False
 
@@ -631,7 +642,8 @@ def _attribute_fields(
     """
     # The attributes are kept (for the memo's key) only when small in all.
     keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
-    found, kept = [], []
+    found: list[int] = []
+    kept: list[bytes] = []
     has_ref = False
     for k, (s, e) in enumerate(spans):
         a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
@@ -646,7 +658,7 @@ def _attribute_fields(
                 kind = (proto.type, bool(proto.ref_attr_name))
             if a is not None and len(kinds) < _KINDS_KEPT:
                 kinds[a] = kind
-        if keep:
+        if keep and a is not None:  # (kept, a is every attribute's bytes)
             kept.append(a)
         found.append(kind[0])
         has_ref = has_ref or kind[1]

@@ -17,7 +17,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 from infer.core.dims.budget import RUN, NodeTimeout, run_seconds, tick
 from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH, Limits
 from infer.core.scopes import MAIN, GraphPath
-from infer.load.nodeview import NodeView, read_light_nodes, read_nodes
+from infer.load.nodeview import NodeView, Views, read_light_nodes, read_nodes
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Scan:
     dim_params: set[str] = field(default_factory=set)  # every dim_param name declared anywhere
     input_dim_params: set[str] = field(default_factory=set)  # those the main graph's inputs declare
     graphs: list[tuple[str, GraphProto]] = field(default_factory=list)  # subgraphs the engine can walk
-    views: dict[str, list[NodeView]] = field(default_factory=dict)  # graph path -> its nodes, read once
+    views: dict[str, Views] = field(default_factory=dict)  # graph path -> its nodes, read once
     renamed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # graph path -> nodes named as an earlier one
     # A declared type holds a negative extent or a nameless opaque type (validation says which).
     odd_types: bool = False

@@ -137,7 +137,9 @@ def weightless_bytes(model: ModelProto, nodes: bool = True) -> bytes:
     would be copied whole), each of which is serialized where it is. Fields are written in
     field-number order, as protobuf writes them."""
     if not model.HasField("graph"):
-        return _shell(model, ModelProto, lambda n: True).SerializeToString()
+        # (the type stated: protobuf is unhinted here, its results Any)
+        whole: bytes = _shell(model, ModelProto, lambda n: True).SerializeToString()
+        return whole
     g = model.graph
     before = _shell(model, ModelProto, lambda n: n < _MODEL_GRAPH).SerializeToString()
     parts = [before, _MODEL_GRAPH_TAG, b""]  # the graph's length goes in the third place
@@ -176,7 +178,7 @@ def non_utf8_field(model: ModelProto, weightless: bytes | None = None) -> str | 
 
 def _repeated(fd: FieldDescriptor) -> bool:
     # ``is_repeated`` in protobuf >= 6; ``label`` before (and removed since).
-    return fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED
+    return bool(fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == FieldDescriptor.LABEL_REPEATED)
 
 
 def _shell(src: Message, cls: Any, keep: Callable[[int], bool]) -> Message:
@@ -349,5 +351,5 @@ def _set_strings(msg: Message, name: str, values: list[str | bytes]) -> None:
         setattr(msg, name, values[0])
         return
     tag = varint(fd.number << 3 | 2)
-    data = [v.encode() if type(v) is str else v for v in values]
+    data = [v.encode() if isinstance(v, str) else v for v in values]
     msg.MergeFromString(b"".join(tag + varint(len(d)) + d for d in data))

@@ -11,6 +11,7 @@ stays exact: ``present_key`` of ``Attention`` has ``past_seq + seq`` positions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
@@ -67,6 +68,10 @@ def at(s: Shape | None, axis: int) -> Dim:
     return None if s is None else s[axis]
 
 
+@overload
+def positive_heads(name: str, value: int) -> int: ...
+@overload
+def positive_heads(name: str, value: None) -> None: ...
 def positive_heads(name: str, value: int | None) -> int | None:
     if value is not None and value <= 0:
         raise RuleError("bad-attribute", f"{name} must be positive, is {value}")

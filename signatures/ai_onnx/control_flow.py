@@ -117,8 +117,9 @@ class Body:
     def fresh(self, key: tuple, value: str, axis: int, reason: str, own: bool = False) -> Dim:
         """A fresh variable of this node (``own``: one that stands for a per-iteration extent)."""
         var = self.ctx.fresh(reason, key, value, axis)
-        if own:
-            self.own.add(D.variable_name(var))
+        name = D.variable_name(var) if own else None  # (a variable: it has a name)
+        if name is not None:
+            self.own.add(name)
         return var
 
     def entry(self, j: int, axis: int, what: str) -> Dim:
@@ -183,6 +184,11 @@ def _top(t: Type) -> Type:
     return t
 
 
+def _unknown_entry(entry: Callable[[int, Dim], Dim]) -> Callable[[int, Dim, Dim], Dim]:
+    """Where two iterations disagree on an extent: ``entry`` of it unknown."""
+    return lambda axis, a, b: entry(axis, None)
+
+
 def fixed_point(
     body: Body, fixed: list[Value], state: list[Value], what: list[str], state_first: bool = False, pinned: int = 0
 ) -> tuple[list[Value], list[Value]]:
@@ -213,7 +219,7 @@ def fixed_point(
                 def entry(axis: int, d: Dim, j: int = j) -> Dim:
                     return body.entry(off + j, axis, what[j])
 
-                nxt.append(join_values(state[j], body.clean(got, entry), lambda a, x, y, e=entry: e(a, None)))
+                nxt.append(join_values(state[j], body.clean(got, entry), _unknown_entry(entry)))
             if nxt == state:
                 if round_ == 0:
                     return state, outs  # that walk was the final one
@@ -465,7 +471,7 @@ def _trip(ctx: RuleContext, extents: list[Dim]) -> Dim:
     known = [d for d in extents if d is not None]
     if not known:
         return None
-    best = next((d for d in known if isinstance(d, int)), None)
+    best: Dim = next((d for d in known if isinstance(d, int)), None)
     if best is None:
         best = next((d for d in known if not ctx.is_fresh(d)), known[0])
     for d in known:
@@ -520,8 +526,8 @@ def scan_8(ctx: RuleContext) -> list:
     n = len(rest) - m
     if n < 0:
         raise RuleError("arity", f"Scan has {len(rest)} inputs after sequence_lens but num_scan_inputs is {m}")
-    batch = _trip(ctx, [v.type.shape[0] for v in rest if _rank_at_least(v.type, 1)])
-    length = _trip(ctx, [v.type.shape[1] for v in rest[n:] if _rank_at_least(v.type, 2)])
+    batch = _trip(ctx, [s[0] for v in rest if (s := _shape_of_rank(v.type, 1)) is not None])
+    length = _trip(ctx, [s[1] for v in rest[n:] if (s := _shape_of_rank(v.type, 2)) is not None])
     states = [Value(_drop(v.type, (0,))) for v in rest[:n]]
     slices = [Value(_drop(v.type, (0, 1))) for v in rest[n:]]
     at_least_one = not ctx.has(0) and _at_least(length, 1, ctx)
@@ -545,8 +551,9 @@ def scan_8(ctx: RuleContext) -> list:
     return out
 
 
-def _rank_at_least(t: Type, r: int) -> bool:
-    return isinstance(t, TensorType) and t.shape is not None and len(t.shape) >= r
+def _shape_of_rank(t: Type, r: int) -> tuple[Dim, ...] | None:
+    """The shape of ``t`` when it is a tensor of rank ``r`` at least."""
+    return t.shape if isinstance(t, TensorType) and t.shape is not None and len(t.shape) >= r else None
 
 
 @rule("Scan", since=9, pure=False)

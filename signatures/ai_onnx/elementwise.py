@@ -7,9 +7,11 @@ such as ``seq * 12``) are computed element by element.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from infer.contract.context import RuleContext, RuleError
 from infer.core.types import TensorType
-from infer.core.values import Known, Value
+from infer.core.values import Elem, Known, Value
 from signatures.kit import spans
 from signatures.kit import valueops as V
 from signatures.kit.helpers import STRICT, broadcast, flag, norm_axis, require_single, same_dim
@@ -167,6 +169,11 @@ def clip(ctx: RuleContext) -> list:
     return [Value(TensorType(None, ctx.shape(0)), _clipped(ctx))]
 
 
+def _against(op: V.Op, bound: Elem) -> Callable[[Elem], Elem]:
+    """``op`` of each element and ``bound``."""
+    return lambda e: op(e, bound)
+
+
 def _clipped(ctx: RuleContext) -> Known | None:
     k = ctx.known(0)
     if k is None or any(isinstance(e, float) and e != e for e in k.elems):
@@ -176,12 +183,12 @@ def _clipped(ctx: RuleContext) -> Known | None:
         if ctx.version < 11:
             bound = ctx.attr(attr)
             if bound is not None:
-                k = V.unary(lambda e, b=float(bound): op(e, b), k)
+                k = V.unary(_against(op, float(bound)), k)
         elif ctx.has(i):
             b = ctx.known(i)
             if b is None or b.size != 1:
                 return None
-            k = V.unary(lambda e, x=b.elems[0]: op(e, x), k)
+            k = V.unary(_against(op, b.elems[0]), k)
     return k
 
 

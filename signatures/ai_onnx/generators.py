@@ -13,6 +13,7 @@ from infer.core.types import TensorType
 from infer.core.values import (
     MAX_KNOWN_ELEMENTS,
     MAX_KNOWN_FLOAT_ELEMENTS,
+    Elem,
     Known,
     Span,
     SymFloat,
@@ -58,10 +59,11 @@ def constant(ctx: RuleContext) -> list:
 @rule("ConstantOfShape")
 def constant_of_shape(ctx: RuleContext) -> list:
     fill = ctx.attr("value")
-    elem, scalar = TensorProto.FLOAT, 0.0
+    elem: int | None = TensorProto.FLOAT
+    scalar: Elem = 0.0
     if fill is not None:
         fv = value_from_tensor(fill)
-        elem = fv.type.elem  # type: ignore[union-attr]
+        elem = fv.type.elem if isinstance(fv.type, TensorType) else None  # (a tensor's: always one)
         scalar = fv.known.elems[0] if fv.known is not None and fv.known.size == 1 else None
     if ctx.rank(0) == 0:  # a 1-D shape; onnxruntime refuses a scalar (and reads 2-D ones flat)
         raise RuleError("shape-mismatch", "the shape (input 0) must be 1-D, is a scalar")
@@ -83,12 +85,17 @@ def constant_of_shape(ctx: RuleContext) -> list:
         return [TensorType(elem, None if n is None else (None,) * n)]
     if any(isinstance(d, int) and d < 0 for d in dims):
         raise RuleError("shape-mismatch", f"the output shape {dims} has a negative extent")
-    known = V.fill(dims, scalar) if all(isinstance(d, int) for d in dims) else None  # type: ignore[arg-type]
+    ints = [d for d in dims if isinstance(d, int)]
+    known = V.fill(ints, scalar) if len(ints) == len(dims) else None
     return [Value(TensorType(elem, tuple(dims)), known)]
 
 
 _INT64_MAX = (1 << 63) - 1
-_NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64, TensorProto.FLOAT16: np.float16}
+_NP_OF: dict[int | None, type[np.floating]] = {
+    TensorProto.FLOAT: np.float32,
+    TensorProto.DOUBLE: np.float64,
+    TensorProto.FLOAT16: np.float16,
+}
 
 
 @rule("Range")
@@ -154,16 +161,16 @@ def _float_range(ctx: RuleContext, s: float, lim: float, d: float) -> Value | tu
         return (None,)
     n = counts.pop()
     known = None
-    t = _NP_OF.get(elem)  # type: ignore[arg-type]
-    if t is not None and n <= MAX_KNOWN_ELEMENTS:
+    ft = _NP_OF.get(elem)
+    if ft is not None and n <= MAX_KNOWN_ELEMENTS:
         # onnxruntime accumulates (v += delta), the definition computes start + i * delta: keep
         # the values only where both give the same numbers in the output type.
         with np.errstate(all="ignore"):
-            direct = [t(s) + t(i) * t(d) for i in range(n)]
-            acc, v = [], t(s)
+            direct = [ft(s) + ft(i) * ft(d) for i in range(n)]
+            acc, v = [], ft(s)
             for _ in range(n):
                 acc.append(v)
-                v = t(v + t(d))
+                v = ft(v + ft(d))
         if all(a == b for a, b in zip(direct, acc)):
             known = Known((n,), tuple(float(a) for a in direct))
     return Value(TensorType(None, (n,)), known)

@@ -333,7 +333,7 @@ def image_decoder(ctx: RuleContext) -> list:
 
 
 # Bits per element of every type BitCast accepts (the target must have the input's width).
-_BITS = {
+_BITS: dict[int, int] = {
     TensorProto.BOOL: 8, TensorProto.INT8: 8, TensorProto.UINT8: 8, TensorProto.INT16: 16,
     TensorProto.UINT16: 16, TensorProto.INT32: 32, TensorProto.UINT32: 32, TensorProto.INT64: 64,
     TensorProto.UINT64: 64, TensorProto.FLOAT16: 16, TensorProto.BFLOAT16: 16, TensorProto.FLOAT: 32,

@@ -88,7 +88,7 @@ def gather_elements(ctx: RuleContext) -> list:
 
 
 def _reduction(ctx: RuleContext) -> str:
-    red = ctx.attr("reduction", "none") if ctx.version >= 16 else "none"
+    red: str = ctx.attr("reduction", "none") if ctx.version >= 16 else "none"
     if red != "none" and (red not in REDUCTIONS or (ctx.version < 18 and red in ("max", "min"))):
         raise RuleError("bad-attribute", f"reduction {red!r} is not defined at opset {ctx.version}")
     return red
@@ -97,20 +97,21 @@ def _reduction(ctx: RuleContext) -> str:
 def _put(out: np.ndarray, target: tuple, value: Any, red: str | V.Op, seen: set) -> bool:
     """Write one update (``red``: "none" or the reduction's element operation); ``False`` when
     the result is not determined (a repeated plain write)."""
-    if red == "none":
+    if isinstance(red, str):  # "none"
         if target in seen:
             return False  # duplicate indices without a reduction: the result is unspecified
         seen.add(target)
         out[target] = value
     else:
-        out[target] = red(out[target], value)  # type: ignore[operator]
+        out[target] = red(out[target], value)
     return True
 
 
 def _reduction_op(ctx: RuleContext, red: str) -> str | V.Op:
     if red == "none":
         return red
-    return getattr(V.ops_of(ctx), REDUCTIONS[red])
+    op: V.Op = getattr(V.ops_of(ctx), REDUCTIONS[red])
+    return op
 
 
 def _scatter_elements_known(ctx: RuleContext, axis: int, red: str) -> Known | None:

@@ -98,8 +98,9 @@ def eye_like(ctx: RuleContext) -> list:
     if s is not None and len(s) != 2:
         raise RuleError("shape-mismatch", f"input must be 2-D, has rank {len(s)}")
     known = None
-    if s is not None and all(isinstance(d, int) for d in s) and s[0] * s[1] <= MAX_KNOWN_ELEMENTS:  # type: ignore[operator]
-        eye = np.eye(s[0], s[1], k=int(ctx.attr("k", 0)), dtype=bool)  # type: ignore[arg-type]
+    rows, cols = s if s is not None else (None, None)
+    if isinstance(rows, int) and isinstance(cols, int) and rows * cols <= MAX_KNOWN_ELEMENTS:
+        eye = np.eye(rows, cols, k=int(ctx.attr("k", 0)), dtype=np.bool_)
         if elem in _FLOATS:
             known = _known(eye.astype(float).astype(object))
         elif elem in _INTS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
 from infer.core.types import TensorType
 from signatures.kit.helpers import ONE, flag, norm_axis
 from signatures.kit.registry import example, rule, shape_rule
@@ -25,9 +26,11 @@ def batch_normalization(ctx: RuleContext) -> list:
             if r is not None and r != 1:
                 raise RuleError("shape-mismatch", f"input {i} (scale, bias, mean or var) must be [C], has rank {r}")
         _check_channels(ctx, x)
+    stats: tuple[Dim, ...] | None
     if x is None:
         # The statistics are [C] like the scale, whatever the data's rank.
-        stats = None if per_activation else (next((ctx.shape(i)[0] for i in range(1, 5) if ctx.rank(i) == 1), None),)
+        vectors = (s for i in range(1, 5) if (s := ctx.shape(i)) is not None and len(s) == 1)
+        stats = None if per_activation else (next((s[0] for s in vectors), None),)
     elif per_activation:
         stats = x[1:]
     else:
@@ -57,7 +60,7 @@ def _stash_type(ctx: RuleContext) -> int | None:
     """
     stash = ctx.attr("stash_type", 1)
     if stash in (TensorProto.FLOAT, TensorProto.BFLOAT16):
-        return stash
+        return int(stash)
     if stash is not None:
         ctx.error("bad-attribute", f"{ctx.op_type}: stash_type {stash!r} is neither float (1) nor bfloat16 (16)")
     return None

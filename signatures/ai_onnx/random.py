@@ -12,14 +12,18 @@ from onnx import TensorProto
 from infer.contract.context import RuleContext, RuleError
 from infer.contract.signature import allowed_types
 from infer.core.types import TensorType, elem_name
+from signatures.kit.helpers import signature_of
 from signatures.kit.registry import example, rule
 
 
 def _allowed(ctx: RuleContext) -> set[int] | None:
     """Element types the output's type constraint admits (``None``: no signature)."""
-    if ctx.sig is None or not ctx.sig.outputs:
+    sig = signature_of(ctx)
+    if sig is None or not sig.outputs:
         return None
-    return {t.elem for t in allowed_types(ctx.sig, ctx.sig.outputs[0].type_str) if isinstance(t, TensorType)}
+    return {
+        t.elem for t in allowed_types(sig, sig.outputs[0].type_str) if isinstance(t, TensorType) and t.elem is not None
+    }
 
 
 def output_elem(ctx: RuleContext, fallback: int | None) -> int | None:

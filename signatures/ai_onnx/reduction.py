@@ -100,7 +100,8 @@ def topk(ctx: RuleContext) -> list:
         return [None, None]
     # largest and sorted (onnxruntime reads only 1 as true) change no shape.
     axis = norm_axis(ctx, ctx.attr("axis", -1), len(x))
-    if isinstance(k, int) and isinstance(x[axis], int) and k > x[axis]:
+    extent = x[axis]
+    if isinstance(k, int) and isinstance(extent, int) and k > extent:
         raise RuleError("shape-mismatch", f"K={k} exceeds the extent {x[axis]} of axis {axis}")
     if k is None:
         # One K for both outputs: the values and their indices have one extent, whatever it is.

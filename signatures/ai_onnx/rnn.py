@@ -59,7 +59,7 @@ def _hidden(ctx: RuleContext, gates: int, w: tuple[Dim, ...] | None, r: tuple[Di
     from_rows = D.floordiv(rows, gates) if rows is not None else None
     if isinstance(rows, int) and rows % gates:
         raise RuleError("shape-mismatch", f"weights have {rows} rows, not a multiple of {gates} gates")
-    hidden = attr
+    hidden: Dim = attr
     for d, what in ((from_r, "hidden_size and R's last dim"), (from_rows, f"hidden_size and R's rows / {gates}")):
         if d is None:
             continue
@@ -87,6 +87,8 @@ def recurrent(ctx: RuleContext) -> list:
         if w is not None:
             same_dim(ctx, x[2], w[2], "X's input size and W's dim 2")
     batch = _batch_elsewhere(ctx, batch, layout)
+    y: tuple[Dim, ...]
+    y_h: tuple[Dim, ...]
     if layout == 0:
         y, y_h = (seq, ndir, batch, hidden), (ndir, batch, hidden)
     else:

@@ -204,7 +204,8 @@ def _split_sizes(ctx: RuleContext, extent: Dim) -> list[Dim] | None:
             raise RuleError("shape-mismatch", f"the scalar split size is {s}: it must be greater than zero")
         if isinstance(s, int) and isinstance(extent, int):
             n, last = divmod(extent, s)
-            return [s] * n + ([last] if last else [])
+            chunks: list[Dim] = [s] * n
+            return chunks + ([last] if last else [])
         if ctx.equal(s, extent) is True:
             return [s]
         ctx.because(f"how many chunks of {D.to_str(s)} fit in extent {D.to_str(extent)} is not known", 0, 1)

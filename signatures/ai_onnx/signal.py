@@ -20,8 +20,6 @@ from infer.core.values import MAX_KNOWN_ELEMENTS, Known, Value
 from signatures.kit.helpers import same_dim
 from signatures.kit.registry import example, rule
 
-_UNSET = object()
-
 
 def _scalar_dim(ctx: RuleContext, i: int, what: str) -> Dim:
     """The integer in scalar input ``i`` (possibly symbolic), or ``None`` with the reason."""
@@ -45,6 +43,7 @@ def _dft_axis(ctx: RuleContext, rank: int) -> int | None:
 
     Valid axes are ``[-rank, -2]`` and ``[0, rank - 2]``: never the trailing complex axis.
     """
+    axis: int
     if ctx.version < 20:
         axis = ctx.attr("axis", 1)
     elif ctx.has(2):
@@ -78,25 +77,24 @@ def dft(ctx: RuleContext) -> list:
             f"{'complex (last extent 2)' if inverse else 'real (last extent 1)'} input, "
             f"the last extent is {x[-1]}",
         )
-    length: Dim | object = _UNSET
-    if ctx.has(1):
-        length = _scalar_dim(ctx, 1, "the DFT length")
-        if isinstance(length, int) and length <= 0:
-            raise RuleError("bad-attribute", f"dft_length must be positive, is {length}")
+    given = ctx.has(1)  # dft_length
+    length = _scalar_dim(ctx, 1, "the DFT length") if given else None
+    if isinstance(length, int) and length <= 0:
+        raise RuleError("bad-attribute", f"dft_length must be positive, is {length}")
     axis = _dft_axis(ctx, len(x))
     last = 1 if irfft else 2
     if axis is None:
-        if length is _UNSET and not onesided:
+        if not given and not onesided:
             return [tuple(x[:-1]) + (last,)]  # every signal axis keeps its extent
-        if length is not _UNSET and not onesided:
+        if given and not onesided:
             # Whichever axis it is becomes ``length``; one that already has it keeps it.
             return [tuple(d if ctx.equal(d, length) is True else None for d in x[:-1]) + (last,)]
         return [(None,) * (len(x) - 1) + (last,)]
     n = x[axis]
-    if length is _UNSET:
+    if not given:
         length = D.mul(2, D.sub(n, 1)) if irfft else n
     out = D.add(D.floordiv(length, 2), 1) if onesided and not inverse else length
-    return [tuple(out if i == axis else d for i, d in enumerate(x[:-1])) + (last,)]  # type: ignore[misc]
+    return [tuple(out if i == axis else d for i, d in enumerate(x[:-1])) + (last,)]
 
 
 # -- STFT -----------------------------------------------------------------------------------------
@@ -138,7 +136,7 @@ def stft(ctx: RuleContext) -> list:
 
 # Float outputs whose contents are worth computing; near zero a float32 runtime differs from
 # float64 arithmetic by more than a relative tolerance, so small elements are left unknown.
-_FLOAT_NP = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64}
+_FLOAT_NP: dict[int, type[np.floating]] = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64}
 _SMALL = 0.05
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Literal
 
 import numpy as np
 from onnx import TensorProto
@@ -33,6 +34,7 @@ from signatures.kit.helpers import (
     require_index_span,
     require_rank,
     same_dim,
+    signature_of,
     vector_length,
     with_span,
 )
@@ -152,21 +154,22 @@ def cast_known(k: Known | None, to: int, assume: Assume, facts: Facts) -> Known 
     return Known(k.shape, tuple(_cast_elem(e, to, assume, facts) for e in k.elems))
 
 
-def _to_type(to: object) -> int:
+def _to_type(to: int | str | bytes) -> int:
     # Cast-1 names the type as a string ("FLOAT"); later versions use the enum value.
     if not isinstance(to, (str, bytes)):
-        return int(to)  # type: ignore[call-overload]
+        return int(to)
     name = to.decode(errors="replace") if isinstance(to, bytes) else to
     if name.upper() not in TensorProto.DataType.keys():
         raise RuleError("bad-attribute", f"to '{name[:40]}' names no element type")
-    return TensorProto.DataType.Value(name.upper())
+    value: int = TensorProto.DataType.Value(name.upper())  # (protobuf is unhinted here: Any)
+    return value
 
 
 def _check_cast_target(ctx: RuleContext, to: int) -> None:
     """``to`` names an element type this version of Cast produces (a buggy rewrite may write a
     number that is no element type at all: onnxruntime refuses the node)."""
     name = TensorProto.DataType.Name(to) if to in TensorProto.DataType.values() and to else None
-    sig = ctx.sig
+    sig = signature_of(ctx)
     formal = sig.output_formal(0) if sig is not None else None
     allowed = sig.constraints.get(formal.type_str) if sig is not None and formal is not None else None
     admitted = {normalize_type_str(a) for a in allowed} if allowed is not None else None
@@ -433,7 +436,7 @@ def transpose(ctx: RuleContext) -> list:
     return [with_span(ctx, _out(tuple(s[p] for p in perm), known))]
 
 
-def _axes(ctx: RuleContext, attr_before: int, input_index: int) -> list[int] | bool | None:
+def _axes(ctx: RuleContext, attr_before: int, input_index: int) -> list[int] | Literal[False] | None:
     """Axes from the attribute (opsets before ``attr_before``) or from an input.
 
     Returns the list, ``None`` when not given, or ``False`` when given but not known.
@@ -553,7 +556,7 @@ def _concat(ctx: RuleContext, axis: int) -> list:
     return [_out(tuple(out), known)]
 
 
-def _split_sizes(ctx: RuleContext) -> list[Dim] | bool | None:
+def _split_sizes(ctx: RuleContext) -> list[Dim] | Literal[False] | None:
     """The split sizes: a list, ``None`` when not given, ``False`` when given but not known."""
     from_input = ctx.version >= 13 or (ctx.version < 2 and ctx.has(1))
     if not from_input:
@@ -615,13 +618,14 @@ def split(ctx: RuleContext) -> list:
         parts = [D.floordiv(d, n)] * n
     shapes = [s[:axis] + (p,) + s[axis + 1 :] for p in parts]
     k = ctx.known(0)
-    if k is None or not all(isinstance(p, int) for p in parts):
+    int_parts = [p for p in parts if isinstance(p, int)]
+    if k is None or len(int_parts) < len(parts):
         return shapes
     # The pieces of a known tensor are known (a Shape split into its dims, as optimizers emit).
     out, start = [], 0
-    for shape, p in zip(shapes, parts):
-        out.append(_out(shape, V.slice_known(k, [start], [start + p], [axis], [1])))  # type: ignore[list-item]
-        start += p  # type: ignore[operator]
+    for shape, p in zip(shapes, int_parts):
+        out.append(_out(shape, V.slice_known(k, [start], [start + p], [axis], [1])))
+        start += p
     return out
 
 
@@ -769,7 +773,7 @@ def _slice(
     for a, st, en, sp in zip(norm, starts, ends, steps):
         if sp == 0:
             raise RuleError("bad-attribute", "a slice step is 0")
-        out[a] = None if sp is None else slice_extent(s[a], st, en, sp, ctx)  # type: ignore[arg-type]
+        out[a] = None if sp is None else slice_extent(s[a], st, en, sp, ctx)
         if sp is not None and _forward(sp, ctx) is None:
             ctx.because(f"the slice step {D.to_str(sp)} may be 0 or of either sign", 4)
     known = None
@@ -873,8 +877,8 @@ def _padded(ctx: RuleContext, s: tuple[Dim, ...], pads: list[Dim], axes: list[in
     mode = ctx.attr("mode") or "constant"
     for j, a in enumerate(axes):
         begin, end = pads[j], pads[j + len(axes)]
-        out[a] = D.add(D.add(s[a], begin), end)
-        if isinstance(out[a], int) and out[a] < 0:
+        out[a] = padded = D.add(D.add(s[a], begin), end)
+        if isinstance(padded, int) and padded < 0:
             raise RuleError("shape-mismatch", f"padding makes axis {a} negative")
         if mode != "constant":
             _runtime_pad_needs(ctx, mode, s[a], begin, end, a)
@@ -995,18 +999,19 @@ def _aspect_sizes(ctx: RuleContext, s: tuple[Dim, ...], axes: list[int], sizes: 
         # onnxruntime reads negative axes as no axes here (it stretches); the reference rejects them.
         ctx.because("keep_aspect_ratio_policy with negative axes: runtimes differ")
         return None
-    ins = [s[a] for a in axes]
-    if not all(isinstance(d, int) and d > 0 for d in (*sizes, *ins)):
+    positive = [d for d in (*sizes, *(s[a] for a in axes)) if isinstance(d, int) and d > 0]
+    if len(positive) < len(sizes) + len(axes):
         ctx.because("keep_aspect_ratio_policy on symbolic extents is not followed")
         return None
+    int_sizes, ins = positive[: len(sizes)], positive[len(sizes) :]
     pick = min if policy == "not_larger" else max
     out: list[Dim] = []
     # Halfway cases round up (the definition, onnxruntime and the reference evaluator agree);
     # claim an extent only where float32 and double arithmetic agree.
-    r64 = pick(sz / d for sz, d in zip(sizes, ins))  # type: ignore[operator]
-    r32 = pick(np.float32(sz) / np.float32(d) for sz, d in zip(sizes, ins))  # type: ignore[arg-type]
+    r64 = pick(sz / d for sz, d in zip(int_sizes, ins))
+    r32 = pick(np.float32(sz) / np.float32(d) for sz, d in zip(int_sizes, ins))
     for d in ins:
-        cands = {_round_half_up(r64 * d), _round_half_up(float(np.float32(r32 * np.float32(d))))}  # type: ignore[operator]
+        cands = {_round_half_up(r64 * d), _round_half_up(float(np.float32(r32 * np.float32(d))))}
         out.append(cands.pop() if len(cands) == 1 else None)
     if None in out:
         ctx.because("the kept-aspect extent is not the same in float32 and double arithmetic (runtimes differ)")
@@ -1060,7 +1065,7 @@ def resize(ctx: RuleContext) -> list:
         whole = _roi_spans(ctx, roi_i, len(axes))
         for j, (a, sc) in enumerate(zip(axes, k.elems)):
             ok = isinstance(sc, (int, float)) and not isinstance(sc, bool)
-            out[a] = _scaled(s[a], float(sc)) if ok and whole[j] else None  # type: ignore[arg-type]
+            out[a] = _scaled(s[a], float(sc)) if ok and whole[j] else None
             if out[a] is None and s[a] is not None:
                 ctx.because(
                     "the scaled extent is not certain: runtimes differ (float32 against double products, "

@@ -17,7 +17,7 @@ _STRING, _INT64, _FLOAT = TensorProto.STRING, TensorProto.INT64, TensorProto.FLO
 
 # -- CategoryMapper, LabelEncoder ----------------------------------------------------------------
 
-_SWAP = {_STRING: _INT64, _INT64: _STRING}
+_SWAP: dict[int | None, int] = {_STRING: _INT64, _INT64: _STRING}  # (looked up with an unknown elem too)
 
 
 @rule("CategoryMapper", domain=ML)
@@ -30,7 +30,7 @@ def category_mapper(ctx: RuleContext) -> list:
             "bad-attribute",
             f"cats_int64s ({n_int} entries) and cats_strings ({n_str}) must both be given, with the same length",
         )
-    return [TensorType(_SWAP.get(ctx.elem(0)), ctx.shape(0))]  # type: ignore[arg-type]
+    return [TensorType(_SWAP.get(ctx.elem(0)), ctx.shape(0))]
 
 
 _VALUES = {"values_strings": _STRING, "values_int64s": _INT64, "values_floats": _FLOAT}
@@ -44,7 +44,7 @@ def label_encoder(ctx: RuleContext) -> list:
     """
     shape = ctx.shape(0)
     if ctx.version < 2:
-        return [TensorType(_SWAP.get(ctx.elem(0)), shape)]  # type: ignore[arg-type]
+        return [TensorType(_SWAP.get(ctx.elem(0)), shape)]
     given = [name for name in (*_VALUES, "values_tensor") if ctx.has_attr(name)]
     if len(given) > 1:
         raise RuleError("bad-attribute", f"LabelEncoder has more than one values attribute: {given}")

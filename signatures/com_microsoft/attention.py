@@ -331,12 +331,12 @@ _GQA = {"num_heads": 4, "kv_num_heads": 2}
         case(
             ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
             ["float[B,S,64]", "float[B,2,S,16]", "float[B,2,S,16]", "float[B,4,S,?]"],
-            **_GQA,
+            attrs=_GQA,
         ),
         case(
             ["float16[B,S,128]", "", "", "", "", "int32[B]", "int32[]={S}"],
             ["float16[B,S,64]", "float16[B,2,S,16]", "float16[B,2,S,16]", "float16[B,4,S,S]"],
-            **_GQA,
+            attrs=_GQA,
         ),
         case(
             [
@@ -349,7 +349,7 @@ _GQA = {"num_heads": 4, "kv_num_heads": 2}
                 "int32[]={P + 1}",
             ],
             ["float[B,1,64]", "float[B,2,P + 1,16]", "float[B,2,P + 1,16]"],
-            **_GQA,
+            attrs=_GQA,
         ),
         case(
             [
@@ -362,12 +362,12 @@ _GQA = {"num_heads": 4, "kv_num_heads": 2}
                 "int32[]",
             ],
             ["float[B,1,64]", "float[B,2,?,16]", "float[B,2,?,16]"],
-            **_GQA,
+            attrs=_GQA,
         ),
         case(
             ["float[B,S,64]", "float[B,S,48]", "float[B,S,48]", "", "", "int32[B]", "int32[]"],
             ["float[B,S,64]"],
-            **_GQA,
+            attrs=_GQA,
             error="shape-mismatch",
         ),
         case(
@@ -379,7 +379,7 @@ _GQA = {"num_heads": 4, "kv_num_heads": 2}
         case(
             ["float[B,S,64]", "float[B,S,32]", "float[B,S,32]", "", "", "int32[B]", "int32[]"],
             ["float[B,S,64]", "float[B,2,S,16]"],
-            **_GQA,
+            attrs=_GQA,
             error="arity",
         ),
     ],

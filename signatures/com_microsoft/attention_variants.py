@@ -28,7 +28,7 @@ _MASK = {"mask_filter_value": (FLOAT, -10000.0), "scale": (FLOAT, None)}
 
 
 def _heads(ctx: RuleContext, name: str = "num_heads") -> int:
-    n = ctx.require(name)
+    n: int = ctx.require(name)
     if n <= 0:
         raise RuleError("bad-attribute", f"{ctx.op_type}: {name} must be positive, is {n}")
     return n
@@ -61,7 +61,7 @@ _DM = {"num_heads": 2, "past_present_share_buffer": 1}
         case(
             ["float[B,1,8]", "float[B,1,8]", "float[B,1,8]", "", "", "float[B,2,M,4]", "float[B,2,M,4]", "int32[]"],
             ["float[B,1,8]", "float[B,2,M,4]", "float[B,2,M,4]"],
-            **_DM,
+            attrs=_DM,
         ),
         case(
             ["float16[B,1,8]", "float16[B,1,8]", "float16[B,1,8]", "", "", "float16[B,2,P,4]", "float16[B,2,P,4]"],
@@ -82,7 +82,7 @@ def decoder_masked_multi_head_attention(ctx: RuleContext) -> list:
     k, v = ctx.shape(1) if ctx.has(1) else None, ctx.shape(2) if ctx.has(2) else None
     b = at(q, 0)
     cross = k is not None and len(k) == 4
-    if cross:  # the keys and values, already projected and split into heads
+    if k is not None and len(k) == 4:  # cross: the keys and values, already projected and split into heads
         v_hidden = None if v is None or len(v) != 4 else D.mul(v[1], v[3])
         total: Dim = k[2]
         head = k[3]
@@ -116,7 +116,7 @@ def decoder_masked_multi_head_attention(ctx: RuleContext) -> list:
         case(
             ["float[B,1,6]", "float[6,24]", "float[24]", "", "float[2,B,2,M,4]", "", "int32[]"],
             ["float[B,1,8]", "float[2,B,2,M,4]"],
-            **_DM,
+            attrs=_DM,
         ),
         case(
             ["float[B,1,6]", "float[6,24]", "float[24]", "", "float[2,B,2,P,4]", "", "int32[]"],
@@ -126,7 +126,7 @@ def decoder_masked_multi_head_attention(ctx: RuleContext) -> list:
         case(
             ["float[B,1,6]", "float[6,25]", "float[25]", "", "float[2,B,2,M,4]", "", "int32[]"],
             ["float[*]", "float[*]"],
-            **_DM,
+            attrs=_DM,
             error="shape-mismatch",
         ),
     ],
@@ -330,7 +330,7 @@ _DSA = {"num_heads": 2, "kv_num_heads": 1}
                 "int32[]",
             ],
             ["float[B,S,8]", "float[B,1,M,4]", "float[B,1,M,4]", "int32[1]"],
-            **_DSA,
+            attrs=_DSA,
         ),
         case(
             ["float16[B,S,16]", "", "", "", "", "", "", "int32[R,K]", "int32[R]", "int32[B]", "int32[]"],

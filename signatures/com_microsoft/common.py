@@ -13,7 +13,7 @@ Shape = tuple[Dim, ...]
 
 def choice(ctx: RuleContext, name: str, default: str, allowed: Sequence[str]) -> str:
     """A string attribute with a closed set of values (the kernel refuses any other)."""
-    v = ctx.attr(name, default)
+    v: str = ctx.attr(name, default)
     if v not in allowed:
         raise RuleError("bad-attribute", f"{ctx.op_type}: {name} {v!r} is not one of {', '.join(allowed)}")
     return v
@@ -21,7 +21,7 @@ def choice(ctx: RuleContext, name: str, default: str, allowed: Sequence[str]) ->
 
 def in_range(ctx: RuleContext, name: str, default: int, low: int, high: int) -> int:
     """An integer attribute the kernel (or the schema's inference) accepts only in ``[low, high]``."""
-    v = ctx.attr(name, default)
+    v: int = ctx.attr(name, default)
     if not low <= v <= high:
         raise RuleError("bad-attribute", f"{ctx.op_type}: {name} must be in [{low}, {high}], is {v}")
     return v

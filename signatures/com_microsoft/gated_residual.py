@@ -8,6 +8,8 @@ scales.
 
 from __future__ import annotations
 
+import math
+
 from infer.contract.context import RuleContext, RuleError
 from signatures.ai_onnx.attention import at, check_rank
 from signatures.com_microsoft import FLOAT, FLOAT_TYPES, MS, STRING
@@ -73,12 +75,12 @@ def gated_rms_norm(ctx: RuleContext) -> list:
         raise RuleError("shape-mismatch", "X must have rank >= 1")
     x = same_shape(ctx, x, ctx.shape(2), "X and gate")
     scale = ctx.shape(1)
-    if x is not None and scale is not None and all(isinstance(d, int) for d in (x[-1], *scale)):
-        length = 1
-        for d in scale:
-            length *= d
-        if length == 0 or x[-1] % length:
-            raise RuleError("shape-mismatch", f"X's last extent {x[-1]} is not a multiple of the scale's {length}")
+    last = x[-1] if x is not None else None
+    entries = [d for d in scale if isinstance(d, int)] if scale is not None else []
+    if isinstance(last, int) and scale is not None and len(entries) == len(scale):
+        length = math.prod(entries)
+        if length == 0 or last % length:
+            raise RuleError("shape-mismatch", f"X's last extent {last} is not a multiple of the scale's {length}")
     return [x]
 
 

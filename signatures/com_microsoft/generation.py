@@ -101,7 +101,7 @@ _BEAM = ["int32[B,S]", "int32[1]={16}", "", "int32[1]={4}", "int32[1]={2}", "flo
     },
     attrs={**_LOOP, "early_stopping": (INT, 0)},
     examples=[
-        case(_BEAM, ["int32[B,2,16]", "float[B,2]", "float[16 - S,B,4,100]"], **_ATTRS),
+        case(_BEAM, ["int32[B,2,16]", "float[B,2]", "float[16 - S,B,4,100]"], attrs=_ATTRS),
         case(
             ["int32[B,S]", "int32[1]", "", "int32[1]", "int32[1]", "float16[1]", "float16[1]", "int32[V]"],
             ["int32[B,?,?]", "float16[B,?]", "float16[?,B,?,V]"],
@@ -109,11 +109,11 @@ _BEAM = ["int32[B,S]", "int32[1]={16}", "", "int32[1]={4}", "int32[1]={2}", "flo
             pad_token_id=0,
             decoder=_STAND_IN,
         ),
-        case(_BEAM[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+        case(_BEAM[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], attrs=_ATTRS, error="shape-mismatch"),
         case(
             ["int32[B,16]", "int32[1]={16}", "", "int32[1]={4}", "int32[1]={2}"],
             ["int32[*]"],
-            **_ATTRS,
+            attrs=_ATTRS,
             error="shape-mismatch",
         ),
     ],
@@ -143,10 +143,10 @@ def beam_search(ctx: RuleContext) -> list:
     types={"T": F32, "I": INT32},
     attrs=_LOOP,
     examples=[
-        case(["int32[B,S]", "int32[1]={32}"], ["int32[B,32]"], **_ATTRS),
-        case(["int32[B,S]", "int32[]"], ["int32[B,?]"], **_ATTRS),
-        case(["int32[B,8]", "int32[1]={8}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
-        case(["int32[B,S]", "int32[2]"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+        case(["int32[B,S]", "int32[1]={32}"], ["int32[B,32]"], attrs=_ATTRS),
+        case(["int32[B,S]", "int32[]"], ["int32[B,?]"], attrs=_ATTRS),
+        case(["int32[B,8]", "int32[1]={8}"], ["int32[*]"], attrs=_ATTRS, error="shape-mismatch"),
+        case(["int32[B,S]", "int32[2]"], ["int32[*]"], attrs=_ATTRS, error="shape-mismatch"),
     ],
 )
 def greedy_search(ctx: RuleContext) -> list:

@@ -70,18 +70,20 @@ def check_gate(ctx: RuleContext, st: Streams, i: int, what: str, flat_ok: bool) 
     suffix = _lead(ctx, st, g, what)
     if len(suffix) > 2:
         raise RuleError("shape-mismatch", f"{ctx.op_type}: {what} has {len(suffix)} axes past the leading ones")
-    if not all(isinstance(d, int) for d in (*suffix, st.c, st.h)):
+    c, h = st.c, st.h
+    if not (isinstance(c, int) and isinstance(h, int) and all(isinstance(d, int) for d in suffix)):
         return
-    allowed = [(st.c,), (st.c, 1), (st.c, st.h)] + ([(st.c * st.h,)] if flat_ok and st.flat else [])
+    allowed = [(c,), (c, 1), (c, h)] + ([(c * h,)] if flat_ok and st.flat else [])
     if tuple(suffix) not in allowed:
         raise RuleError("shape-mismatch", f"{ctx.op_type}: {what} must end in (C), (C, 1) or (C, H), ends in {suffix}")
 
 
 def check_scale(ctx: RuleContext, st: Streams, i: int) -> None:
     s = ctx.shape(i) if ctx.has(i) else None
-    if s is None or not all(isinstance(d, int) for d in (*s, st.c, st.h)):
+    c, h = st.c, st.h
+    if s is None or not (isinstance(c, int) and isinstance(h, int) and all(isinstance(d, int) for d in s)):
         return
-    if tuple(s) not in ((st.h,), (st.c * st.h,), (st.c, st.h)):
+    if tuple(s) not in ((h,), (c * h,), (c, h)):
         raise RuleError("shape-mismatch", f"{ctx.op_type}: scale must be (H), (C * H) or (C, H), is {list(s)}")
 
 

@@ -111,8 +111,9 @@ def matmul_bnb4(ctx: RuleContext) -> list:
     k, n = _positive(ctx, "K", "N")
     in_range(ctx, "quant_type", 0, 0, 1)  # FP4 or NF4
     b = ctx.shape(1)
-    if b is not None and all(isinstance(d, int) for d in b) and D.product(b) < (n * k + 1) // 2:
-        raise RuleError("shape-mismatch", f"B holds {D.product(b)} bytes; K={k} and N={n} need {(n * k + 1) // 2}")
+    size = D.product(b) if b is not None and all(isinstance(d, int) for d in b) else None
+    if isinstance(size, int) and size < (n * k + 1) // 2:
+        raise RuleError("shape-mismatch", f"B holds {size} bytes; K={k} and N={n} need {(n * k + 1) // 2}")
     if ctx.attr("transB", 1):
         return [_vector_product(ctx, ctx.shape(0), k, n)]
     return [_vector_product(ctx, ctx.shape(0), n, k)]
@@ -148,7 +149,13 @@ def matmul_fpq4(ctx: RuleContext) -> list:
     k, n = shape
     blob = ctx.shape(1)
     per_block = _FPQ4_BLOCK_BYTES.get(ctx.attr("blk_quant_type", 1))
-    if per_block and blob is not None and all(isinstance(d, int) for d in (*blob, k, n)):
+    if (
+        per_block
+        and blob is not None
+        and all(isinstance(d, int) for d in blob)
+        and isinstance(k, int)
+        and isinstance(n, int)
+    ):
         want = n * -(-k // 32) * per_block
         if D.product(blob) != want:
             raise RuleError(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from infer.contract.context import RuleContext, RuleError
 from infer.core import dims as D
+from infer.core.dims import Dim
 from infer.core.types import TensorType
 from signatures.ai_onnx.attention import agree, at, check_rank
 from signatures.com_microsoft import F32, FLOAT, FLOAT_TYPES, INT, MS, REQUIRED, STRING
@@ -18,7 +19,7 @@ from signatures.kit.helpers import same_dim
 from signatures.kit.operator import case, operator
 
 
-def _tokens(x: tuple | None) -> object:
+def _tokens(x: tuple[Dim, ...] | None) -> Dim:
     return None if x is None else D.product(x[:-1])
 
 

@@ -75,14 +75,14 @@ _NG = {"pad_id": 0, "n_head_per_ngram": 2, "max_ngram_size": 3}
     types={"M": _M},
     attrs=_NGRAM,
     examples=[
-        case(["int64[B,S]", "int64[3]", "int64[4]"], ["int64[B,S,4]", "int64[B,2]"], **_NG),
+        case(["int64[B,S]", "int64[3]", "int64[4]"], ["int64[B,S,4]", "int64[B,2]"], attrs=_NG),
         case(
             ["int32[B,S]", "int32[4]", "int32[4]", "int32[B,2]", "int32[4]", "int32[]", "int32[B,S]"],
             ["int32[B,S,4]", "int32[B,2]"],
-            **_NG,
+            attrs=_NG,
         ),
-        case(["int64[B,S]", "int64[3]", "int64[3]"], ["int64[B,S,4]"], **_NG, error="shape-mismatch"),
-        case(["int64[B,S]", "int64[2]", "int64[4]"], ["int64[*]"], **_NG, error="shape-mismatch"),
+        case(["int64[B,S]", "int64[3]", "int64[3]"], ["int64[B,S,4]"], attrs=_NG, error="shape-mismatch"),
+        case(["int64[B,S]", "int64[2]", "int64[4]"], ["int64[*]"], attrs=_NG, error="shape-mismatch"),
         case(
             ["int64[B,S]", "int64[3]", "int64[4]"],
             ["int64[*]"],
@@ -110,7 +110,7 @@ def ngram_hash_mapping(ctx: RuleContext) -> list:
     types={"M": _M, "S": INT32},
     attrs={**_NGRAM, "state_update_capacity": (INT, 0)},
     examples=[
-        case(["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]"], ["int64[T,4]", "int64[B,2]"], **_NG),
+        case(["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]"], ["int64[T,4]", "int64[B,2]"], attrs=_NG),
         case(
             ["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]", "", "", "", "int32[T]", "", "int32[B]"],
             ["int64[T,4]", "int64[B,2]", "int32[B,2]", "int64[B,3,2]"],
@@ -119,13 +119,13 @@ def ngram_hash_mapping(ctx: RuleContext) -> list:
         case(
             ["int64[T]", "int64[3]", "int64[4]", "int32[B + 1]"],
             ["int64[*]", "int64[*]", "int32[*]"],
-            **_NG,
+            attrs=_NG,
             error="arity",
         ),
         case(
             ["int64[T]", "int64[3]", "int64[4]", "int32[3]", "int64[3,2]"],
             ["int64[T,4]", "int64[2,2]"],
-            **_NG,
+            attrs=_NG,
             error="shape-mismatch",
         ),
     ],

@@ -12,6 +12,7 @@ from __future__ import annotations
 from onnx import TensorProto
 
 from infer.contract.context import RuleContext, RuleError
+from infer.core.dims import Dim
 from infer.core.types import TensorType
 from signatures.com_microsoft import (
     F32,
@@ -220,7 +221,7 @@ def q_embed_layer_normalization(ctx: RuleContext) -> list:
     return [(b, s, hidden), (b,)][: ctx.n_outputs]
 
 
-def _hidden(ctx: RuleContext, table: int, gamma: int):
+def _hidden(ctx: RuleContext, table: int, gamma: int) -> Dim:
     """The hidden size: the embedding table's second axis, else gamma's length."""
     w, g = ctx.shape(table), ctx.shape(gamma)
     h = w[1] if w is not None and len(w) == 2 else None

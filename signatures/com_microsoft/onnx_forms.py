@@ -119,7 +119,7 @@ def range_ms(ctx: RuleContext) -> list:
         return range_(ctx)
     for i, what in ((0, "start"), (1, "limit")):
         require_single(ctx, i, what)
-    s, lim = (None if ctx.known(i) is None else ctx.known(i).scalar() for i in (0, 1))  # type: ignore[union-attr]
+    s, lim = (None if (k := ctx.known(i)) is None else k.scalar() for i in (0, 1))
     if s is None or lim is None:
         ctx.contents_unknown(0 if s is None else 1, "a Range bound")
         return [(None,)]
@@ -174,8 +174,8 @@ def unique(ctx: RuleContext) -> list:
             Value(TensorType(TensorProto.INT64, (u,)), Known((u,), tuple(seen.values()))),
         ]
     why = f"the number of distinct values of `{ctx.input_name(0)}`"
-    u = n if n in (0, 1) else shared_unknown(ctx, "unique", why, 0)
-    return [(u,), (n,), (u,)]
+    distinct = n if n in (0, 1) else shared_unknown(ctx, "unique", why, 0)
+    return [(distinct,), (n,), (distinct,)]
 
 
 @operator(

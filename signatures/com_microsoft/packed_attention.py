@@ -166,7 +166,7 @@ def _paged_head_size(ctx: RuleContext, q: Shape | None, n: int, kv: int) -> Dim:
 def _v_head_size(ctx: RuleContext, layout: str, head: Dim) -> Dim:
     """The value head's width: v_head_size, where 0 (its default, also written explicitly) means
     the head size; a narrower one is valid only with a LATENT cache."""
-    v_head = ctx.attr("v_head_size", 0)
+    v_head: int = ctx.attr("v_head_size", 0)
     if v_head < 0:
         raise RuleError("bad-attribute", f"v_head_size must not be negative, is {v_head}")
     if v_head == 0:

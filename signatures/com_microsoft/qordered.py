@@ -83,8 +83,8 @@ _ORD = {"order_A": 1, "order_B": 0, "order_Y": 1}
     types={"Q": _Q, "S": _S},
     attrs={"order_A": (INT, REQUIRED), "order_B": (INT, REQUIRED), "order_Y": (INT, REQUIRED)},
     examples=[
-        case(["int8[B,M,K]", _SC, "int8[K,N]", _SC, _SC], ["int8[B,M,N]"], **_ORD),
-        case(["int8[B,M,64]", _SC, "int8[32,N]", _SC, _SC], ["int8[B,M,N]"], **_ORD, error="shape-mismatch"),
+        case(["int8[B,M,K]", _SC, "int8[K,N]", _SC, _SC], ["int8[B,M,N]"], attrs=_ORD),
+        case(["int8[B,M,64]", _SC, "int8[32,N]", _SC, _SC], ["int8[B,M,N]"], attrs=_ORD, error="shape-mismatch"),
     ],
 )
 def qordered_matmul(ctx: RuleContext) -> list:
@@ -110,13 +110,13 @@ _QA_ORD = {"num_heads": 4, "order_input": 1, "order_output": 1, "order_weight": 
     types={"Q": _Q, "S": _S, "G": INT32},
     attrs={"num_heads": (INT, REQUIRED), **_ORDERS, "qkv_hidden_sizes": (INTS, None), "unidirectional": (INT, 0)},
     examples=[
-        case(_QA, ["int8[B,S,64]"], **_QA_ORD),
+        case(_QA, ["int8[B,S,64]"], attrs=_QA_ORD),
         case(
             ["int8[B,S,64]", *_QA[1:5], "int8[64,32]", "int8[64,32]", "int8[64,32]", *_QA[8:]],
             ["int8[B,S,?]"],
-            **_QA_ORD,
+            attrs=_QA_ORD,
         ),
-        case(["int8[B,64]", *_QA[1:]], ["int8[*]"], **_QA_ORD, error="shape-mismatch"),
+        case(["int8[B,64]", *_QA[1:]], ["int8[*]"], attrs=_QA_ORD, error="shape-mismatch"),
     ],
 )
 def qordered_attention(ctx: RuleContext) -> list:
@@ -148,8 +148,8 @@ _LF_ORD = {"num_heads": 4, "window": 32, "order_input": 1, "order_output": 1, "o
     types={"Q": _Q, "S": _S, "G": INT32, "F": ("tensor(float16)",)},
     attrs={"num_heads": (INT, REQUIRED), "order_global_weight": (INT, REQUIRED), **_ORDERS, "window": (INT, REQUIRED)},
     examples=[
-        case(_LF, ["int8[B,S,64]"], **_LF_ORD),
-        case([_LF[0], _LF[1], "int8[32,96]", *_LF[3:]], ["int8[B,S,64]"], **_LF_ORD, error="shape-mismatch"),
+        case(_LF, ["int8[B,S,64]"], attrs=_LF_ORD),
+        case([_LF[0], _LF[1], "int8[32,96]", *_LF[3:]], ["int8[B,S,64]"], attrs=_LF_ORD, error="shape-mismatch"),
     ],
 )
 def qordered_longformer_attention(ctx: RuleContext) -> list:

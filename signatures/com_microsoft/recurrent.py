@@ -210,7 +210,7 @@ _LA = {"q_num_heads": 4, "kv_num_heads": 4}
         case(
             ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]", "float[B,T,1]"],
             ["float[B,T,32]", "float[B,4,8,8]"],
-            **_LA,
+            attrs=_LA,
         ),
         case(
             ["float[B,T,16]", "float[B,T,32]", "float[B,T,V]"],
@@ -239,7 +239,7 @@ _LA = {"q_num_heads": 4, "kv_num_heads": 4}
         case(
             ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]"],
             ["float[B,T,32]", "float[B,4,8,8]"],
-            **_LA,
+            attrs=_LA,
             error="missing-input",
         ),
         case(
@@ -253,7 +253,7 @@ _LA = {"q_num_heads": 4, "kv_num_heads": 4}
         case(
             ["float[B,T,32]", "float[B,T,32]", "float[B,T,32]", "", "float[B,T,4]", "float[B,T,3]"],
             ["float[*]", "unknown"],
-            **_LA,
+            attrs=_LA,
             error="shape-mismatch",
         ),
     ],
@@ -284,8 +284,9 @@ def linear_attention(ctx: RuleContext) -> list:
     if past is not None:
         agree(ctx, "key/value heads", at(past, state_at + 1), hkv)
     dk = agree(ctx, "key head sizes", at(past, state_at + 2), split_heads(at(q, 2), hq, "query hidden size"))
-    if isinstance(dk, int) and isinstance(at(k, 2), int) and at(k, 2) % dk:
-        raise RuleError("shape-mismatch", f"key hidden size {at(k, 2)} is not a multiple of d_k {dk}")
+    key_width = at(k, 2)
+    if isinstance(dk, int) and isinstance(key_width, int) and key_width % dk:
+        raise RuleError("shape-mismatch", f"key hidden size {key_width} is not a multiple of d_k {dk}")
     dv = agree(ctx, "value head sizes", at(past, state_at + 3), split_heads(at(v, 2), hkv, "value hidden size"))
     _gate_widths(hkv, dk, at(decay, 2) if "gated" in update else None, at(beta, 2) if "delta" in update else None)
     width = at(v, 2) if hkv >= hq else (D.mul(hq // hkv, at(v, 2)) if at(v, 2) is not None else D.mul(hq, dv))

@@ -59,7 +59,7 @@ _GPT = ["int32[B,S]", "int32[1]={16}"]
         "top_p": (FLOAT, 0.0),
     },
     examples=[
-        case(_GPT, ["int32[B,16]", "float[B,100]"], **_ATTRS),
+        case(_GPT, ["int32[B,16]", "float[B,100]"], attrs=_ATTRS),
         case(
             ["int32[B,S]", "int32[1]", "", "", "int32[V]"],
             ["int32[B,?]", "float[B,V]"],
@@ -67,8 +67,8 @@ _GPT = ["int32[B,S]", "int32[1]={16}"]
             pad_token_id=0,
             decoder=_DECODER,
         ),
-        case(["int32[B,16]", "int32[1]={16}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
-        case(["int32[B,S]", "int32[2]"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+        case(["int32[B,16]", "int32[1]={16}"], ["int32[*]"], attrs=_ATTRS, error="shape-mismatch"),
+        case(["int32[B,S]", "int32[2]"], ["int32[*]"], attrs=_ATTRS, error="shape-mismatch"),
     ],
 )
 def sampling(ctx: RuleContext) -> list:
@@ -110,8 +110,8 @@ _W = ["float[B,80,3000]", "int32[1]={448}", "", "int32[1]={4}", "int32[1]={2}"]
         "model_type": (INT, 2),
     },
     examples=[
-        case([*_W, "float[1]"], ["int32[B,2,448]", "float[B,2]", "float[447,B,4,100]"], **_ATTRS),
-        case(_W[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], **_ATTRS, error="shape-mismatch"),
+        case([*_W, "float[1]"], ["int32[B,2,448]", "float[B,2]", "float[447,B,4,100]"], attrs=_ATTRS),
+        case(_W[:3] + ["int32[1]={2}", "int32[1]={4}"], ["int32[*]"], attrs=_ATTRS, error="shape-mismatch"),
     ],
 )
 def whisper_beam_search(ctx: RuleContext) -> list:

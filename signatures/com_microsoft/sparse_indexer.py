@@ -107,8 +107,8 @@ _IDX = ["float[B,S,32]", "float[B,S,8]", "float[8]", "float[8]", "float[C,4]", "
             compress_ratio=2,
             token_budget=4,
         ),
-        case(_CSA, _CSA_OUT, **_CSA_ATTRS),
-        case([*_CSA[:13], "float[2,B,3,16]"], _CSA_OUT, **_CSA_ATTRS),
+        case(_CSA, _CSA_OUT, attrs=_CSA_ATTRS),
+        case([*_CSA[:13], "float[2,B,3,16]"], _CSA_OUT, attrs=_CSA_ATTRS),
         case(
             [
                 "float[B,3,32]",
@@ -154,9 +154,9 @@ def sparse_attention_indexer(ctx: RuleContext) -> list:
     mode, ratio, capacity = _capacity(ctx)
     _outputs_for(ctx, mode, (2,))
     q, past = ctx.shape(0), ctx.shape(7)
-    for what, s in (("query", q), ("past_key", past)):
-        if s is not None and len(s) != 3:
-            raise RuleError("shape-mismatch", f"{what} must be 3-D, has rank {len(s)}")
+    for what, given in (("query", q), ("past_key", past)):
+        if given is not None and len(given) != 3:
+            raise RuleError("shape-mismatch", f"{what} must be 3-D, has rank {len(given)}")
     b, s = (q[0], q[1]) if q is not None else (None, None)
     selected = (b, s, capacity)
     buffer = ctx.shape(13) if ctx.has(13) else None
@@ -186,7 +186,7 @@ def _index_share(ctx: RuleContext, batch: Dim, selected: int) -> int:
     """The IndexShare width: max_output_entries, 0 (its default) when IndexShare is off. Its
     inputs, its status output and a width of at least the ``selected`` entries come together
     (onnxruntime's schema); merged_indices is (batch, width)."""
-    width = ctx.attr("max_output_entries", 0)
+    width: int = ctx.attr("max_output_entries", 0)
     given = [ctx.has(i) for i in _SHARE_INPUTS]
     wanted = ctx.wants_output(_SHARE_STATUS)
     if not (width or any(given) or wanted):
@@ -235,10 +235,12 @@ _QSA = {"policy_mode": "qsa", "compress_ratio": 2, "token_budget": 4, "state_cap
     },
     examples=[
         case(
-            _PCSA, ["int32[T,3]", "int32[T]", "float[B,6,8]", "float[B,3,16]", "float[B,3,16]", "int32[B,2]"], **_CSA_P
+            _PCSA,
+            ["int32[T,3]", "int32[T]", "float[B,6,8]", "float[B,3,16]", "float[B,3,16]", "int32[B,2]"],
+            attrs=_CSA_P,
         ),
         case(_PCSA, _PSAI_ERR, attrs={**_CSA_P, "state_update_capacity": 9}, error="bad-attribute"),
-        case(_PIDX, _PSAI_ERR, **_QSA, error="arity"),
+        case(_PIDX, _PSAI_ERR, attrs=_QSA, error="arity"),
     ],
 )
 def packed_sparse_attention_indexer(ctx: RuleContext) -> list:
@@ -269,6 +271,8 @@ def packed_sparse_attention_indexer(ctx: RuleContext) -> list:
         return TensorType(ctx.elem(i), ctx.shape(i)) if ctx.has(i) else None
 
     shared = _index_share(ctx, batch, capacity)
+    selected: Shape
+    rows: Shape
     if shared:
         ctx.because("the rows of an IndexShare selection are left open (so does onnxruntime's schema)")
         selected, rows = (None, shared), (None,)

@@ -211,7 +211,7 @@ def bifurcation_detector(ctx: RuleContext) -> list:
     cur = check_rank(ctx, 1, 1, "cur_tokens")
     if ctx.has(3):
         ctx.because("how many predicted tokens are appended depends on where they diverge from the source", 3)
-        tokens = None if cur is None else (None,)
+        tokens: tuple[D.Dim, ...] | None = None if cur is None else (None,)
     else:
         tokens = cur
     return [tokens, ctx.shape(2)]

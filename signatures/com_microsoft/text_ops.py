@@ -30,9 +30,9 @@ _TOK = {"mark": 0, "pad_value": "#", "mincharnum": 1, "separators": [" "]}
         "tokenexp": (STRING, None),
     },
     examples=[
-        case(["string[N,C]"], ["string[N,C,?]"], **_TOK),
+        case(["string[N,C]"], ["string[N,C,?]"], attrs=_TOK),
         case(["string[2,0]"], ["string[2,0]"], attrs={**_TOK, "mark": 1}),
-        case(["string[N,C,3]"], ["string[*]"], **_TOK, error="shape-mismatch"),
+        case(["string[N,C,3]"], ["string[*]"], attrs=_TOK, error="shape-mismatch"),
         case(["string[C]"], ["string[*]"], mark=0, pad_value="#", mincharnum=1, error="bad-attribute"),
     ],
 )

@@ -103,10 +103,10 @@ def _compile_item(src: str, dims: set[str], stars: set[str]) -> Item:
         if call:
             return lambda ctx, env, lists: _broadcast(ctx, [lists[n] for n in names])
         return lambda ctx, env, lists: list(lists[body])
-    names = names_in(src)
-    if names is None:
+    used = names_in(src)
+    if used is None:
         raise ValueError(f"output item {src!r} is no dim expression")
-    unbound = names - dims
+    unbound = used - dims
     if unbound:
         raise ValueError(f"output item {src!r} names {', '.join(sorted(unbound))}, bound to no dim of an input")
     expr = compile_dim(src)
@@ -124,18 +124,22 @@ class _Form:
     inputs: tuple[_Input, ...]
     outputs: tuple[tuple[Item, ...], ...]
 
-    def fits(self, ctx: RuleContext) -> bool:
+    def fitting_shapes(self, ctx: RuleContext) -> list[tuple[Dim, ...]] | None:
+        """The shapes of the inputs the form reads, where their ranks fit it; else ``None``."""
+        shapes = []
         for pat in self.inputs:
             shape = ctx.shape(pat.index)
             if shape is None or not pat.fits(len(shape)):
-                return False
-        return True
+                return None
+            shapes.append(shape)
+        return shapes
 
-    def apply(self, ctx: RuleContext) -> list[tuple[Dim, ...]]:
+    def apply(self, ctx: RuleContext, shapes: list[tuple[Dim, ...]]) -> list[tuple[Dim, ...] | None]:
+        """The outputs, from ``shapes``: the inputs' (``fitting_shapes``)."""
         env: Env = {}
         lists: Lists = {}
-        for pat in self.inputs:
-            pat.bind(ctx, env, lists, ctx.shape(pat.index))  # type: ignore[arg-type]
+        for pat, shape in zip(self.inputs, shapes):
+            pat.bind(ctx, env, lists, shape)
         return [tuple(d for item in items for d in item(ctx, env, lists)) for items in self.outputs]
 
 
@@ -161,8 +165,9 @@ def compile_pattern(src: str | Sequence[str]) -> Callable[[RuleContext], list[tu
 
     def dsl_rule(ctx: RuleContext) -> list[tuple[Dim, ...] | None]:
         for form in forms:
-            if form.fits(ctx):
-                return form.apply(ctx)
+            shapes = form.fitting_shapes(ctx)
+            if shapes is not None:
+                return form.apply(ctx, shapes)
         unknown = [i for i in read if ctx.has(i) and ctx.rank(i) is None]
         if unknown:
             ctx.because("an input's rank is unknown", *unknown)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -50,7 +50,7 @@ _OVERFLOW_AT = {24: (1 << 128) - (1 << 103), 53: (1 << 1024) - (1 << 970)}
 _SCALED_DEN_MAX = 1 << 100
 
 
-def _is_num(x: Any) -> bool:
+def _is_num(x: object) -> TypeGuard[int | float]:
     return type(x) is float or type(x) is int
 
 
@@ -444,7 +444,8 @@ class FloatArith:
         ra = _rational(a)
         if ra is None or ra[2]:
             return None
-        num, den = 1, 1
+        num: Dim = 1
+        den = 1
         for _ in range(k):
             num, den = D.mul(num, ra[0]), den * ra[1]
         if isinstance(num, int):

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from infer.contract.context import RuleContext, RuleError
+from infer.contract.signature import Signature
 from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
@@ -54,12 +55,19 @@ def require_single(ctx: RuleContext, i: int, what: str) -> None:
         raise RuleError("shape-mismatch", f"{what} (input {i}) must be a scalar, has shape [{', '.join(map(str, s))}]")
 
 
+def signature_of(ctx: RuleContext) -> Signature | None:
+    """The node's whole signature: the engine's ``Signature``, of which ``ctx.sig`` promises
+    rules only the ``Schema`` part (its type constraints and formals are read here)."""
+    sig: object = ctx.sig
+    return sig if isinstance(sig, Signature) else None
+
+
 def _drop_clamp(ctx: RuleContext, d: Dim) -> Dim:
     """``max(x, c)`` is ``x`` where what the model requires gives ``x >= c`` (a Slice's clamp)."""
     args = D.extremum_args(d, "max")
-    if args is not None and len(args) == 2 and isinstance(args[1], int):  # the constant comes last
-        x, c = args
-        if (lb := ctx.lower_bound(x)) is not None and lb >= c:
+    if args is not None and len(args) == 2:
+        x, c = args  # the constant comes last
+        if isinstance(c, int) and (lb := ctx.lower_bound(x)) is not None and lb >= c:
             return x
     return d
 
@@ -123,12 +131,13 @@ def _broadcast_many(ctx: RuleContext, ds: list[Dim]) -> Dim:
 
 def broadcast(ctx: RuleContext, *shapes: Sequence[Dim] | None) -> Shape | None:
     """Multidirectional broadcasting of ``shapes``; ``None`` if any rank is unknown."""
-    if any(s is None for s in shapes):
+    known = [s for s in shapes if s is not None]
+    if len(known) < len(shapes):
         return None
-    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    rank = max((len(s) for s in known), default=0)
     out = []
     for pos in range(rank):
-        ds = [s[len(s) - rank + pos] for s in shapes if len(s) - rank + pos >= 0]  # type: ignore[arg-type]
+        ds = [s[len(s) - rank + pos] for s in known if len(s) - rank + pos >= 0]
         D.tick(len(ds))  # (a variadic node's inputs, each compared: the node's clock)
         out.append(broadcast_dim(ctx, ds))
     return tuple(out)

@@ -32,7 +32,7 @@ from onnx import AttributeProto
 
 from infer.contract.signature import AttrSpec, Formal, Signature, canonical_domain, declare
 from signatures.kit import registry
-from signatures.kit.registry import Example, RuleFn, caller_module
+from signatures.kit.registry import Example, RuleFn, RuleT, caller_module
 
 INT, FLOAT, STRING = AttributeProto.INT, AttributeProto.FLOAT, AttributeProto.STRING
 INTS, FLOATS, STRINGS = AttributeProto.INTS, AttributeProto.FLOATS, AttributeProto.STRINGS
@@ -147,7 +147,7 @@ def operator(
     unsupported: str | None = None,
     pure: bool = True,
     examples: Sequence[Case] = (),
-) -> Callable[[RuleFn], RuleFn]:
+) -> Callable[[RuleT], RuleT]:
     """Declare an operator version in one record: its signature (as ``declare_signature``), its
     rule and its examples (``case``, run by tests/test_rule_examples.py).
 
@@ -169,10 +169,10 @@ def operator(
         example = Example(name, c.inputs, c.outputs, c.attrs, c.opset, canonical_domain(domain), c.error, module)
         registry.EXAMPLES.append(example)
 
-    def register(fn: RuleFn) -> RuleFn:
+    def register(fn: RuleT) -> RuleT:
         return registry.rule(name, since=since, domain=domain, pure=pure)(fn)
 
-    def complete(fn: RuleFn) -> RuleFn:
+    def complete(fn: RuleT) -> RuleT:
         raise TypeError(f"{where}: the record has its rule already; it decorates no function")
 
     if unsupported is not None:

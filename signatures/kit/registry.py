@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from infer.contract import registry as table
 from infer.contract.registry import Entry, RuleFn, lookup
@@ -31,6 +31,7 @@ from infer.contract.signature import canonical_domain
 __all__ = [
     "Entry",
     "RuleFn",
+    "RuleT",
     "lookup",
     "rule",
     "shape_rule",
@@ -45,11 +46,14 @@ def _names(ops: str | Iterable[str]) -> list[str]:
     return [ops] if isinstance(ops, str) else list(ops)
 
 
-def rule(ops: str | Iterable[str], since: int = 1, domain: str = "", pure: bool = True) -> Callable[[RuleFn], RuleFn]:
+RuleT = TypeVar("RuleT", bound=RuleFn)  # a rule function, as its module declares it
+
+
+def rule(ops: str | Iterable[str], since: int = 1, domain: str = "", pure: bool = True) -> Callable[[RuleT], RuleT]:
     """Register a Python rule for one or more operators; ``pure=False`` where its result rests on
     more than the node and its inputs (what the walk recorded elsewhere, a subgraph's walk)."""
 
-    def wrap(fn: RuleFn) -> RuleFn:
+    def wrap(fn: RuleT) -> RuleT:
         for op in _names(ops):
             table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
         return fn

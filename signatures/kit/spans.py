@@ -30,7 +30,7 @@ def span_of(v: Value | None) -> Span | None:
         return v.span
     k = v.known
     if k is not None and k.elems and all(type(e) is int for e in k.elems):
-        return Span(min(k.elems), max(k.elems), True)  # type: ignore[type-var]
+        return Span(min(k.elems), max(k.elems), True)
     return None
 
 

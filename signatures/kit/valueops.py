@@ -155,7 +155,6 @@ def _nan_max(pick: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 ADD = lift(D.add, lambda a, b: a + b)
 SUB = lift(D.sub, lambda a, b: a - b)
 MUL = lift(D.mul, lambda a, b: a * b)
-DIV = lift(_sym_div, _trunc_div)
 MOD = lift(D.mod, lambda a, b: _fmod_int(a, b) if isinstance(a, int) and isinstance(b, int) else math.fmod(a, b))
 
 
@@ -463,10 +462,12 @@ def unary(op: Callable[[Elem], Elem], k: Known | None) -> Known | None:
     return Known(k.shape, tuple(op(e) for e in k.elems))
 
 
-def reshape(k: Known | None, shape: Sequence[int]) -> Known | None:
-    if k is None or math.prod(shape) != k.size:
+def reshape(k: Known | None, shape: Sequence[D.Dim]) -> Known | None:
+    """``k`` in ``shape``; ``None`` where an extent of it is not an integer or the sizes differ."""
+    ints = [d for d in shape if isinstance(d, int)]
+    if k is None or len(ints) < len(shape) or math.prod(ints) != k.size:
         return None
-    return Known(tuple(shape), k.elems)
+    return Known(tuple(ints), k.elems)
 
 
 def take(k: Known | None, indices: Known | None, axis: int) -> Known | None:
@@ -487,10 +488,13 @@ def take(k: Known | None, indices: Known | None, axis: int) -> Known | None:
 
 
 def concat(ks: Sequence[Known | None], axis: int) -> Known | None:
-    if any(k is None for k in ks) or not ks:
-        return None
-    arrays = [as_array(k) for k in ks]  # type: ignore[arg-type]
-    if any(a is None for a in arrays):
+    arrays = []
+    for k in ks:
+        a = None if k is None else as_array(k)
+        if a is None:
+            return None
+        arrays.append(a)
+    if not arrays:
         return None
     try:
         return _from_array(np.concatenate(arrays, axis=axis))

@@ -225,7 +225,7 @@ def pool_output(ctx: RuleContext, channels_last: bool = False, onnx_op: bool = T
 
 def check_divisible(ctx: RuleContext, channels: Dim, group: int, what: str) -> None:
     """Channels split into ``group`` groups: onnxruntime refuses a count the groups do not divide."""
-    if isinstance(channels, int) and isinstance(group, int) and group > 0 and channels % group:
+    if isinstance(channels, int) and group > 0 and channels % group:
         ctx.error(
             "shape-mismatch",
             f"{ctx.op_type} with inputs {ctx.input_types_str()}: {what} {channels} is not divisible by group {group}",
@@ -308,8 +308,8 @@ def window_extent(
     """
     if isinstance(x, int) and isinstance(k, int) and auto_pad in ("NOTSET", "VALID"):
         pads = pad_begin + pad_end if auto_pad == "NOTSET" else 0
-        span = x + pads - (dilation * (k - 1) + 1)
-        if span < 0 and not (stride == 1 and span == -1):
+        known_span = x + pads - (dilation * (k - 1) + 1)
+        if known_span < 0 and not (stride == 1 and known_span == -1):
             return None
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         if dilation != 1 and not dilated_same:
@@ -391,7 +391,7 @@ def _without_window_in_end_padding(out: int, x: int, stride: int, pad_begin: int
     return out - 1 if (out - 1) * stride >= x + pad_begin else out
 
 
-def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, refuse: bool) -> Dim:
+def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, refuse: bool) -> int | None:
     """The extent onnxruntime gives a known spatial extent ``x`` shorter than the window needs.
 
     onnxruntime refuses such a convolution (``refuse``). It pools it (and runs a DeformConv),
@@ -399,8 +399,8 @@ def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, re
     definition has none when short by less than a stride), and refuses it once that extent is
     negative (short by two strides or more).
     """
-    extent = truncated_extent(x - fit, stride)
-    if refuse or extent < 0:
+    extent = truncated_extent(x - fit, stride)  # (an int, but past the bound of extent arithmetic)
+    if refuse or (type(extent) is int and extent < 0):
         ctx.error(
             "shape-mismatch",
             f"{ctx.op_type} with inputs {ctx.input_types_str()}: spatial axis {axis} has extent {x}, "
@@ -408,7 +408,7 @@ def _short_window(ctx: RuleContext, axis: int, x: int, fit: int, stride: int, re
             + ("" if refuse else f", and onnxruntime refuses a shortfall of two strides ({2 * stride}) or more"),
         )
         return None
-    return extent
+    return extent if type(extent) is int else None
 
 
 def _require_fit(ctx: RuleContext, x: Dim, fit: int, stride: int, refuse: bool) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
+from typing import Literal, TypeGuard
 
 from infer.core.dims import canon, poly
 from infer.core.dims.bounds import bounds as _bounds
@@ -44,6 +45,7 @@ from infer.core.dims.edge import to_sympy
 from infer.core.dims.terms import (
     FLOAT_KINDS,
     Expr,
+    Mono,
     Op,
     Var,
     as_op,
@@ -51,6 +53,8 @@ from infer.core.dims.terms import (
     free_names,
     free_vars,
     make,
+    mono,
+    mono_product,
     of_factor,
     quote_name,
     round_to_bits,
@@ -134,11 +138,11 @@ def least_values(d: Dim) -> dict[str, int]:
     return {v.name: v.lo for v in free_vars(d)}
 
 
-def is_int(d: Dim) -> bool:
+def is_int(d: Dim) -> TypeGuard[int]:
     return type(d) is int
 
 
-def is_symbolic(d: object) -> bool:
+def is_symbolic(d: object) -> TypeGuard[Expr]:
     return type(d) is Expr
 
 
@@ -160,10 +164,10 @@ def _bounded(r: Dim) -> Dim:
         tick()
     if r is None:
         return None
-    if type(r) is int:
-        if -_INT_BOUND <= r <= _INT_BOUND:
+    if type(r) is Expr:
+        if r.size <= s.max_size:
             return r
-    elif r.size <= s.max_size:
+    elif -_INT_BOUND <= r <= _INT_BOUND:
         return r
     s.refused += 1
     return None
@@ -249,12 +253,14 @@ def dmax(a: Dim, b: Dim) -> Dim:
 def dmax_of(ds: Iterable[Dim]) -> Dim:
     """The maximum of ``ds`` (at least one) built at once: one canonical form for all of them,
     where folding ``dmax`` would build one per argument; ``None`` if any is unknown."""
-    ds = list(ds)
-    if not ds or any(d is None for d in ds):
+    args = list(ds)
+    known = [d for d in args if d is not None]
+    if not known or len(known) < len(args):
         return None
-    if all(type(d) is int for d in ds):
-        return max(ds)  # type: ignore[type-var]
-    return _bounded(canon.extremum("max", ds))  # type: ignore[arg-type]
+    ints = [d for d in known if type(d) is int]
+    if len(ints) == len(known):
+        return max(ints)
+    return _bounded(canon.extremum("max", known))
 
 
 def dmin(a: Dim, b: Dim) -> Dim:
@@ -286,15 +292,17 @@ def to_float(a: Dim, bits: int) -> Dim:
 # Python's operators on an extent are the functions above, bound here where they are defined:
 # ``2*h + 1`` is ``add(mul(2, h), 1)``, held to the run's bound like every other result (so it may
 # be ``None``). Comparisons have no operator: ``equal`` and ``less`` answer ``None`` when unsure.
-Expr.__add__ = Expr.__radd__ = add  # type: ignore[method-assign,assignment]
-Expr.__mul__ = Expr.__rmul__ = mul  # type: ignore[method-assign,assignment]
-Expr.__sub__ = sub  # type: ignore[method-assign,assignment]
-Expr.__rsub__ = lambda a, b: sub(b, a)  # type: ignore[method-assign,assignment]
-Expr.__neg__ = neg  # type: ignore[method-assign,assignment]
-Expr.__floordiv__ = floordiv  # type: ignore[method-assign,assignment]
-Expr.__rfloordiv__ = lambda a, b: floordiv(b, a)  # type: ignore[method-assign,assignment]
-Expr.__mod__ = mod  # type: ignore[method-assign,assignment]
-Expr.__rmod__ = lambda a, b: mod(b, a)  # type: ignore[method-assign,assignment]
+# (``Expr`` declares them with these signatures for the type checker; mypy refuses assigning to a
+# method on principle, `method-assign`, while the types agree: each ignore is that one code.)
+Expr.__add__ = Expr.__radd__ = add  # type: ignore[method-assign]
+Expr.__mul__ = Expr.__rmul__ = mul  # type: ignore[method-assign]
+Expr.__sub__ = sub  # type: ignore[method-assign]
+Expr.__rsub__ = lambda a, b: sub(b, a)  # type: ignore[method-assign]
+Expr.__neg__ = neg  # type: ignore[method-assign]
+Expr.__floordiv__ = floordiv  # type: ignore[method-assign]
+Expr.__rfloordiv__ = lambda a, b: floordiv(b, a)  # type: ignore[method-assign]
+Expr.__mod__ = mod  # type: ignore[method-assign]
+Expr.__rmod__ = lambda a, b: mod(b, a)  # type: ignore[method-assign]
 
 
 # -- comparisons ---------------------------------------------------------------------------------
@@ -357,7 +365,7 @@ def constant_of(d: Dim) -> int:
     """The constant term of ``d`` (``d`` itself for an integer, 0 when unknown)."""
     if d is None:
         return 0
-    return d if type(d) is int else d.const
+    return d.const if type(d) is Expr else d
 
 
 def extremum_args(d: Dim, kind: str) -> tuple[int | Expr, ...] | None:
@@ -370,7 +378,7 @@ def extremum_args(d: Dim, kind: str) -> tuple[int | Expr, ...] | None:
 def split_coefficient(d: int | Expr) -> tuple[int, int | Expr]:
     """``(c, rest)`` with ``d = c * rest``: the coefficient of a single term (``32*B*S`` is
     ``(32, B*S)``), else ``(1, d)``; an integer is ``(d, 1)``."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return d, 1
     if len(d.terms) == 1 and not d.const:
         m, c = d.terms[0]
@@ -386,20 +394,18 @@ def parts_by_variable(d: Dim) -> tuple[int, dict[str, Expr]] | None:
     if type(d) is not Expr or len(d.terms) != 1 or d.const:
         return None
     m, c = d.terms[0]
-    parts: dict[str, Expr] = {}
+    monos: dict[str, Mono] = {}
     for f, e in m.factors:
         names = free_names(of_factor(f))
         if len(names) != 1:
             return None
         (name,) = names
-        power: int | Expr = of_factor(f)
-        for _ in range(e - 1):
-            power = poly.mul(power, of_factor(f))
-        parts[name] = poly.mul(parts[name], power) if name in parts else power  # type: ignore[assignment]
-    return c, parts
+        power = mono(((f, e),))
+        monos[name] = mono_product(monos[name], power) if name in monos else power
+    return c, {name: make(((part, 1),), 0) for name, part in monos.items()}
 
 
-def linear_in(d: Dim, name: str) -> tuple[int, Dim] | None:
+def linear_in(d: Dim, name: str) -> tuple[int, int | Expr] | None:
     """``(a, b)`` with ``d = a*x + b`` for the variable ``x`` called ``name``, where ``b`` does not
     mention it and ``a`` is a non-zero integer; ``None`` where ``d`` is not such."""
     if type(d) is not Expr:
@@ -417,12 +423,14 @@ def linear_in(d: Dim, name: str) -> tuple[int, Dim] | None:
     return coeff, b
 
 
-def quotient_parts(d: Dim, k: Dim) -> tuple[Expr, Dim] | None:
+def quotient_parts(d: Dim, k: Dim) -> tuple[int | Expr, int | Expr] | None:
     """``(a, b)`` such that ``k`` divides ``d`` exactly when ``b`` divides ``a``: the one
     ``floor(a/b)`` that ``floordiv(d, k)`` holds as a term, where ``d - k*floordiv(d, k)`` is
     provably ``a - b*floor(a/b)``; ``None`` otherwise."""
+    if d is None or k is None:
+        return None
     q = floordiv(d, k)
-    if q is None or type(q) is int or (type(d) is int and type(k) is int):
+    if type(q) is not Expr or (type(d) is int and type(k) is int):
         return None
     floors = [
         f
@@ -445,7 +453,7 @@ def quotient_parts(d: Dim, k: Dim) -> tuple[Expr, Dim] | None:
 
 def _holds(d: int | Expr, kind: str) -> bool:
     """Does ``d`` hold an operation ``kind`` anywhere?"""
-    if type(d) is int:
+    if type(d) is not Expr:
         return False
     for m, _ in d.terms:
         for f, _ in m.factors:
@@ -454,7 +462,7 @@ def _holds(d: int | Expr, kind: str) -> bool:
     return False
 
 
-def exact_quotients(d: Dim, divisible: Iterable[tuple[Expr, Dim]]) -> Dim:
+def exact_quotients(d: Dim, divisible: Iterable[tuple[int | Expr, int | Expr]]) -> Dim:
     """``d`` where each ``(a, b)`` of ``divisible`` has ``b`` dividing ``a``: ``floor(a/b)`` is
     ``a/b`` and ``mod(a, b)`` is 0, so ``2*floor(c/2)`` is ``c`` where ``c`` is even. Kept as it is
     where a fraction would be left (``floor(c/2)`` stays), or where the result is no smaller."""
@@ -466,14 +474,17 @@ def exact_quotients(d: Dim, divisible: Iterable[tuple[Expr, Dim]]) -> Dim:
     r = _exact(d, pairs)
     if r is None or r is d:
         return d
-    return r if type(r) is int or r.size <= d.size else d
+    return r if type(r) is not Expr or r.size <= d.size else d
 
 
-def _exact(d: int | Expr, pairs: set) -> int | Expr | None:
+Pairs = set[tuple[int | Expr, int | Expr]]  # (a, b): b divides a
+
+
+def _exact(d: int | Expr, pairs: Pairs) -> int | Expr | None:
     """``d`` with the exact quotients of ``pairs`` put in; ``None`` where a fraction is left."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return d
-    acc: dict = {}
+    acc: dict[Mono, Fraction] = {}
     const = Fraction(d.const)
     budget = _budget().max_size
     for m, c in d.terms:
@@ -484,7 +495,7 @@ def _exact(d: int | Expr, pairs: set) -> int | Expr | None:
             value = _exact_factor(f, pairs)
             if value is None:
                 return None
-            if value == 0:
+            if isinstance(value, int):  # 0
                 coeff = Fraction(0)
                 break
             num, den, sym = value
@@ -496,10 +507,11 @@ def _exact(d: int | Expr, pairs: set) -> int | Expr | None:
         if coeff == 0:
             continue
         if divisor != 1:
-            part = poly.exact_quotient(part, divisor)
-            if part is None:
+            quotient = poly.exact_quotient(part, divisor)
+            if quotient is None:
                 return None
-        if type(part) is int:
+            part = quotient
+        if type(part) is not Expr:
             const += coeff * part
             continue
         for pm, pc in part.terms:
@@ -511,7 +523,7 @@ def _exact(d: int | Expr, pairs: set) -> int | Expr | None:
     return canon.ceilings(make(tuple(terms), int(const)))
 
 
-def _exact_factor(f: Var | Op, pairs: set) -> tuple[int | Expr, int, int | Expr] | int | None:
+def _exact_factor(f: Var | Op, pairs: Pairs) -> tuple[int | Expr, int, int | Expr] | Literal[0] | None:
     """A factor as ``(numerator, integer divisor, symbolic divisor)``, or 0; ``None`` where its
     arguments leave a fraction."""
     if type(f) is Var:
@@ -569,7 +581,7 @@ def key_text(d: int | Expr, name_key: Mapping[str, str] | None = None) -> str:
     """``d``'s structure as text in which each variable is ``name_key[name]`` (or its quoted
     name) and the arguments of sums, products, max and min are sorted: the same text for the
     same structure whatever the variables are called."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return str(d)
     keys = name_key or {}
 
@@ -605,9 +617,9 @@ def evaluate(d: Dim, bindings: Mapping[str, int]) -> Dim:
     return _substitute(d, bindings, {})
 
 
-def _value(d: int | Expr, env: Mapping[str, int], memo: dict) -> int:
+def _value(d: int | Expr, env: Mapping[str, int], memo: dict[Op, int]) -> int:
     """``d`` at ``env``, every variable bound: integer arithmetic only."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return d
     total_ = d.const
     for m, c in d.terms:
@@ -619,7 +631,7 @@ def _value(d: int | Expr, env: Mapping[str, int], memo: dict) -> int:
     return total_
 
 
-def _op_value(f: Op, env: Mapping[str, int], memo: dict) -> int:
+def _op_value(f: Op, env: Mapping[str, int], memo: dict[Op, int]) -> int:
     v = memo.get(f)
     if v is None:
         args = [_value(a, env, memo) for a in f.args]
@@ -637,8 +649,8 @@ def _op_value(f: Op, env: Mapping[str, int], memo: dict) -> int:
     return v
 
 
-def _substitute(d: int | Expr, env: Mapping[str, int], memo: dict) -> int | Expr:
-    if type(d) is int:
+def _substitute(d: int | Expr, env: Mapping[str, int], memo: dict[Var | Op, int | Expr]) -> int | Expr:
+    if type(d) is not Expr:
         return d
     out: int | Expr = d.const
     for m, c in d.terms:
@@ -651,7 +663,7 @@ def _substitute(d: int | Expr, env: Mapping[str, int], memo: dict) -> int | Expr
     return canon.ceilings(out)
 
 
-def _substitute_factor(f: Var | Op, env: Mapping[str, int], memo: dict) -> int | Expr:
+def _substitute_factor(f: Var | Op, env: Mapping[str, int], memo: dict[Var | Op, int | Expr]) -> int | Expr:
     v = memo.get(f)
     if v is None:
         if type(f) is Var:

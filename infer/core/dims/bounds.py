@@ -15,20 +15,18 @@ import math
 from fractions import Fraction
 
 from infer.core.dims.budget import tick
-from infer.core.dims.terms import _UNSET, FLOAT_KINDS, Expr, Mono, Op, Var, as_var, round_to_bits
+from infer.core.dims.terms import FLOAT_KINDS, Bound, Expr, Interval, Mono, Op, Var, as_var, round_to_bits
 
-Bound = int | None  # None: unbounded on that side
-Interval = tuple[Bound, Bound]
 _INF = math.inf
 
 
 def bounds(d: int | Expr) -> Interval:
     """``(least, greatest)`` of ``d`` over every binding of its variables; ``None`` where none
     is known on that side."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return d, d
     b = d._bounds
-    if b is _UNSET:
+    if b is None:
         b = d._bounds = _expr_bounds(d)
     return b
 
@@ -78,14 +76,14 @@ def _factor_bounds(f: Var | Op) -> Interval:
     if type(f) is Var:
         return f.lo, None
     b = f._bounds
-    if b is _UNSET:
+    if b is None:
         b = f._bounds = _op_bounds(f)
     return b
 
 
 def _mono_bounds(m: Mono) -> Interval:
     b = m._bounds
-    if b is _UNSET:
+    if b is None:
         b = (1, 1)
         for f, e in m.factors:
             fb = _factor_bounds(f)
@@ -103,32 +101,33 @@ def _op_bounds(f: Op) -> Interval:
     if kind == "max":
         lows = [lower(a) for a in args]
         highs = [upper(a) for a in args]
-        known = [x for x in lows if x is not None]
-        return (max(known) if known else None), (None if None in highs else max(highs))  # type: ignore[type-var]
+        known, known_highs = [x for x in lows if x is not None], [x for x in highs if x is not None]
+        return (max(known) if known else None), (max(known_highs) if len(known_highs) == len(highs) else None)
     if kind == "min":
         lows = [lower(a) for a in args]
         highs = [upper(a) for a in args]
-        known = [x for x in highs if x is not None]
-        return (None if None in lows else min(lows)), (min(known) if known else None)  # type: ignore[type-var]
+        known, known_lows = [x for x in highs if x is not None], [x for x in lows if x is not None]
+        return (min(known_lows) if len(known_lows) == len(lows) else None), (min(known) if known else None)
     if kind in FLOAT_KINDS:  # rounding to nearest is monotone
         bits = FLOAT_KINDS[kind]
-        return tuple(None if b is None else round_to_bits(b, bits) for b in bounds(args[0]))  # type: ignore[return-value]
+        lo, hi = bounds(args[0])
+        return (None if lo is None else round_to_bits(lo, bits)), (None if hi is None else round_to_bits(hi, bits))
     a, b = args
     lo_a, hi_a = bounds(a)
     if kind == "floor":
         if type(b) is int and b > 0:
             return _floor(lo_a, b), _floor(hi_a, b)
-        if lower(b) is None or lower(b) < 1:  # type: ignore[operator]
+        least_b = lower(b)
+        if least_b is None or least_b < 1:
             return None, None
         # a divisor >= 1 moves a quotient toward 0: between a and 0
         lo = 0 if lo_a is not None and lo_a >= 0 else lo_a
         hi = hi_a if hi_a is None or hi_a >= 0 else -1
         return lo, hi
     # mod, with the sign of its modulus
-    if type(b) is int:
+    if type(b) is not Expr:
         if b > 0:
-            top = b - 1 if hi_a is None or lo_a is None or lo_a < 0 else min(b - 1, hi_a)
-            return 0, top
+            return 0, (b - 1 if hi_a is None or lo_a is None or lo_a < 0 else min(b - 1, hi_a))
         return b + 1, 0
     lo_b, hi_b = bounds(b)
     if lo_b is None or lo_b < 1:
@@ -170,7 +169,7 @@ Linear = tuple[dict[Mono, Fraction], Fraction]  # monomials of variables only, a
 
 def _relax(d: int | Expr, low: bool) -> Linear | None:
     """A bound of ``d`` without operations: a lower one (``low``) or an upper one."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return {}, Fraction(d)
     acc: dict[Mono, Fraction] = {}
     const = Fraction(d.const)
@@ -189,26 +188,26 @@ def _relax(d: int | Expr, low: bool) -> Linear | None:
 def _relax_mono(m: Mono, low: bool) -> Linear | None:
     if all(type(f) is Var for f, _ in m.factors):
         return {m: Fraction(1)}, Fraction(0)
-    if len(m.factors) != 1 or m.factors[0][1] != 1:
-        return None  # a product holding an operation: no cheap bound
     f = m.factors[0][0]
+    if len(m.factors) != 1 or m.factors[0][1] != 1 or type(f) is not Op:
+        return None  # a product holding an operation: no cheap bound
     kind = f.kind
-    if kind in ("floor", "mod") and not (type(f.args[1]) is int and f.args[1] > 0):
-        return None
-    if kind == "floor":
+    if kind in ("floor", "mod"):
         k = f.args[1]
+        if type(k) is Expr or k <= 0:
+            return None
+        if kind == "mod":
+            return {}, Fraction(0 if low else k - 1)
         inner = _relax(f.args[0], low)
         if inner is None:
             return None
         terms, const = inner
         shift = Fraction(1 - k) if low else Fraction(0)
         return {v: x / k for v, x in terms.items()}, (const + shift) / k
-    if kind == "mod":
-        return {}, Fraction(0 if low else f.args[1] - 1)
     if kind in FLOAT_KINDS:
         # A non-negative x rounds to within x*2^-bits of itself: float32(h) <= h*(1 + 2^-24).
         x = f.args[0]
-        if type(x) is int or (lower(x) or -1) < 0:
+        if type(x) is not Expr or (lower(x) or -1) < 0:
             return None
         inner = _relax(x, low)
         if inner is None:
@@ -235,6 +234,8 @@ def _relaxed_bound(e: Expr, low: bool) -> Bound:
             return None  # a term unbounded on the side asked for
         least = 1
         for v, x in m.factors:
+            if type(v) is not Var:
+                return None  # (never: the relaxation keeps monomials of variables alone)
             least *= v.lo**x
         total += c * least
     return math.ceil(total) if low else math.floor(total)  # the expression is an integer
@@ -246,7 +247,7 @@ def _relaxed_bound(e: Expr, low: bool) -> Bound:
 def magnitude(d: int | Expr, var_max: int) -> int:
     """An upper bound of ``|d|`` where every variable lies in ``[0, var_max]`` (every extent is
     below ``2^63``: how large a value computed from extents can grow, for a float type's range)."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return -d if d < 0 else d
     total = abs(d.const)
     for m, c in d.terms:
@@ -277,7 +278,7 @@ def is_monotone(d: int | Expr | None) -> bool:
     value is then its value with every variable at its least."""
     if d is None:
         return False
-    if type(d) is int or as_var(d) is not None:
+    if type(d) is not Expr or as_var(d) is not None:
         return True
     for m, c in d.terms:
         if c < 0:

@@ -18,6 +18,7 @@ from infer.core.dims.budget import tick
 from infer.core.dims.terms import (
     FLOAT_KINDS,
     Expr,
+    Factor,
     Mono,
     Op,
     Var,
@@ -54,26 +55,26 @@ def floordiv(a: Ext, b: Ext) -> Ext:
         return 1
     if a == 0:
         return 0
-    if type(b) is int:
-        return _floor_by_int(a, b)  # type: ignore[arg-type]
+    if type(b) is not Expr:
+        return _floor_by_int(a, b) if type(a) is Expr else a // b
     return _floor_by_expr(a, b)
 
 
 def _floor_by_int(a: Expr, k: int) -> Ext:
-    inner = as_op(a, "floor")
-    if inner is not None and type(inner.args[1]) is int:  # floor(floor(x/m)/k) = floor(x/(m*k))
-        return floordiv(inner.args[0], inner.args[1] * k)
+    inner = _floor_parts(as_op(a, "floor"))
+    if inner is not None:  # floor(floor(x/m)/k) = floor(x/(m*k))
+        return floordiv(inner[0], inner[1] * k)
     if len(a.terms) + (1 if a.const else 0) > 1:
         # floor((floor(x/m) + r)/k) = floor((x + r*m)/(m*k)) for integer r: a ceiling of a
         # ceiling (``ceil(ceil(W/2)/2)``) is one ceiling.
-        floors = [m.factors[0][0] for m, c in a.terms if c == 1 and _int_floor(m)]
+        floors = [parts for m, c in a.terms if c == 1 for parts in (_int_floor(m),) if parts is not None]
         if len(floors) == 1:
-            f = floors[0]
-            x, m = f.args
+            f, x, w = floors[0]
             rest = poly.sub(a, of_factor(f))
-            return floordiv(poly.add(x, poly.scale(rest, m)), m * k)
+            return floordiv(poly.add(x, poly.scale(rest, w)), w * k)
     # Pull out every term that is an exact multiple of k (exact for integer terms).
-    pulled, kept = [], []
+    pulled: list[tuple[Mono, int]] = []
+    kept: list[tuple[Mono, int]] = []
     tick(len(a.terms))
     for m, c in a.terms:
         q, r = divmod(c, k)
@@ -90,12 +91,21 @@ def _floor_by_int(a: Expr, k: int) -> Ext:
     return of_factor(op("floor", (a, k)))
 
 
-def _int_floor(m: Mono) -> bool:
-    """Is ``m`` one ``floor(x/k)`` by an integer ``k``?"""
+def _int_floor(m: Mono) -> tuple[Factor, Ext, int] | None:
+    """``(f, x, k)`` where ``m`` is one ``f = floor(x/k)`` by an integer ``k``, else ``None``."""
     if len(m.factors) != 1 or m.factors[0][1] != 1:
-        return False
+        return None
     f = m.factors[0][0]
-    return type(f) is Op and f.kind == "floor" and type(f.args[1]) is int
+    parts = _floor_parts(f)
+    return None if parts is None else (f, parts[0], parts[1])
+
+
+def _floor_parts(f: Factor | None) -> tuple[Ext, int] | None:
+    """``(x, k)`` where ``f`` is ``floor(x/k)`` by an integer ``k``, else ``None``."""
+    if type(f) is not Op or f.kind != "floor":
+        return None
+    x, k = f.args
+    return (x, k) if type(k) is int else None
 
 
 def _floor_by_expr(a: Ext, b: Expr) -> Ext:
@@ -114,7 +124,7 @@ def _floor_by_expr(a: Ext, b: Expr) -> Ext:
 def _multiple_of(a: Ext, b: Expr) -> int | None:
     """``floor(a/b)`` when ``a = k*b + r`` with an integer ``k`` and ``0 <= r < b`` provably
     (``floor((189*A*B + 9*C)/(21*A*B + C)) = 9``): ``k`` from b's leading term."""
-    if type(a) is int or (len(b.terms) == 1 and not b.const):
+    if type(a) is not Expr or (len(b.terms) == 1 and not b.const):
         return None
     mb, cb = b.terms[0]
     tick(len(a.terms))
@@ -138,22 +148,22 @@ def _common_factor(a: Ext, b: Expr) -> tuple[Ext, Ext] | None:
     shared = _shared_variables(a, b)
     if g <= 1 and not shared:
         return None
-    if g > 1:
-        a, b = poly.divide_exact(a, g), poly.divide_exact(b, g)
+    num, den = (poly.divide_exact(a, g), poly.divide_exact(b, g)) if g > 1 else (a, b)
     if shared:
         m = make(((shared, 1),), 0)
-        a, b = poly.exact_quotient(a, m), poly.exact_quotient(b, m)
-        if a is None or b is None:
+        qa, qb = poly.exact_quotient(num, m), poly.exact_quotient(den, m)
+        if qa is None or qb is None:
             return None
-    return a, b
+        num, den = qa, qb
+    return num, den
 
 
 def _shared_variables(a: Ext, b: Expr) -> Mono | None:
     """The product of variable powers dividing every term of ``a`` and ``b`` (no constant), else
     ``None``."""
-    if type(a) is int or a.const or b.const:
+    if type(a) is not Expr or a.const or b.const:
         return None
-    common: dict = {}
+    common: dict[Var, int] = {}
     first = True
     for e in (a, b):
         for m, _ in e.terms:
@@ -177,9 +187,12 @@ def mod(a: Ext, b: Ext) -> Ext:
     a, b = ceilings(a), ceilings(b)
     if a == 0 or a is b or b in (1, -1):
         return 0
-    if type(b) is int and b > 0:
-        return _mod_by_int(a, b)  # type: ignore[arg-type]
-    if type(b) is not int and poly.exact_quotient(a, b) is not None:
+    if type(b) is not Expr:
+        if type(a) is not Expr:
+            return a % b
+        if b > 0:
+            return _mod_by_int(a, b)
+    elif poly.exact_quotient(a, b) is not None:
         return 0
     return of_factor(op("mod", (a, b)))
 
@@ -189,14 +202,14 @@ def _mod_by_int(a: Expr, k: int) -> Ext:
     reduced = tuple((m, c % k) for m, c in a.terms if c % k)
     if reduced != a.terms or a.const % k != a.const:
         return mod(make(reduced, a.const % k), k)
-    inner = _inner_mods_read_through(a, k)
-    if inner is not a:
-        return mod(inner, k)
-    inner = as_op(a, "mod")
-    if inner is not None and type(inner.args[1]) is int and inner.args[1] > 0:
-        m = inner.args[1]
+    read = _inner_mods_read_through(a, k)
+    if read is not a:
+        return mod(read, k)
+    inner = _int_mod(as_op(a, "mod"))
+    if inner is not None:
+        x, m = inner
         if m % k == 0:  # mod(mod(x, m), k) = mod(x, k) when k divides m
-            return mod(inner.args[0], k)
+            return mod(x, k)
         if m <= k:  # mod(x, m) already lies in [0, k - 1]
             return a
     lo, hi = bounds(a)
@@ -212,20 +225,34 @@ def _inner_mods_read_through(a: Expr, k: int) -> Ext:
     out: Ext = a.const
     changed = False
     for m, c in a.terms:
-        f = next((f for f, e in m.factors if e == 1 and _int_mod(f) and f.args[1] % k == 0), None)  # type: ignore[union-attr]
-        if f is None:
+        found = _mod_of_multiple(m, k)
+        if found is None:
             out = poly.add(out, make(((m, c),), 0))
             continue
         changed = True
+        f, y = found
         others = tuple((g, e) for g, e in m.factors if g is not f)
-        y = f.args[0]  # type: ignore[union-attr]
         out = poly.add(out, poly.mul(make(((mono(others), c),), 0), y) if others else poly.scale(y, c))
     return out if changed else a
 
 
-def _int_mod(f: Var | Op) -> bool:
-    """Is ``f`` a ``mod(u, w)`` of a symbolic ``u`` by a positive integer ``w``?"""
-    return type(f) is Op and f.kind == "mod" and type(f.args[1]) is int and f.args[1] > 0 and type(f.args[0]) is Expr
+def _mod_of_multiple(m: Mono, k: int) -> tuple[Factor, Expr] | None:
+    """``(f, y)`` for the first factor ``f = mod(y, w)`` of ``m`` (to the first power) with ``k``
+    dividing ``w``, else ``None``."""
+    for f, e in m.factors:
+        parts = _int_mod(f) if e == 1 else None
+        if parts is not None and parts[1] % k == 0:
+            return f, parts[0]
+    return None
+
+
+def _int_mod(f: Factor | None) -> tuple[Expr, int] | None:
+    """``(u, w)`` where ``f`` is a ``mod(u, w)`` of a symbolic ``u`` by a positive integer ``w``,
+    else ``None``."""
+    if type(f) is not Op or f.kind != "mod":
+        return None
+    u, w = f.args
+    return (u, w) if type(w) is int and w > 0 and type(u) is Expr else None
 
 
 # -- rounding to a float type -------------------------------------------------------------------
@@ -265,7 +292,7 @@ def ceilings(e: Ext) -> Ext:
     on the order the sum was built in, never its value.) The sums the package's functions
     return pass through here."""
     for _ in range(_CEILING_STEPS):
-        if type(e) is int:
+        if type(e) is not Expr:
             return e
         out = _one_ceiling(e)
         if out is None:
@@ -281,16 +308,20 @@ def _one_ceiling(e: Expr) -> Ext | None:
         if len(m.factors) != 1 or m.factors[0][1] != 1:
             continue
         f = m.factors[0][0]
-        if _int_mod(f):  # c*mod(u, w) = c*w*ceil(t/w) - c*t, with t = -u reduced mod w
-            u, w = f.args  # type: ignore[union-attr]
+        mod_parts = _int_mod(f)
+        if mod_parts is not None:  # c*mod(u, w) = c*w*ceil(t/w) - c*t, with t = -u reduced mod w
+            u, w = mod_parts
+            # (an Expr: u's coefficients are non-zero mod w, as mod's canonical form has them)
             t = make(tuple((mu, -a % w) for mu, a in u.terms), -u.const % w)
-            if _weight(e, t, -c) < _weight(e, t, 0):
+            if type(t) is Expr and _weight(e, t, -c) < _weight(e, t, 0):
                 ceiling = poly.scale(floordiv(poly.add(t, w - 1), w), c * w)
                 return poly.add(poly.sub(e, make(((m, c),), 0)), poly.sub(ceiling, poly.scale(t, c)))
-        elif type(f) is Op and f.kind == "floor" and type(f.args[1]) is int and c % f.args[1] == 0:
-            n, w = f.args  # c*floor(n/w) = k*w*ceil(t/w) = k*t + k*mod(-t, w), with t = n - w + 1
+            continue
+        floor_parts = _floor_parts(f)
+        if floor_parts is not None and c % floor_parts[1] == 0:
+            n, w = floor_parts  # c*floor(n/w) = k*w*ceil(t/w) = k*t + k*mod(-t, w), with t = n - w + 1
             k, t = c // w, poly.sub(n, w - 1)
-            if type(t) is not int and _weight(e, t, k) <= _weight(e, t, 0):  # a tie: the mod
+            if type(t) is Expr and _weight(e, t, k) <= _weight(e, t, 0):  # a tie: the mod
                 rest = poly.add(poly.sub(e, make(((m, c),), 0)), poly.scale(t, k))
                 return poly.add(rest, poly.scale(mod(poly.scale(t, -1), w), k))
     return None
@@ -332,7 +363,7 @@ def extremum(kind: str, args: list[Ext]) -> Ext:
         nested = as_op(a, kind) if type(a) is Expr else None
         flat.extend(nested.args if nested is not None else (a,))
     ints = [a for a in flat if type(a) is int]
-    syms: list[Expr] = sorted(dict.fromkeys(a for a in flat if type(a) is not int), key=text)  # type: ignore[arg-type]
+    syms: list[Expr] = sorted(dict.fromkeys(a for a in flat if type(a) is Expr), key=text)
     pick = max if is_max else min
     if not syms:
         return pick(ints)

@@ -46,7 +46,7 @@ def to_sympy(d: int | Expr | None) -> Any:
         return out
 
     def expr(e: int | Expr) -> Any:
-        if type(e) is int:
+        if type(e) is not Expr:
             return sympy.Integer(e)
         terms = [sympy.Integer(c) * sympy.Mul(*(factor(f) ** x for f, x in m.factors)) for m, c in e.terms]
         return sympy.Add(*terms, sympy.Integer(e.const))

@@ -9,20 +9,21 @@ caller from the operands' term counts before anything is multiplied (``work``).
 from __future__ import annotations
 
 from math import gcd
+from typing import Literal
 
 from infer.core.dims.budget import tick
-from infer.core.dims.terms import Expr, Mono, make, mono, mono_product
+from infer.core.dims.terms import Expr, Mono, Terms, make, mono, mono_product
 
 Ext = int | Expr
 
 
-def _merge(ta: tuple, tb: tuple, sign: int = 1) -> tuple:
+def _merge(ta: Terms, tb: Terms, sign: int = 1) -> Terms:
     """Two sorted term lists added (``sign`` -1: the second subtracted): like terms combined,
     zero coefficients dropped."""
     tick(len(ta) + len(tb))  # (a merge's steps are too cheap to tick one by one)
     if sign == -1:
         tb = tuple([(m, -c) for m, c in tb])
-    out = []
+    out: list[tuple[Mono, int]] = []
     i = j = 0
     na, nb = len(ta), len(tb)
     while i < na and j < nb:
@@ -48,18 +49,18 @@ def _merge(ta: tuple, tb: tuple, sign: int = 1) -> tuple:
 
 
 def add(a: Ext, b: Ext) -> Ext:
-    if type(a) is int:
-        if type(b) is int:
+    if type(a) is not Expr:
+        if type(b) is not Expr:
             return a + b
         return make(b.terms, b.const + a) if a else b
-    if type(b) is int:
+    if type(b) is not Expr:
         return make(a.terms, a.const + b) if b else a
     return make(_merge(a.terms, b.terms), a.const + b.const)
 
 
 def scale(a: Ext, k: int) -> Ext:
     """``k * a`` for an integer ``k``."""
-    if type(a) is int:
+    if type(a) is not Expr:
         return a * k
     if k == 1:
         return a
@@ -69,25 +70,25 @@ def scale(a: Ext, k: int) -> Ext:
 
 
 def sub(a: Ext, b: Ext) -> Ext:
-    if type(b) is int:
+    if type(b) is not Expr:
         return add(a, -b)
-    if type(a) is int:
+    if type(a) is not Expr:
         return make(tuple([(m, -c) for m, c in b.terms]), a - b.const)
     return make(_merge(a.terms, b.terms, -1), a.const - b.const)
 
 
 def work(a: Ext, b: Ext) -> int:
     """The monomial products ``mul(a, b)`` computes."""
-    na = 1 if type(a) is int else len(a.terms) + (1 if a.const else 0)
-    nb = 1 if type(b) is int else len(b.terms) + (1 if b.const else 0)
+    na = len(a.terms) + (1 if a.const else 0) if type(a) is Expr else 1
+    nb = len(b.terms) + (1 if b.const else 0) if type(b) is Expr else 1
     return na * nb
 
 
 def mul(a: Ext, b: Ext) -> Ext:
     """``a * b`` expanded (the caller bounds ``work(a, b)``)."""
-    if type(a) is int:
+    if type(a) is not Expr:
         return scale(b, a)
-    if type(b) is int:
+    if type(b) is not Expr:
         return scale(a, b)
     if len(a.terms) == 1 and len(b.terms) == 1 and not a.const and not b.const:
         (ma, ca), (mb, cb) = a.terms[0], b.terms[0]
@@ -109,7 +110,7 @@ def mul(a: Ext, b: Ext) -> Ext:
 
 def content(a: Ext) -> int:
     """The largest integer dividing every coefficient and the constant (0 for 0)."""
-    if type(a) is int:
+    if type(a) is not Expr:
         return abs(a)
     g = abs(a.const)
     for _, c in a.terms:
@@ -121,12 +122,12 @@ def content(a: Ext) -> int:
 
 def divide_exact(a: Ext, k: int) -> Ext:
     """``a / k`` for a non-zero ``k`` dividing ``content(a)``."""
-    if type(a) is int:
+    if type(a) is not Expr:
         return a // k
     return make(tuple((m, c // k) for m, c in a.terms), a.const // k)
 
 
-def _mono_quotient(m: Mono, d: Mono) -> Mono | bool | None:
+def _mono_quotient(m: Mono, d: Mono) -> Mono | Literal[True] | None:
     """``m / d`` when ``d`` divides ``m``: a monomial, ``True`` for 1; ``None`` when it does not."""
     exps = dict(m.factors)
     for f, e in d.factors:
@@ -138,7 +139,7 @@ def _mono_quotient(m: Mono, d: Mono) -> Mono | bool | None:
     return mono(left) if left else True
 
 
-def _times_term(m: Mono | bool, c: int, b: Expr) -> Ext:
+def _times_term(m: Mono | Literal[True], c: int, b: Expr) -> Ext:
     """``c * m * b`` for a monomial ``m`` (``True``: 1)."""
     if m is True:
         return scale(b, c)
@@ -152,23 +153,23 @@ def exact_quotient(a: Ext, b: Ext) -> Ext | None:
     """``a / b`` when ``b`` divides ``a`` as polynomials with an integer quotient, else ``None``
     (``None`` too when it would take more than ``_DIVISION_STEPS`` steps). Division by the
     leading term in the canonical (lexicographic) order, which is a monomial order."""
-    if type(b) is int:
+    if type(b) is not Expr:
         if b == 0:
             return None
         return divide_exact(a, b) if content(a) % b == 0 else None
-    if type(a) is int:
+    if type(a) is not Expr:
         return 0 if a == 0 else None
     lead, lc = b.terms[0]
     quotient: Ext = 0
     rest: Ext = a
     for _ in range(_DIVISION_STEPS):
-        if type(rest) is int:
+        if type(rest) is not Expr:
             return quotient if rest == 0 else None
         m, c = rest.terms[0]
         q = _mono_quotient(m, lead)
         if q is None or c % lc:
             return None
-        step = make(((q, c // lc),), 0) if q is not True else c // lc
+        step = c // lc if q is True else make(((q, c // lc),), 0)
         quotient = add(quotient, step)
         rest = sub(rest, _times_term(q, c // lc, b))
     return None

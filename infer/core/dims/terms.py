@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from collections.abc import Hashable, Iterator
+from typing import TYPE_CHECKING, Generic, TypeVar, final, overload
 from weakref import KeyedRef
 
 from infer.core.dims.budget import MAX_INT_MAGNITUDE, TOO_BIG, tick
@@ -77,27 +78,28 @@ _END = (((9,),), 0)  # after every (factor key, exponent): a monomial that exten
 # -- intern tables -------------------------------------------------------------------------------
 
 _lock = threading.Lock()
+_T = TypeVar("_T")
 
 
-class _Interned:
+class _Interned(Generic[_T]):
     """Content -> the one live object with that content, held weakly."""
 
     __slots__ = ("_drop", "refs")
 
     def __init__(self) -> None:
-        self.refs: dict[Any, KeyedRef] = {}
+        self.refs: dict[Hashable, KeyedRef[Hashable, _T]] = {}
         self._drop = self._remove
 
-    def _remove(self, ref: KeyedRef) -> None:
+    def _remove(self, ref: KeyedRef[Hashable, _T]) -> None:
         refs = self.refs
         if refs.get(ref.key) is ref:
             del refs[ref.key]
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: Hashable) -> _T | None:
         ref = self.refs.get(key)
         return None if ref is None else ref()
 
-    def put(self, key: Any, obj: Any) -> Any:
+    def put(self, key: Hashable, obj: _T) -> _T:
         """``obj``, or the object another thread interned with ``key`` meanwhile."""
         with _lock:
             ref = self.refs.get(key)
@@ -117,15 +119,18 @@ class _Interned:
 # compared with 0, a product on the way to an element count) is usually made again soon, and
 # would otherwise be built from nothing each time. A fixed number, so nothing grows across runs.
 _RECENT_SIZE = 1 << 13
-_RECENT: list[Any] = [None] * _RECENT_SIZE
+_RECENT: list[object] = [None] * _RECENT_SIZE
 _recent_at = [0]
 
-_VARS = _Interned()
-_OPS = _Interned()
-_MONOS = _Interned()
-_EXPRS = _Interned()
+_VARS: _Interned[Var] = _Interned()
+_OPS: _Interned[Op] = _Interned()
+_MONOS: _Interned[Mono] = _Interned()
+_EXPRS: _Interned[Expr] = _Interned()
 
-_UNSET: Any = object()  # a lazily computed slot not computed yet
+# The slots computed when first asked for (``_bounds``, ``_free``, ...) are ``None`` until then:
+# none of them is ever ``None`` once computed.
+Bound = int | None  # a least or greatest value; None: unbounded on that side
+Interval = tuple[Bound, Bound]
 
 
 def live_objects() -> int:
@@ -136,12 +141,18 @@ def live_objects() -> int:
 # -- factors -------------------------------------------------------------------------------------
 
 
+# The four kinds of term are final: ``type(x) is Expr`` is the test of one (and what is not an
+# ``Expr`` among extents is an ``int``).
+@final
 class Var:
     """A dimension variable: declared ones are positive, fresh ones may be 0."""
 
     __slots__ = ("__weakref__", "key", "lo", "name", "positive", "size")
     name: str
     positive: bool
+    key: tuple
+    lo: int  # the least value: 1 declared, 0 fresh
+    size: int
 
     def __reduce__(self) -> tuple:
         return (var, (self.name, self.positive))
@@ -150,6 +161,7 @@ class Var:
         return self.name
 
 
+@final
 class Op:
     """``floor(a/b)`` (``kind`` "floor"), ``mod(a, b)``, ``max(*args)``, ``min(*args)``,
     ``float32(a)`` or ``float64(a)``: its arguments are ints and ``Expr``s, in canonical form (the
@@ -157,7 +169,11 @@ class Op:
 
     __slots__ = ("__weakref__", "_bounds", "_free", "args", "key", "kind", "size")
     kind: str
-    args: tuple
+    args: tuple[int | Expr, ...]
+    key: tuple
+    size: int
+    _bounds: Interval | None
+    _free: frozenset[Var] | None
 
     def __reduce__(self) -> tuple:
         return (op, (self.kind, self.args))
@@ -178,7 +194,7 @@ def var(name: str, positive: bool) -> Var:
     return v
 
 
-def op(kind: str, args: tuple) -> Op:
+def op(kind: str, args: tuple[int | Expr, ...]) -> Op:
     """The operation ``kind`` of ``args`` exactly as given: canonical forms are ``canon``'s."""
     key = (kind, args)
     o = _OPS.get(key)
@@ -187,7 +203,7 @@ def op(kind: str, args: tuple) -> Op:
         o.kind, o.args = kind, args
         o.key = (OP_CLASS[kind], (len(args), tuple(sort_key(a) for a in args)), _ONE_KEY, 1)
         o.size = min(TOO_BIG, 1 + sum(size_of(a) for a in args))
-        o._bounds = o._free = _UNSET
+        o._bounds = o._free = None
         o = _OPS.put(key, o)
     return o
 
@@ -195,11 +211,16 @@ def op(kind: str, args: tuple) -> Op:
 # -- monomials -----------------------------------------------------------------------------------
 
 
+@final
 class Mono:
     """A product of powers of factors, ``((factor, exponent), ...)`` sorted by factor key."""
 
     __slots__ = ("__weakref__", "_bounds", "_free", "factors", "okey", "size")
     factors: tuple[tuple[Factor, int], ...]
+    okey: tuple
+    size: int
+    _bounds: Interval | None
+    _free: frozenset[Var] | None
 
     def __reduce__(self) -> tuple:
         return (mono, (self.factors,))
@@ -215,7 +236,7 @@ def mono(factors: tuple[tuple[Factor, int], ...]) -> Mono:
         # As sympy's tree counts it: a power is a node over its base counted once per factor.
         size = sum(f.size * e + (e > 1) for f, e in factors) + (len(factors) > 1)
         m.size = min(TOO_BIG, size)
-        m._bounds = m._free = _UNSET
+        m._bounds = m._free = None
         m = _MONOS.put(factors, m)
     return m
 
@@ -248,15 +269,40 @@ def mono_product(a: Mono, b: Mono) -> Mono:
 
 # -- expressions ---------------------------------------------------------------------------------
 
+Terms = tuple[tuple[Mono, int], ...]  # ``(monomial, coefficient)`` pairs sorted by ``Mono.okey``
+
 _INT_SIZE_BOUND = MAX_INT_MAGNITUDE
 
 
+@final
 class Expr:
     """A symbolic extent: ``sum(c * m for m, c in terms) + const``, terms in print order."""
 
     __slots__ = ("__weakref__", "_bounds", "_free", "_names", "_skey", "_text", "const", "size", "terms")
     terms: tuple[tuple[Mono, int], ...]
     const: int
+    size: int
+    _bounds: Interval | None
+    _free: frozenset[Var] | None
+    _names: frozenset[str] | None
+    _skey: tuple | None
+    _text: str | None
+
+    if TYPE_CHECKING:
+        # Python's operators on an extent: the functions of ``infer.core.dims``, bound to the class
+        # there (they build through modules that import this one). Each may answer ``None`` (past
+        # the run's bound; an unknown operand).
+        def __add__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __radd__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __sub__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __rsub__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __mul__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __rmul__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __neg__(self) -> int | Expr | None: ...
+        def __floordiv__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __rfloordiv__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __mod__(self, other: int | Expr | None) -> int | Expr | None: ...
+        def __rmod__(self, other: int | Expr | None) -> int | Expr | None: ...
 
     def __reduce__(self) -> tuple:
         return (make, (self.terms, self.const))
@@ -273,9 +319,13 @@ def int_size(n: int) -> int:
 
 
 def size_of(d: int | Expr) -> int:
-    return int_size(d) if type(d) is int else d.size
+    return d.size if type(d) is Expr else int_size(d)
 
 
+@overload
+def make(terms: tuple[tuple[Mono, int]], const: int) -> Expr: ...
+@overload
+def make(terms: tuple[tuple[Mono, int], ...], const: int) -> int | Expr: ...
 def make(terms: tuple[tuple[Mono, int], ...], const: int) -> int | Expr:
     """The extent ``terms + const`` (terms sorted by ``Mono.okey``, coefficients non-zero)."""
     if not terms:
@@ -292,14 +342,14 @@ def make(terms: tuple[tuple[Mono, int], ...], const: int) -> int | Expr:
         parts = len(terms) + (1 if const else 0)
         size += (int_size(const) if const else 0) + (1 if parts > 1 else 0)
         e.size = min(TOO_BIG, size)
-        e._bounds = e._free = e._names = e._skey = e._text = _UNSET
+        e._bounds = e._free = e._names = e._skey = e._text = None
         e = _EXPRS.put(key, e)
     return e
 
 
 def of_factor(f: Factor) -> Expr:
     """The extent that is the factor ``f`` alone."""
-    return make(((mono_of(f), 1),), 0)  # type: ignore[return-value]
+    return make(((mono_of(f), 1),), 0)
 
 
 def variable(name: str, positive: bool) -> Expr:
@@ -308,7 +358,7 @@ def variable(name: str, positive: bool) -> Expr:
 
 def as_factor(e: int | Expr) -> Factor | None:
     """The factor ``e`` is, alone (coefficient 1, no constant), else ``None``."""
-    if type(e) is int or e.const or len(e.terms) != 1:
+    if type(e) is not Expr or e.const or len(e.terms) != 1:
         return None
     m, c = e.terms[0]
     if c != 1 or len(m.factors) != 1 or m.factors[0][1] != 1:
@@ -316,7 +366,7 @@ def as_factor(e: int | Expr) -> Factor | None:
     return m.factors[0][0]
 
 
-def as_var(e: Any) -> Var | None:
+def as_var(e: object) -> Var | None:
     f = as_factor(e) if type(e) is Expr else None
     return f if type(f) is Var else None
 
@@ -326,9 +376,9 @@ def as_op(e: int | Expr, kind: str) -> Op | None:
     return f if type(f) is Op and f.kind == kind else None
 
 
-def factors_of(d: int | Expr) -> Any:
+def factors_of(d: int | Expr) -> Iterator[Factor]:
     """Every factor ``d`` holds at its top level (not inside operations)."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return
     for m, _ in d.terms:
         for f, _ in m.factors:
@@ -337,27 +387,25 @@ def factors_of(d: int | Expr) -> Any:
 
 def free_vars(d: int | Expr | Factor | Mono) -> frozenset[Var]:
     """The variables ``d`` mentions, anywhere."""
-    if type(d) is int:
-        return frozenset()
-    if type(d) is Var:
-        return frozenset((d,))
-    out = d._free
-    if out is _UNSET:
-        if type(d) is Expr:
-            parts = [free_vars(m) for m, _ in d.terms]
-        elif type(d) is Mono:
-            parts = [free_vars(f) for f, _ in d.factors]
-        else:
-            parts = [free_vars(a) for a in d.args]
-        out = d._free = parts[0].union(*parts[1:]) if len(parts) > 1 else (parts[0] if parts else frozenset())
-    return out
+    if type(d) is Expr or type(d) is Mono or type(d) is Op:
+        out = d._free
+        if out is None:
+            if type(d) is Expr:
+                parts = [free_vars(m) for m, _ in d.terms]
+            elif type(d) is Mono:
+                parts = [free_vars(f) for f, _ in d.factors]
+            else:
+                parts = [free_vars(a) for a in d.args]
+            out = d._free = parts[0].union(*parts[1:]) if len(parts) > 1 else (parts[0] if parts else frozenset())
+        return out
+    return frozenset((d,)) if type(d) is Var else frozenset()
 
 
-def free_names(d: int | Expr) -> frozenset[str]:
+def free_names(d: int | Expr | None) -> frozenset[str]:
     if type(d) is not Expr:
         return frozenset()
     out = d._names
-    if out is _UNSET:
+    if out is None:
         out = d._names = frozenset(v.name for v in free_vars(d))
     return out
 
@@ -387,10 +435,10 @@ def print_terms(e: Expr) -> list[tuple[Mono | None, int]]:
 def sort_key(d: int | Expr) -> tuple:
     """sympy's ``sort_key`` of ``d`` as sympy would hold it: the order of a function's arguments
     inside a factor's key, and so of factors among themselves."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return int_key(d)
     k = d._skey
-    if k is _UNSET:
+    if k is None:
         if not d.const and len(d.terms) == 1:
             k = _single_term_key(*d.terms[0])
         else:
@@ -422,7 +470,7 @@ def _factor_text(f: Factor) -> str:
 
 
 def _atomic(d: int | Expr) -> bool:
-    if type(d) is int or as_var(d) is not None:
+    if type(d) is not Expr or as_var(d) is not None:
         return True
     f = as_factor(d)  # a rounding reads as one call: floor(float32(h)/2)
     return type(f) is Op and f.kind in FLOAT_KINDS
@@ -434,10 +482,10 @@ def _mono_text(m: Mono) -> str:
 
 def text(d: int | Expr) -> str:
     """``d`` as written inside an expression (variables quoted where they are no identifiers)."""
-    if type(d) is int:
+    if type(d) is not Expr:
         return str(d)
     out = d._text
-    if out is _UNSET:
+    if out is None:
         parts: list[str] = []
         for m, c in print_terms(d):
             tick()  # printing obeys the clock of what prints (a rule's message, the writer)

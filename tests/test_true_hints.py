@@ -1,0 +1,41 @@
+"""What making the hints true changed in what the code does (issue 42): each is a call that
+failed before (a TypeError or AttributeError the rule runner would have reported as a crash)."""
+
+from __future__ import annotations
+
+from infer.core import dims as D
+from infer.core import types as T
+from infer.core.dimtable import DimTable
+from infer.core.dimwriter import DimWriter, TypeWriter
+from infer.core.values import Known
+from signatures.kit import valueops as V
+
+H = D.symbol("H")
+
+
+def test_every_binary_op_of_the_kit_takes_symbolic_elements():
+    # valueops.DIV called _sym_div with two arguments where it takes three: a TypeError on every
+    # symbolic element. Div is div_with(lower_bound), the run's prover deciding signs.
+    ops = {name: op for name, op in vars(V).items() if name.isupper() and callable(op)}
+    assert "DIV" not in ops and {"ADD", "SUB", "MUL", "MOD"} <= ops.keys()
+    for op in ops.values():
+        op(H, 2)  # raises nothing (the result may be unknown)
+    assert V.ADD(H, 2) == D.add(H, 2)
+    assert V.div_with(lambda d: 1)(D.mul(H, 4), 2) == D.mul(H, 2)
+
+
+def test_a_writer_asked_for_the_unknown_type_writes_an_empty_one():
+    # to_proto answers None for UNKNOWN, whose serialization failed with an AttributeError.
+    writer = TypeWriter(DimWriter(DimTable()))
+    assert writer.serialized(T.UNKNOWN) == b""
+    assert writer.serialized(T.tensor(1, (2,))) != b""
+
+
+def test_reshape_of_known_contents_to_a_symbolic_shape_is_unknown():
+    # Its shape was multiplied out with the extents' operators, which answer None past the run's
+    # bound (then None * 2 raised); symbolic extents are refused before any product.
+    k = Known((2,), (1, 2))
+    assert V.reshape(k, (H, 2)) is None
+    with D.expression_limit(1):  # H*H is past the bound: None, and None * 2 raised
+        assert V.reshape(k, (H, H, 2)) is None
+    assert V.reshape(k, (2, 1)) == Known((2, 1), (1, 2))
