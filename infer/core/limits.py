@@ -151,7 +151,8 @@ class Limits:
 
     def kind(self, name: str) -> str:
         """``count``, ``optional count`` or ``seconds`` (see ``_limit``)."""
-        return next(f.metadata["kind"] for f in fields(self) if f.name == name)
+        kind: str = next(f.metadata["kind"] for f in fields(self) if f.name == name)  # as ``_limit`` stores it
+        return kind
 
 
 def _check(name: str, kind: str, value: Any) -> None:

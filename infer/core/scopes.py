@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto
 
@@ -85,9 +84,12 @@ class GraphPath(str):
         return self.startswith((prefix + ":", prefix + "@"))
 
 
-class Step(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Step:
     """One step down a graph path: into the graph attribute ``name`` of node ``index``, or
-    (``call``) into the body of the function ``name`` (``domain.name``) that node calls."""
+    (``call``) into the body of the function ``name`` (``domain.name``) that node calls.
+
+    A dataclass, not a ``NamedTuple``: a field ``index`` would hide ``tuple.index``."""
 
     index: int
     name: str
@@ -116,14 +118,14 @@ def resolve_graph(model: ModelProto, path: str) -> GraphProto | None:
     if p.root != MAIN:
         return None
     g = model.graph
-    for idx, attr, call in steps:
-        if call or not attr:
+    for step in steps:
+        if step.call or not step.name:
             return None  # a function body: not a graph of the model
-        if idx >= len(g.node):
+        if step.index >= len(g.node):
             return None
         found = None
-        for a in g.node[idx].attribute:
-            if a.name == attr and a.type == AttributeProto.GRAPH:
+        for a in g.node[step.index].attribute:
+            if a.name == step.name and a.type == AttributeProto.GRAPH:
                 found = a.g
         if found is None:
             return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from onnx import TensorProto, TypeProto
+from onnx import TensorProto, TensorShapeProto, TypeProto
 from onnx.helper import tensor_dtype_to_np_dtype
 
 from infer.core import dims as D
@@ -117,7 +117,7 @@ def tensor(elem: int | None, shape: Iterable[Dim] | None = None) -> TensorType:
     return TensorType(elem, None if shape is None else tuple(D.normalize(d) for d in shape))
 
 
-_ELEM_NAMES = {v: k.lower() for k, v in TensorProto.DataType.items()}
+_ELEM_NAMES: dict[int, str] = {v: k.lower() for k, v in TensorProto.DataType.items()}
 _ELEM_BY_NAME = {k.lower(): v for k, v in TensorProto.DataType.items() if v}
 
 
@@ -253,7 +253,7 @@ def refine_shape(
     if len(declared) != len(inferred):
         clashes.append(Clash("rank", str(len(declared)), str(len(inferred))))
         return inferred
-    out = []
+    out: list[Dim] = []
     for axis, (d, i) in enumerate(zip(declared, inferred)):
         if d is not None and i is not None and D.equal(d, i) is False and not zero_against_symbol(d, i):
             clashes.append(Clash("dim", D.to_str(d), D.to_str(i), axis))
@@ -284,11 +284,11 @@ def refine(declared: Type, inferred: Type, refine_dim: DimRefine = _refine_dim_d
         shape = refine_shape(declared.shape, inferred.shape, clashes, refine_dim)
         return SparseTensorType(elem, shape), clashes
     if isinstance(declared, SequenceType) and isinstance(inferred, SequenceType):
-        elem, inner = refine(declared.elem, inferred.elem, refine_dim)
-        return SequenceType(elem), inner
+        item, inner = refine(declared.elem, inferred.elem, refine_dim)
+        return SequenceType(item), inner
     if isinstance(declared, OptionalType) and isinstance(inferred, OptionalType):
-        elem, inner = refine(declared.elem, inferred.elem, refine_dim)
-        return OptionalType(elem), inner
+        item, inner = refine(declared.elem, inferred.elem, refine_dim)
+        return OptionalType(item), inner
     if isinstance(declared, MapType) and isinstance(inferred, MapType):
         key = _refine_elem(declared.key, inferred.key, clashes)
         value, inner = refine(declared.value, inferred.value, refine_dim)
@@ -338,7 +338,7 @@ def from_proto(tp: TypeProto, read_dim: DimReader) -> Type:
 DimWriter = Callable[[Dim], "int | str | None"]
 
 
-def _write_shape(shape_proto, shape: Shape, write_dim: DimWriter) -> None:
+def _write_shape(shape_proto: TensorShapeProto, shape: Shape, write_dim: DimWriter) -> None:
     shape_proto.Clear()
     for d in shape:
         out = shape_proto.dim.add()

@@ -388,7 +388,7 @@ def items(v: Value | None) -> tuple[Value, ...] | None:
     """The elements of a sequence (or optional) whose contents are tracked, else ``None``."""
     if v is None or v.known is None or not is_container(v.type):
         return None
-    return v.known.elems  # type: ignore[return-value]
+    return v.known.elems
 
 
 def is_empty(v: Value) -> bool:
