@@ -30,15 +30,15 @@ def rule_attributes(
     the values read from them are kept for the next node with the same attributes (a fresh
     dict, its lists copied: a rule may change what it was handed), unless one is a protobuf
     message (a tensor), which holds its whole model alive."""
-    if serialized is not None:
-        if not serialized:
-            return {}
-        key = (id(sig), serialized)
+    if serialized is not None and not serialized:
+        return {}
+    key = None if serialized is None else (id(sig), serialized)
+    if key is not None:
         hit = _DECODED.get(key)
         if hit is not None and hit[0] is sig:
             return {k: list(v) if type(v) is list else v for k, v in hit[1].items()}
     attrs = _decoded(node, sig, attr_refs)
-    if serialized is not None and not any(a.type in _AS_PROTO for a in node.attribute):
+    if key is not None and not any(a.type in _AS_PROTO for a in node.attribute):
         if len(_DECODED) >= _MAX_DECODED:
             _DECODED.clear()
         _DECODED[key] = (sig, {k: list(v) if type(v) is list else v for k, v in attrs.items()})

@@ -29,25 +29,24 @@ from typing import Any
 from onnx import NodeProto
 
 from infer.contract.effects import Effecting, Effects, replay_effects
-from infer.contract.protocols import Facts, RuleError, Schema, Walker
+from infer.contract.protocols import Facts, RuleError, Walker
 from infer.contract.proving import Proving
 from infer.contract.reading import Reading
+from infer.contract.signature import Signature
 from infer.contract.walking import Walking
 from infer.core.dimtable import Site
 from infer.core.values import Value
 
-__all__ = ["Facts", "RuleContext", "RuleError", "Schema", "Walker", "node_of", "replay_effects", "site_of"]
+__all__ = ["Facts", "RuleContext", "RuleError", "Walker", "node_of", "replay_effects", "site_of"]
 
 
 class RuleContext(Reading, Proving, Effecting, Walking):
     """The node under inference, as a rule sees it."""
 
-    __slots__ = (
-        "_causes",
+    __slots__ = (  # with Effecting's
         "_effects",
         "_frame",
         "_node",
-        "_reason",
         "_site",
         "_walker",
         "attrs",
@@ -62,7 +61,7 @@ class RuleContext(Reading, Proving, Effecting, Walking):
         self,
         node: NodeProto,
         site: Site | Callable[[], Site],
-        sig: Schema | None,
+        sig: Signature | None,
         opset: int,
         inputs: list[Value | None],
         walker: Walker,
@@ -85,13 +84,13 @@ class RuleContext(Reading, Proving, Effecting, Walking):
         self._walker = walker
         self._frame = frame
         self.attrs = attrs
-        self._reason: str | None = None
-        self._causes: tuple[str, ...] = ()
+        self._reason = None
+        self._causes = ()
 
     def _where(self) -> Site:
         """The node in the model (graph path, position, name, operator, input types)."""
         s = self._site
-        if type(s) is not Site:
+        if not isinstance(s, Site):
             s = self._site = s()
         return s
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from onnx import TypeProto
+from onnx import NodeProto, TypeProto
 
 from infer.contract.protocols import Walker
 from infer.core.dims import Dim
@@ -31,12 +31,12 @@ class Effects:
 class Effecting:
     """The effects of a rule, each recorded for the memo (``acted``, ``replay``)."""
 
-    __slots__ = ()
+    __slots__ = ("_causes", "_reason")  # the one facet with slots of its own: what only it sets
+    _node: NodeProto
     _effects: Effects
     _walker: Walker
     _reason: str | None
     _causes: tuple[str, ...]
-    op_type: str
     _where: Callable[[], Site]
     input_name: Callable[[int], str]
     input_types_str: Callable[[], str]
@@ -128,7 +128,7 @@ class Effecting:
         a ``runtime-refuses`` warning, and a runtime's requirement in the domain (the model
         runs nowhere there). Inference goes on with the definition's outputs."""
         self._walker.scope.refused_by_runtime(text, self._acting())
-        message = f"{self.op_type} with inputs {self.input_types_str()}: {text}; the definition allows it"
+        message = f"{self._node.op_type} with inputs {self.input_types_str()}: {text}; the definition allows it"
         self._walker.report_at(self._where(), "runtime-refuses", message)
 
     def fresh(

@@ -1,10 +1,11 @@
-"""The interfaces a rule context is made of: what it reads of its operator's signature
-(``Schema``), the prover of extents (``Facts``), what it may ask of the walk it runs in
-(``Walker``), and the error a rule raises on a malformed node (``RuleError``)."""
+"""The interfaces a rule context is made of: the prover of extents (``Facts``), what it may ask
+of the walk it runs in (``Walker``), and the error a rule raises on a malformed node
+(``RuleError``). What it reads of its operator's signature is the engine's ``Signature``
+(``infer.contract.signature``) itself."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -17,15 +18,6 @@ from infer.core.types import Type
 from infer.core.values import Value
 
 MISSING = object()  # an argument not given (``attr``'s default)
-
-
-class Schema(Protocol):
-    """What a rule reads of its operator's signature (``infer.contract.signature.Signature``)."""
-
-    since_version: int
-    domain: str
-    attributes: Mapping[str, Any]  # name -> spec with ``default`` and ``type``
-    outputs: Sequence[Any]
 
 
 class Facts(Protocol):
@@ -50,8 +42,11 @@ class Walker(Protocol):
     its ``RuleContext``.
     """
 
-    scope: DimScope
-    ir_version: int
+    @property
+    def scope(self) -> DimScope: ...
+
+    @property
+    def ir_version(self) -> int: ...
 
     def report_at(self, site: Site, code: str, message: str, suggestion: str | None = None) -> None: ...
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from onnx import AttributeProto, NodeProto
 
-from infer.contract.protocols import MISSING, RuleError, Schema, Walker
+from infer.contract.protocols import MISSING, RuleError, Walker
+from infer.contract.signature import Signature
 from infer.core.dims import Dim
 from infer.core.dims.budget import tick
 from infer.core.types import UNKNOWN, OptionalType, SequenceType, SparseTensorType, TensorType, Type
@@ -24,7 +25,7 @@ class Reading:
     _frame: Any
     inputs: list[Value | None]
     attrs: dict[str, Any]
-    sig: Schema | None
+    sig: Signature | None
 
     @property
     def op_type(self) -> str:

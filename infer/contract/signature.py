@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import onnx
 from onnx import AttributeProto, defs, helper
@@ -117,10 +117,11 @@ def attribute_value(a: AttributeProto) -> Any:
 
 def _attr_spec(name: str, a: defs.OpSchema.Attribute) -> AttrSpec:
     default = None
-    dv = a.default_value
-    if dv is not None and dv.type != AttributeProto.UNDEFINED:
+    dv = a.default_value  # never None: an attribute without a default has an UNDEFINED one
+    if dv.type != AttributeProto.UNDEFINED:
         default = attribute_value(dv)
-    return AttrSpec(name, int(a.type), a.required, default)
+    # onnx's stub gives AttrType no int conversion; it is an IntEnum (a pybind11 enum before 1.18)
+    return AttrSpec(name, int(a.type), a.required, default)  # type: ignore[call-overload]
 
 
 def _from_schema(s: defs.OpSchema) -> Signature:
@@ -136,7 +137,7 @@ def _from_schema(s: defs.OpSchema) -> Signature:
         max_inputs=s.max_input,
         min_outputs=s.min_output,
         max_outputs=s.max_output,
-        has_function=s.has_function or s.has_context_dependent_function,
+        has_function=bodies_of(s).has_function or bodies_of(s).has_context_dependent_function,
         deprecated=s.deprecated,
     )
 
@@ -196,8 +197,33 @@ def current_signature(domain: str, op_type: str, opset: int) -> Signature | None
     return sig
 
 
+class Bodies(Protocol):
+    """What an ``OpSchema`` says of its function bodies (``bodies_of``)."""
+
+    @property
+    def has_function(self) -> bool: ...
+    @property
+    def has_context_dependent_function(self) -> bool: ...
+    @property
+    def function_opset_versions(self) -> list[int]: ...
+    @property
+    def context_dependent_function_opset_versions(self) -> list[int]: ...
+    @property
+    def function_body(self) -> onnx.FunctionProto: ...
+    def get_function_with_opset_version(self, opset: int) -> bytes: ...
+    def get_context_dependent_function_with_opset_version(
+        self, opset: int, node: bytes, input_types: list[bytes]
+    ) -> bytes: ...
+
+
+def bodies_of(s: defs.OpSchema) -> Bodies:
+    """``s`` as what it says of its function bodies: onnx's stub of ``OpSchema``
+    (onnx_cpp2py_export/defs.pyi) leaves these members out, which the compiled class has."""
+    return s  # type: ignore[return-value]  # the stub lacks Bodies' members, the class has them
+
+
 def function_body(
-    domain: str, op_type: str, opset: int, node: Any = None, input_types: Sequence[Any] = ()
+    domain: str, op_type: str, opset: int, node: onnx.NodeProto | None = None, input_types: Sequence[Any] = ()
 ) -> onnx.FunctionProto | None:
     """The schema's function body in force at ``opset``, or ``None``.
 
@@ -210,9 +236,11 @@ def function_body(
 
 
 @lru_cache(maxsize=4096)
-def _function_body(domain: str, op_type: str, opset: int, node: bytes, types: tuple[bytes, ...]):
+def _function_body(
+    domain: str, op_type: str, opset: int, node: bytes, types: tuple[bytes, ...]
+) -> onnx.FunctionProto | None:
     try:
-        s = defs.get_schema(op_type, opset, domain)
+        s = bodies_of(defs.get_schema(op_type, opset, domain))
     except defs.SchemaError:
         return None
     try:
@@ -231,21 +259,18 @@ def _function_body(domain: str, op_type: str, opset: int, node: bytes, types: tu
     return None
 
 
-def _as_function(body: Any) -> onnx.FunctionProto | None:
-    if isinstance(body, bytes):
-        body = onnx.FunctionProto.FromString(body)
-    if body is None or not len(body.node):
-        return None
-    return body
+def _as_function(body: bytes | onnx.FunctionProto) -> onnx.FunctionProto | None:
+    fn: onnx.FunctionProto = onnx.FunctionProto.FromString(body) if isinstance(body, bytes) else body
+    return fn if len(fn.node) else None
 
 
 def has_function_body(domain: str, op_type: str, opset: int) -> bool:
     """Whether a body exists (context-dependent ones count: they are built per node)."""
     try:
-        s = defs.get_schema(op_type, opset, canonical_domain(domain))
+        s = bodies_of(defs.get_schema(op_type, opset, canonical_domain(domain)))
     except defs.SchemaError:
         return False
-    return bool(s.has_function or s.has_context_dependent_function)
+    return s.has_function or s.has_context_dependent_function
 
 
 def all_signatures() -> list[Signature]:

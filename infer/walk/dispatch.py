@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from onnx import FunctionProto, NodeProto, defs
 
 from infer.contract import registry
-from infer.contract.signature import STANDARD_DOMAINS, Signature, function_body
+from infer.contract.signature import STANDARD_DOMAINS, Signature, bodies_of, function_body
 from infer.core import types as T
 from infer.core.dimwriter import write_text
 from infer.core.values import Value
@@ -127,7 +127,7 @@ def schema_body(domain: str, node: NodeProto, opset: int, inputs: Sequence[Value
 def _has_body(domain: str, op_type: str, opset: int) -> bool:
     """Does the operator's schema define it by a function body (possibly built per node)?"""
     try:
-        s = defs.get_schema(op_type, opset, "" if domain == "ai.onnx" else domain)
+        s = bodies_of(defs.get_schema(op_type, opset, "" if domain == "ai.onnx" else domain))
     except (defs.SchemaError, TypeError, OverflowError):
         return False
-    return bool(s.has_function or s.has_context_dependent_function)
+    return s.has_function or s.has_context_dependent_function

@@ -12,13 +12,12 @@ from onnx import TensorProto
 from infer.contract.context import RuleContext, RuleError
 from infer.contract.signature import allowed_types
 from infer.core.types import TensorType, elem_name
-from signatures.kit.helpers import signature_of
 from signatures.kit.registry import example, rule
 
 
 def _allowed(ctx: RuleContext) -> set[int] | None:
     """Element types the output's type constraint admits (``None``: no signature)."""
-    sig = signature_of(ctx)
+    sig = ctx.sig
     if sig is None or not sig.outputs:
         return None
     return {

@@ -34,7 +34,6 @@ from signatures.kit.helpers import (
     require_index_span,
     require_rank,
     same_dim,
-    signature_of,
     vector_length,
     with_span,
 )
@@ -169,7 +168,7 @@ def _check_cast_target(ctx: RuleContext, to: int) -> None:
     """``to`` names an element type this version of Cast produces (a buggy rewrite may write a
     number that is no element type at all: onnxruntime refuses the node)."""
     name = TensorProto.DataType.Name(to) if to in TensorProto.DataType.values() and to else None
-    sig = signature_of(ctx)
+    sig = ctx.sig
     formal = sig.output_formal(0) if sig is not None else None
     allowed = sig.constraints.get(formal.type_str) if sig is not None and formal is not None else None
     admitted = {normalize_type_str(a) for a in allowed} if allowed is not None else None

@@ -11,7 +11,6 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from infer.contract.context import RuleContext, RuleError
-from infer.contract.signature import Signature
 from infer.core import dims as D
 from infer.core.dims import Dim
 from infer.core.types import TensorType
@@ -53,13 +52,6 @@ def require_single(ctx: RuleContext, i: int, what: str) -> None:
     s = ctx.shape(i) if ctx.has(i) else None
     if s is not None and (len(s) > 1 or (len(s) == 1 and isinstance(s[0], int) and s[0] != 1)):
         raise RuleError("shape-mismatch", f"{what} (input {i}) must be a scalar, has shape [{', '.join(map(str, s))}]")
-
-
-def signature_of(ctx: RuleContext) -> Signature | None:
-    """The node's whole signature: the engine's ``Signature``, of which ``ctx.sig`` promises
-    rules only the ``Schema`` part (its type constraints and formals are read here)."""
-    sig: object = ctx.sig
-    return sig if isinstance(sig, Signature) else None
 
 
 def _drop_clamp(ctx: RuleContext, d: Dim) -> Dim:
