@@ -30,8 +30,6 @@ NOT_YET = {
     "infer/ir.py",
     "infer/onnx_compat.py",
     "infer/out/cost.py",
-    "infer/out/output.py",
-    "infer/out/runguard.py",
     "infer/out/verify.py",
     "infer/run.py",
     "infer/walk/custom_schemas.py",

@@ -3,11 +3,18 @@ failed before (a TypeError or AttributeError the rule runner would have reported
 
 from __future__ import annotations
 
+import importlib.util
+
+import pytest
+from onnx import TensorProto, helper
+
+import infer
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.dimtable import DimTable
 from infer.core.dimwriter import DimWriter, TypeWriter
 from infer.core.values import Known
+from infer.out.runguard import estimate
 from signatures.kit import valueops as V
 
 H = D.symbol("H")
@@ -39,3 +46,27 @@ def test_reshape_of_known_contents_to_a_symbolic_shape_is_unknown():
     with D.expression_limit(1):  # H*H is past the bound: None, and None * 2 raised
         assert V.reshape(k, (H, H, 2)) is None
     assert V.reshape(k, (2, 1)) == Known((2, 1), (1, 2))
+
+
+def _scalar_string_model():
+    vi = helper.make_tensor_value_info
+    nodes = [helper.make_node("Identity", ["s"], ["t"]), helper.make_node("Identity", ["x"], ["y"])]
+    ins = [vi("s", TensorProto.STRING, []), vi("x", TensorProto.FLOAT, [2])]
+    outs = [vi("t", TensorProto.STRING, []), vi("y", TensorProto.FLOAT, [2])]
+    graph = helper.make_graph(nodes, "g", ins, outs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_the_memory_estimate_of_a_scalar_string_is_unknown():
+    # _value_bytes asked whether the element type's bits were known only inside the loop over
+    # the extents, which a scalar skips: 1 * None, a TypeError for every scalar string.
+    est = estimate(infer.infer_model(_scalar_string_model()).graphs, {}, {})
+    assert est.bytes == 16 and est.unknown == ["s", "t"]  # x and y: two floats each
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="verify runs onnxruntime")
+def test_verify_takes_a_model_with_a_scalar_string():
+    from infer.out.verify import verify
+
+    report = verify(infer.infer_model(_scalar_string_model()), samples=1)  # raised the TypeError above
+    assert report.summary()["contradictions"] == 0

@@ -229,7 +229,7 @@ def remove_stale_temporaries(directory: Path, name: str) -> list[str]:
     Only regular files owned by this user, named by ``temp_name`` for ``name`` on this host, whose
     process no longer runs, are removed.
     """
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(directory))
     except OSError:

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from infer.core import dims as D
 from infer.core import types as T
@@ -76,10 +76,12 @@ def _value_bytes(t: T.Type, env: Mapping[str, int]) -> int | None:
     if not isinstance(t, T.TensorType) or t.shape is None:
         return None  # sequences and maps: their length is not in the type
     bits = T.elem_bits(t.elem)
+    if bits is None:  # strings, an unknown element type: checked before the loop, which a scalar skips
+        return None
     count = 1
     for d in t.shape:
         x = D.evaluate(d, env) if d is not None else None
-        if not isinstance(x, int) or bits is None:
+        if not isinstance(x, int):
             return None
         count *= x
     return (count * bits + 7) // 8
@@ -161,7 +163,7 @@ class Guard:
         self._armed: _Armed | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._restore: list[Callable[[], None]] = []
+        self._restore: list[Callable[[], object]] = []  # what each undo returns is dropped
         self._wake: socket.socket | None = None
         self._forward = -1  # the wakeup fd that was in place: it gets the signals we read
         self._rss_limit: int | None = None
@@ -263,19 +265,24 @@ class Guard:
         armed = _Armed(options, deadline, self._rss_limit)
         with self._lock:
             self._armed = armed
-        stopped = None
         try:
             result = call(options)
         except Exception:
             if armed.why is None and not self.interrupted:
                 raise  # onnxruntime's own failure
-            stopped = armed.why
+            self._raise_stopped(armed.why, seconds, over)
         finally:
             with self._lock:
                 self._armed = None
         if self.interrupted:
             raise KeyboardInterrupt
-        if stopped is not None:  # a run that finished as it was stopped still counts
-            kind, message = stopped
-            raise Stopped(kind, message or f"it took longer than {seconds:.3g} s ({over})")
-        return result
+        return result  # a run that finished as it was stopped still counts
+
+    def _raise_stopped(self, why: tuple[str, str] | None, seconds: float | None, over: str) -> NoReturn:
+        """End a run that failed as it was stopped: ``KeyboardInterrupt`` on Ctrl-C (``why`` is
+        ``None`` only then), else ``Stopped``; neither chained to onnxruntime's failure, which
+        the stop caused."""
+        if self.interrupted or why is None:
+            raise KeyboardInterrupt from None
+        kind, message = why
+        raise Stopped(kind, message or f"it took longer than {seconds:.3g} s ({over})") from None
