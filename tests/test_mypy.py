@@ -32,12 +32,7 @@ NOT_YET = {
     "infer/out/cost.py",
     "infer/out/verify.py",
     "infer/run.py",
-    "infer/walk/custom_schemas.py",
     "infer/walk/engine.py",
-    "infer/walk/graphs.py",
-    "infer/walk/node.py",
-    "infer/walk/placement.py",
-    "infer/walk/state.py",
 }
 
 _ERROR = re.compile(r"^(?P<file>[^:\s]+\.py):\d+: error: ")

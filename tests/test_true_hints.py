@@ -70,3 +70,12 @@ def test_verify_takes_a_model_with_a_scalar_string():
 
     report = verify(infer.infer_model(_scalar_string_model()), samples=1)  # raised the TypeError above
     assert report.summary()["contradictions"] == 0
+
+
+def test_a_type_string_with_contents_over_unknown_extents_is_a_value_error():
+    # infer_node's type strings: contents over a shape of symbols or ``?`` were given to int(), a
+    # TypeError where infer_node promises a ValueError for what it cannot read.
+    for src in ("int64[N]={1,2}", "int64[?]={1,2}"):
+        with pytest.raises(ValueError, match="contents need a shape of numbers"):
+            infer.infer_node("Identity", [src])
+    assert str(infer.infer_node("Identity", ["int64[2]={1,2}"]).values[0]) == "int64[2] = [1, 2]"

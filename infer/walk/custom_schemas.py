@@ -251,10 +251,10 @@ def infer_outputs(
     out = run_inference(schema, node_of(ctx), types, data, frame.opsets, ir_version, outer)
     if out.error is not None:
         raise RuleError("custom-inference", out.error)
-    types = [names.from_proto(tp) for tp in out.outputs]
-    if any(not isinstance(t, T.TensorType) or t.shape is None or None in t.shape for t in types):
+    results = [names.from_proto(tp) for tp in out.outputs]
+    if any(not isinstance(t, T.TensorType) or t.shape is None or None in t.shape for t in results):
         ctx.because("the inference function registered for it leaves this unknown")
-    return types
+    return results
 
 
 # Element types whose contents numpy holds exactly as ``Known`` keeps them.

@@ -57,7 +57,8 @@ class Graphs:
         for name, v in inits.items():
             frame.record.values[name] = v
             frame.record.initializers.add(name)
-        self._walk_nodes(frame, e.scan.views.pop(MAIN, None) or read_nodes(graph.node), True)
+        views = e.scan.views.pop(MAIN, None)  # read by the scan, walked once
+        self._walk_nodes(frame, views or read_nodes(graph.node), True)
         self.finish_outputs(frame, graph)
         for path, sub in e.scan.graphs:  # structural checks of subgraphs no rule walked
             if path not in e.records:
@@ -216,8 +217,8 @@ class Graphs:
         graph = ctx.attrs.get(attr_name)
         if not isinstance(graph, GraphProto):
             return None
-        if frame.depth + 1 > e.options.max_depth:
-            e.report_at(site_of(ctx), "limit", f"subgraphs nest deeper than {e.options.max_depth}")
+        if frame.depth + 1 > e.options.limits.max_depth:
+            e.report_at(site_of(ctx), "limit", f"subgraphs nest deeper than {e.options.limits.max_depth}")
             return None
         path = frame.path.subgraph(site_of(ctx).node_index or 0, attr_name)
         if path in e.records:  # a re-walk (Loop fixed point): drop the earlier walk's records
@@ -285,8 +286,8 @@ class Graphs:
             e.report("recursion", f"function {fn.domain}:{fn.name} calls itself{through}", loc)
             ctx.because("the function is recursive")
             return True
-        if frame.depth + 1 > e.options.max_depth:
-            e.report("limit", f"functions nest deeper than {e.options.max_depth}", loc)
+        if frame.depth + 1 > e.options.limits.max_depth:
+            e.report("limit", f"functions nest deeper than {e.options.limits.max_depth}", loc)
             return True
         return False
 

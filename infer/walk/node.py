@@ -141,7 +141,9 @@ def parse_value(src: str, table: DimTable) -> Value:
                         elems.append(float(it))
                     except ValueError:
                         elems.append(_parse_symbolic(it, elem, table))
-        kshape = tuple(int(d) for d in shape) if shape is not None else (len(elems),)
+        kshape = (len(elems),) if shape is None else tuple(d for d in shape if type(d) is int)
+        if shape is not None and len(kshape) != len(shape):
+            raise ValueError(f"cannot read type {src!r}: contents need a shape of numbers")
         known = Known(kshape, tuple(elems))
     return Value(T.tensor(elem, shape), known)
 

@@ -45,10 +45,17 @@ class Prepared(NamedTuple):
 class Run(Protocol):
     """What placement reads of the run it places for (``infer.walk.state.RunState``)."""
 
-    model: ModelProto
-    scope: DimScope
-    table: DimTable
-    propagate_values: bool
+    @property
+    def model(self) -> ModelProto: ...
+
+    @property
+    def scope(self) -> DimScope: ...
+
+    @property
+    def table(self) -> DimTable: ...
+
+    @property
+    def propagate_values(self) -> bool: ...
 
     def report(self, code: str, message: str, location: Location, suggestion: str | None = None) -> None: ...
 
@@ -122,7 +129,10 @@ class Placement:
                 empty = empty or d == 0
             else:
                 symbolic = True
-        plain = Value(t, Known(tuple(shape), ())) if empty and not needs_fill and not symbolic else v
+        if empty and not needs_fill and not symbolic:  # every extent an int
+            plain = Value(t, Known(tuple(d for d in shape if type(d) is int), ()))
+        else:
+            plain = v
         note = plain.known is None and t.elem in _SMALL_INTS and len(shape) <= 1
         return Prepared(v, needs_fill, plain, note)
 
@@ -161,16 +171,16 @@ class Placement:
             if not p.needs_fill and name not in frame.declared:
                 v = p.plain
             else:
-                site = site if type(site) is Site else site()
+                site = site if isinstance(site, Site) else site()
                 v = self._placed(frame, site, name, op_type, k, p, reason, causes)
             if p.note if v is p.plain else _needs_note(v):
-                site = site if type(site) is Site else site()
+                site = site if isinstance(site, Site) else site()
                 frame.record.notes[name] = ContentNote(site, reason or default_reason(op_type), causes)
             if p.assumed:
-                site = site if type(site) is Site else site()
+                site = site if isinstance(site, Site) else site()
                 self._assume_within(p.assumed, site)
-            if p.overflow is not None:
-                site = site if type(site) is Site else site()
+            if p.overflow is not None and isinstance(p.value.type, T.TensorType):  # only a tensor's overflows
+                site = site if isinstance(site, Site) else site()
                 self.run.report(
                     "integer-overflow",
                     f"{op_type} computes {p.overflow} in `{name}`, outside the range of "
@@ -435,7 +445,7 @@ def _schema_types(sig: Signature, inputs: Sequence[Value | None], n: int) -> lis
             partial.setdefault(formal.type_str, strip_shape(v.type))
         elif admits(sig.constraints[formal.type_str], spelled):
             bound[formal.type_str] = strip_shape(v.type)
-    out = []
+    out: list[T.Type] = []
     for k in range(n):
         formal = sig.output_formal(k)
         if formal is None or (formal.option == "variadic" and not formal.homogeneous):

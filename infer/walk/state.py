@@ -11,9 +11,10 @@ in the same state; the budget and the memo policy stay the run's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from onnx import FunctionProto, ModelProto
 
@@ -22,12 +23,29 @@ from infer.core.diagnostics import Diagnostic, Location
 from infer.core.dims.budget import Budget
 from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Site
-from infer.core.limits import NodeVisits
+from infer.core.limits import Limits, NodeVisits
 from infer.core.scopes import GraphRecord
 from infer.walk.memo import Memo
 
 if TYPE_CHECKING:  # pragma: no cover
     from infer.load.scan import Scan
+
+
+class RunOptions(Protocol):
+    """What a run reads of its options: ``infer.walk.engine.Options``, which this module cannot
+    name (the engine imports it)."""
+
+    @property
+    def propagate_values(self) -> bool: ...
+
+    @property
+    def read_external_data(self) -> bool: ...
+
+    @property
+    def limits(self) -> Limits: ...
+
+    @property
+    def progress(self) -> Callable[[int, int], None] | None: ...
 
 
 @dataclass(slots=True)
@@ -38,7 +56,7 @@ class RunState:
     ``directory``: where external data is resolved (``None``: nowhere)."""
 
     model: ModelProto
-    options: Any  # ``infer.walk.engine.Options``
+    options: RunOptions
     scan: Scan
     scope: DimScope
     budget: Budget
