@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import onnx
 import onnx_ir as ir
@@ -28,6 +29,9 @@ from onnx import GraphProto, TypeProto
 
 from infer import infer_model
 from infer.core.limits import MAX_KNOWN_ELEMENTS, MAX_KNOWN_FLOAT_ELEMENTS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from infer.out.result import InferenceResult
 
 __all__ = ["InferShapesPass"]
 
@@ -51,13 +55,13 @@ class InferShapesPass(ir.passes.InPlacePass):
         super().__init__()
         self.dims_style = dims_style
         self.dims = dict(dims) if dims else None
-        self.result = None
+        self.result: InferenceResult | None = None
 
     def call(self, model: ir.Model) -> ir.passes.PassResult:
         with _weightless(model):
             proto = ir.serde.serialize_model(model)
-        self.result = infer_model(proto, dims_style=self.dims_style, dims=self.dims)
-        annotated = self.result.model
+        result = self.result = infer_model(proto, dims_style=self.dims_style, dims=self.dims)
+        annotated = result.model
         modified = False
         for graph, graph_proto in _graph_pairs(model.graph, annotated.graph):
             modified |= _annotate_graph(graph, graph_proto, subgraph=graph is not model.graph)
@@ -76,8 +80,11 @@ def _weightless(model: ir.Model) -> Iterator[None]:
             if tensor is None or _tracked(tensor) or isinstance(tensor, ir.ExternalTensor):
                 continue
             saved.append((value, tensor))
+            # A copy of the shape (a tensor's extents are ints): the placeholder freezes the one it
+            # is given. An initializer has a name.
+            shape, name = ir.Shape(tensor.shape.numpy()), value.name or ""
             value.const_value = ir.ExternalTensor(
-                _PLACEHOLDER, offset=0, length=tensor.nbytes, dtype=tensor.dtype, shape=tensor.shape, name=value.name
+                _PLACEHOLDER, offset=0, length=tensor.nbytes, dtype=tensor.dtype, shape=shape, name=name
             )
         yield
     finally:

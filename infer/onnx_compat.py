@@ -31,7 +31,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
@@ -218,9 +218,12 @@ def _infer_shapes(
     return engine, declared is not None
 
 
-def _marked(e: Exception, reusable: bool) -> Exception:
+E = TypeVar("E", bound=Exception)
+
+
+def _marked(e: E, reusable: bool) -> E:
     """``e``, marked as an answer later calls on the same model may be given (``infer.walk.reuse``)."""
-    e.reusable = reusable  # type: ignore[attr-defined]
+    e.reusable = reusable  # type: ignore[attr-defined]  # a mark of our own on any exception, read by getattr
     return e
 
 
@@ -525,8 +528,8 @@ def _visible_clash(tp: TypeProto, t: T.Type, elem_only: bool = False) -> str | N
                 return f"extent at axis {axis}: declared {d.dim_value}, inferred {i}"
         return None
     if kind in ("sequence_type", "optional_type"):
-        cls = T.SequenceType if kind == "sequence_type" else T.OptionalType
-        if not isinstance(t, cls):
+        container = T.SequenceType if kind == "sequence_type" else T.OptionalType
+        if not isinstance(t, container):
             return f"declared a {kind.replace('_type', '')}, inferred {t}"
         inner = getattr(tp, kind)
         return _visible_clash(inner.elem_type, t.elem, elem_only) if inner.HasField("elem_type") else None

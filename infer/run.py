@@ -165,10 +165,14 @@ def _infer(
 def _reused(previous: InferenceResult | None, key: bytes, source: ModelProto) -> Engine | None:
     """The run of an earlier call on a model of this content and these options, if one is kept
     (``previous``'s, else a recent one's), as a run of ``source``."""
-    if previous is not None and getattr(previous._engine, "reuse_key", None) == key:
-        return reuse.rebound(previous._engine, source)
-    kept = reuse.RECENT.get(key)
-    return None if kept is None else reuse.rebound(kept, source)
+    if previous is not None and previous._engine.reuse_key == key:
+        engine: Engine = reuse.rebound(previous._engine, source)  # (reuse cannot name the engine)
+        return engine
+    kept = reuse.RECENT.get(key)  # what _infer keeps for such a key: an engine's snapshot
+    if kept is None:
+        return None
+    engine = reuse.rebound(kept, source)
+    return engine
 
 
 def _blame_bindings(engine: Any, model: Any, options: Any, directory: Any) -> None:
