@@ -256,11 +256,9 @@ def _check_function_call(run: Checker, ctx: RuleContext, loc: Location) -> None:
 
 
 def _signature(ctx: RuleContext) -> Signature:
-    """The node's signature: the engine checks only nodes it has one for, and gives its own
-    ``Signature`` (which rules read as a ``Schema``)."""
-    sig: object = ctx.sig
-    assert isinstance(sig, Signature)
-    return sig
+    """The node's signature: the engine checks only nodes it has one for."""
+    assert ctx.sig is not None
+    return ctx.sig
 
 
 def _check_node(run: Checker, ctx: RuleContext, loc: Location) -> None:

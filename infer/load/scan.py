@@ -17,7 +17,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 from infer.core.dims.budget import RUN, NodeTimeout, run_seconds, tick
 from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH, Limits
 from infer.core.scopes import MAIN, GraphPath
-from infer.load.nodeview import NodeView, Views, read_light_nodes, read_nodes
+from infer.load.nodeview import NodeBytes, NodeView, Views, read_light_nodes, read_nodes
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def _tensors_of(node_attrs: Any) -> Iterator[TensorProto]:
             yield st.values
 
 
-def scan(model: ModelProto, limits: Limits, light: list[bytes | None] | None = None) -> Scan:
+def scan(model: ModelProto, limits: Limits, light: list[bytes | None] | NodeBytes | None = None) -> Scan:
     """Sizes of ``model`` and every limit of ``limits`` it exceeds, without recursion.
 
     ``light``: the main graph's nodes serialized (``nodeview.light_nodes``), from which they are
@@ -131,7 +131,7 @@ def scan(model: ModelProto, limits: Limits, light: list[bytes | None] | None = N
     return out
 
 
-def _scan_model(out: Scan, model: ModelProto, limits: Limits, light: list[bytes | None] | None) -> None:
+def _scan_model(out: Scan, model: ModelProto, limits: Limits, light: list[bytes | None] | NodeBytes | None) -> None:
     max_depth, max_rank, max_nodes = limits.max_depth, limits.max_rank, limits.max_nodes
     max_values, max_node_values = limits.max_graph_values, limits.max_node_values
     calls: dict[tuple[str, str], int] = {}  # (domain, name) of a local function -> call sites

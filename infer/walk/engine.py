@@ -40,7 +40,7 @@ from infer.core.dimtable import DimTable, Site
 from infer.core.scopes import MAIN, ContentNote, Frame, GraphRecord, Scope
 from infer.core.values import Value
 from infer.load import external
-from infer.load.nodeview import NodeView, read_nodes
+from infer.load.nodeview import NodeBytes, NodeView, read_nodes
 from infer.load.scan import scan
 from infer.walk import custom_schemas, reuse
 from infer.walk.dispatch import CUSTOM_SCHEMA, FUNCTION, RULE, SCHEMA_BODY, Dispatcher, schema_body
@@ -180,12 +180,14 @@ class Engine:
     """One run: the state the walk builds (dimension table, diagnostics, records) and the walk of
     nodes. Implements the ``Walker`` protocol rules call back through."""
 
+    state: RunState
+
     def __init__(
         self,
         model: ModelProto,
         options: Options | None = None,
         directory: Path | None = None,
-        light_nodes: list[bytes | None] | None = None,
+        light_nodes: list[bytes | None] | NodeBytes | None = None,
         previous: Engine | None = None,
         budget: Budget | None = None,
     ):
@@ -413,9 +415,10 @@ class Engine:
         key = None if first_implicit else memo.key(view, opset, inputs)
         if key is not None and (hit := memo.get(key, self.scope)) is not None:
             prepared, plain, replay = hit
-            site = partial(_site, frame, idx, view.node, inputs)
+            make_site = partial(_site, frame, idx, view.node, inputs)
+            site: Site | Callable[[], Site] = make_site
             if replay:  # what the rule required where it ran, required here too
-                site = site()
+                site = make_site()
                 replay_effects(self.state.scope, replay, site)
             if plain is not None and not any(name in frame.declared for name in view.outputs):
                 return list(plain)  # the common case of a repeated layer: nothing to add
