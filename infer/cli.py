@@ -634,7 +634,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         raise CliError("--fit and --vary go together: --fit SIZE --vary NAME")
     budget = None
     if args.fit is not None:
-        from infer.out.cost import parse_size
+        from infer.out.sizes import parse_size
 
         try:
             budget = parse_size(args.fit)
@@ -657,7 +657,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.quiet:
         return EXIT_OK
-    from infer.out.cost import sections
+    from infer.out.costview import sections
 
     style = _style(args)
     for title, rows in sections(cost, at, args.top):

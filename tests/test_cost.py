@@ -15,7 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import infer
 from infer.core import dims as D
-from infer.out import cost as C
+from infer.out import liveness as L
+from infer.out import sizes as S
 from tests.support import cli as CLI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +124,7 @@ def test_peak_is_a_max_simplified_by_the_prover_only():
 
 def test_simplify_max_keeps_what_it_cannot_prove():
     x, y = D.symbol("x"), D.symbol("y")
-    peak = C.simplify_max([(0, D.mul(2, x)), (1, D.add(D.mul(2, x), 1)), (2, y), (3, 5)], None)
+    peak = L.simplify_max([(0, D.mul(2, x)), (1, D.add(D.mul(2, x), 1)), (2, y), (3, 5)], None)
     assert sorted(D.to_str(t) for _, t in peak.candidates) == ["2*x + 1", "5", "y"]
 
 
@@ -171,11 +172,11 @@ def test_fit_without_an_answer_and_bad_arguments():
 
 
 def test_parse_size():
-    assert C.parse_size("16GiB") == C.parse_size("16G") == 16 << 30
-    assert C.parse_size("8GB") == 8 * 10**9 and C.parse_size("1.5K") == 1536 and C.parse_size("100") == 100
+    assert S.parse_size("16GiB") == S.parse_size("16G") == 16 << 30
+    assert S.parse_size("8GB") == 8 * 10**9 and S.parse_size("1.5K") == 1536 and S.parse_size("100") == 100
     for bad in ("-1G", "8XB", "", "G"):
         with pytest.raises(ValueError):
-            C.parse_size(bad)
+            S.parse_size(bad)
 
 
 # -- the command line ----------------------------------------------------------------------------
@@ -255,7 +256,7 @@ def test_hostile_simplify_max_of_thousands_is_bounded():
     x, y = D.symbol("x"), D.symbol("y")
     cands = [(i, D.add(D.mul(i + 1, x), D.mul(5000 - i, y))) for i in range(5000)]
     start = time.monotonic()
-    peak = C.simplify_max(cands, None)
+    peak = L.simplify_max(cands, None)
     assert time.monotonic() - start < 30 and len(peak.candidates) == 5000
 
 
@@ -296,7 +297,7 @@ def test_hostile_a_value_of_a_quintillion_elements():
     cost = infer.infer_model(m).cost
     assert cost.bytes_of("y").term == 4 * 10**18 and cost.nodes[0].flops == 10**18
     assert cost.at({}).peak == 8 * 10**18
-    assert C.human(8 * 10**18) == "6.939 EiB"
+    assert S.human(8 * 10**18) == "6.939 EiB"
 
 
 def test_hostile_cli_on_a_huge_value(tmp_path):
