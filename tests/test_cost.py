@@ -209,6 +209,40 @@ def test_cli_bad_input_is_one_line(argv, message):
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+# -- GPT-2 with 48 layers: the weights are the initializer bytes of the file -----------------------
+
+GPT2_48 = ROOT / "benchmarks" / "models" / "gpt2_48.onnx"  # made by benchmarks/make_models.py (torch)
+
+
+def _initializer_bytes(t: onnx.TensorProto) -> int:
+    """An initializer's bytes worked out apart from the library: the length its external data's
+    metadata states, else its element count times numpy's item size of its data type (and, for
+    a tensor held inline, the length of its raw data agrees)."""
+    if t.data_location == TensorProto.EXTERNAL:
+        return int({e.key: e.value for e in t.external_data}["length"])
+    n = int(np.prod(list(t.dims), dtype=object)) * helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    assert not t.raw_data or len(t.raw_data) == n
+    return n
+
+
+@pytest.mark.slow
+def test_gpt2_48_weights_are_the_initializer_bytes_of_the_file(tmp_path):
+    if not GPT2_48.exists():
+        pytest.skip("benchmarks/models/gpt2_48.onnx is missing: make it with benchmarks/make_models.py (needs torch)")
+    model = onnx.load(str(GPT2_48))
+    expected = sum(_initializer_bytes(t) for t in model.graph.initializer)
+    cost = infer.infer_model(GPT2_48).cost
+    assert len(model.graph.node) > 10_000 and expected > 10_000_000
+    assert (cost.weights.term, cost.weight_count) == (expected, len(model.graph.initializer))
+    # The same model with every tensor in an external file, emptied: only the metadata is read.
+    onnx.save_model(model, tmp_path / "m.onnx", save_as_external_data=True, location="w.bin", size_threshold=0)
+    (tmp_path / "w.bin").write_bytes(b"")
+    moved = onnx.load(str(tmp_path / "m.onnx"), load_external_data=False)
+    assert all(t.data_location == TensorProto.EXTERNAL for t in moved.graph.initializer)
+    assert sum(_initializer_bytes(t) for t in moved.graph.initializer) == expected
+    assert infer.infer_model(tmp_path / "m.onnx").cost.weights.term == expected
+
+
 # -- hostile input -------------------------------------------------------------------------------
 
 
