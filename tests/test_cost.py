@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
@@ -18,6 +19,8 @@ from infer.core import dims as D
 from infer.out import liveness as L
 from infer.out import sizes as S
 from tests.support import cli as CLI
+from tests.support.properties import check, counts
+from tests.test_dims import BINDINGS, expr_and_value
 
 ROOT = Path(__file__).resolve().parents[1]
 BERT = ROOT / "examples" / "bert_tiny.onnx"
@@ -126,6 +129,23 @@ def test_simplify_max_keeps_what_it_cannot_prove():
     x, y = D.symbol("x"), D.symbol("y")
     peak = L.simplify_max([(0, D.mul(2, x)), (1, D.add(D.mul(2, x), 1)), (2, y), (3, 5)], None)
     assert sorted(D.to_str(t) for _, t in peak.candidates) == ["2*x + 1", "5", "y"]
+
+
+@pytest.mark.parametrize("examples", counts(120))
+def test_the_peak_narrowed_before_its_sums_are_built_is_the_max_of_every_node(examples):
+    """Random spans of random sizes (any sign, floors, extrema): the max of the candidates the peak
+    keeps, each at its node, is the largest live sum over all nodes, at any binding."""
+    span = st.tuples(st.integers(0, 11), st.integers(0, 5), expr_and_value())
+
+    @check(examples, st.lists(span, min_size=1, max_size=14), BINDINGS)
+    def holds(drawn, env):
+        spans = [L.Lifetime(f"v{k}", S.Amount(d), s, min(s + w, 11), True) for k, (s, w, (d, _)) in enumerate(drawn)]
+        live = [sum(f(env) for s, w, (_, f) in drawn if s <= i <= min(s + w, 11)) for i in range(12)]
+        peak = L.peak(spans, 12, None)
+        if peak.why:  # a sum past the bound of extent arithmetic: nothing claimed
+            return
+        assert max(D.evaluate(t, env) for _, t in peak.candidates) == max(live)
+        assert all(D.evaluate(t, env) == live[i] for i, t in peak.candidates)
 
 
 def test_worst_case_over_a_bounded_domain():
