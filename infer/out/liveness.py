@@ -3,9 +3,10 @@
 A value of the main graph is live from its producer (a graph input from the first node) to its
 last reader (a graph output to the last); ``lifetimes`` gives each one's span. The live bytes at a
 node are the sum of the bytes of the values live there, and the peak is their ``max`` over the
-nodes, simplified only by what is proven: a node's sum shown term by term at most a neighbour's
-is dropped before any sum is built (``peak``), and the others' sums, built, are compared with
-the run's prover (``simplify_max``). A candidate that could dominate is never dropped.
+nodes, simplified only by what is proven: a node's sum shown term by term at most a neighbour's,
+or that of a node kept so far, is dropped before any sum is built (``peak``), and the others'
+sums, built, are compared term by term and with the run's prover (``simplify_max``). A candidate
+that could dominate is never dropped.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ sizes are written and read (``human``, ``parse_size``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -120,8 +121,16 @@ class ElementCounts:
 
     def __init__(self) -> None:
         self._prefix: dict[tuple[Dim, ...], Dim] = {(): 1}
+        self._whole: dict[tuple[Dim, ...], Dim] = {}  # each shape asked for (a node's output, its bytes)
 
     def __call__(self, shape: Sequence[Dim]) -> Dim:
+        key = tuple(shape)
+        out = self._whole.get(key, 0)
+        if out == 0:
+            out = self._whole[key] = self._count(key)
+        return out
+
+    def _count(self, shape: tuple[Dim, ...]) -> Dim:
         if 0 in shape:  # 0 wins over unknown, as in ``D.product``
             return 0
         if None in shape:
@@ -173,7 +182,11 @@ def initializer_bytes(t: TensorProto) -> Amount:
         for e in t.external_data:
             if e.key == "length" and e.value.isdigit():
                 return Amount(int(e.value))
-    return tensor_bytes(T.TensorType(t.data_type, tuple(int(d) for d in t.dims)))
+    bits = ELEM_BITS.get(t.data_type)
+    if bits is None:
+        return tensor_bytes(T.TensorType(t.data_type, tuple(int(d) for d in t.dims)))  # says why
+    b = D.add(0, -(-math.prod(t.dims) * bits // 8))  # held to the bound of extent arithmetic
+    return Amount(b, "" if b is not None else "past the bound of extent arithmetic")
 
 
 def _graph_initializers(g: GraphProto) -> Iterable[TensorProto]:
