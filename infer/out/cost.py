@@ -386,9 +386,13 @@ def _check_fit(cost: Cost, budget: int, vary: str, bindings: Mapping[str, int]) 
 def cost_json(cost: Cost, bindings: Mapping[str, int] | None = None) -> dict[str, Any]:
     """What ``onnx-infer cost --json`` prints."""
     b = dict(bindings or {})
+    seen: dict[int, dict[str, Any]] = {}  # values of one type share one Amount: its fields made once
 
     def amount(a: Amount) -> dict[str, Any]:
-        return {**a.to_json(), **({"bytes": a.at(b)} if b else {})}
+        out = seen.get(id(a))
+        if out is None:
+            out = seen[id(a)] = {**a.to_json(), **({"bytes": a.at(b)} if b else {})}
+        return out
 
     worst, how = cost.worst()
     out: dict[str, Any] = {

@@ -63,7 +63,7 @@ CONTROL = frozenset("If Loop Scan SequenceMap".split())
 _GRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen one takes four times as long to make, once per node
 class NodeWork:
     """One node of the main graph: its multiply-accumulates and FLOPs, or why not known."""
 
