@@ -1,10 +1,11 @@
 """Checking inference's claims against onnxruntime on the user's own model.
 
 ``check_run`` compares every claim of an ``InferenceResult`` about the main graph's values
-(element type, rank, each dim, known contents element by element) with the arrays one run
-produced. ``verify`` makes those runs: it picks bindings of the declared dimension variables,
-builds random inputs, runs the model in onnxruntime with every intermediate value exposed, and
-checks each run, the model's own declared types included. See docs/verify.md.
+(element type, rank, each dim, known contents element by element, and the bytes ``result.cost``
+gives each) with the arrays one run produced. ``verify`` makes those runs: it picks bindings of
+the declared dimension variables, builds random inputs, runs the model in onnxruntime with every
+intermediate value exposed, and checks each run, the model's own declared types included. See
+docs/verify.md.
 
 onnxruntime is imported only when a model is run (``pip install 'onnx-infer[verify]'``).
 """
