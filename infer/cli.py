@@ -483,8 +483,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     from infer.out.report import render
 
     out = _output_path(args, ".report.html")
+    at = _bindings(args.cost_bind or [], "--cost-bind")
     result = _infer(args)
-    page = render(result, args.title or Path(args.model).name)
+    variables = result.cost.variables
+    unknown = sorted(set(at) - set(variables))
+    if unknown:
+        known = ", ".join(variables) or "none"
+        raise CliError(f"--cost-bind: no input variable named {', '.join(unknown)} (the model has {known})")
+    # The cost section's plot: the variables --bind fixed in inference, then those --cost-bind gives.
+    page = render(result, args.title or Path(args.model).name, {**_bindings(args.bind or []), **at})
     _write(page.encode("utf-8"), out, args)
     counts = _counts(result.diagnostics)
     if args.json:
@@ -634,7 +641,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         raise CliError("--fit and --vary go together: --fit SIZE --vary NAME")
     budget = None
     if args.fit is not None:
-        from infer.out.cost import parse_size
+        from infer.out.sizes import parse_size
 
         try:
             budget = parse_size(args.fit)
@@ -657,7 +664,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.quiet:
         return EXIT_OK
-    from infer.out.cost import sections
+    from infer.out.costview import sections
 
     style = _style(args)
     for title, rows in sections(cost, at, args.top):
@@ -845,6 +852,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", help="where to write (default: MODEL.report.html)")
     r.add_argument("--force", action="store_true", help="replace an existing default output file")
     r.add_argument("--title", help="the page's title (default: the model's file name)")
+    r.add_argument(
+        "--cost-bind",
+        action="append",
+        metavar="NAME=INT",
+        help="plot the live memory with the input variable NAME at INT (repeatable; inference stays general, "
+        "as `cost --bind`); the others at the greatest value the input domain allows",
+    )
     _common_options(r)
 
     v = verb("verify", "check inference's claims against onnxruntime on random inputs", cmd_verify)

@@ -362,13 +362,15 @@ def test_rules_ask_the_run_through_their_context():
     from infer.contract.context import RuleContext
 
     assert not hasattr(RuleContext, "dims")
-    # Syntax-only bounds: the core, the scope built on them, and the two checks of a value past
-    # int64 (which every run's facts could only raise); the cost reads monotonicity alone (does a
-    # peak grow with its variables: the syntax's answer holds in every run).
+    # Syntax-only bounds: the core (a tally compares sums term by term with them), the scope built
+    # on them, and the two checks of a value past int64 (which every run's facts could only
+    # raise); the cost reads monotonicity alone (does a peak grow with its variables: the syntax's
+    # answer holds in every run).
     users = {a for a, b in g.edges if b == "infer.core.dims.bounds"}
     allowed = {
         "infer.core.dims",
         "infer.core.dims.canon",
+        "infer.core.dims.tally",
         "infer.core.dimscope",
         "infer.contract.claims",
         "infer.core.dimwriter",

@@ -75,3 +75,10 @@ def test_the_repeated_calls_benchmark_reports_memory_and_time():
     row = measure("same", ROOT / "examples" / "bert_tiny.onnx", EARLY + 2)
     assert row["rss_early_mb"] > 0 and row["rss_last_mb"] > 0 and row["objects_early"] > 0
     assert row["ms_per_call"] > 0 and row["gc_ms_per_call"] >= 0 and abs(row["growth"]) < 1
+
+
+def test_the_cost_benchmark_times_inference_and_the_cost_on_its_result():
+    from benchmarks.cost import MODELS, measure
+
+    infer_s, at_s, whole_s = measure(onnx.load(str(MODELS / "resnet_dynamo.onnx")), repeat=1)
+    assert infer_s > 0 and 0 < at_s <= whole_s  # the whole statement includes the peak at a binding

@@ -11,12 +11,16 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 import infer
 from infer.core import dims as D
-from infer.out import cost as C
+from infer.out import liveness as L
+from infer.out import sizes as S
 from tests.support import cli as CLI
+from tests.support.properties import check, counts
+from tests.test_dims import BINDINGS, expr_and_value
 
 ROOT = Path(__file__).resolve().parents[1]
 BERT = ROOT / "examples" / "bert_tiny.onnx"
@@ -123,8 +127,25 @@ def test_peak_is_a_max_simplified_by_the_prover_only():
 
 def test_simplify_max_keeps_what_it_cannot_prove():
     x, y = D.symbol("x"), D.symbol("y")
-    peak = C.simplify_max([(0, D.mul(2, x)), (1, D.add(D.mul(2, x), 1)), (2, y), (3, 5)], None)
+    peak = L.simplify_max([(0, D.mul(2, x)), (1, D.add(D.mul(2, x), 1)), (2, y), (3, 5)], None)
     assert sorted(D.to_str(t) for _, t in peak.candidates) == ["2*x + 1", "5", "y"]
+
+
+@pytest.mark.parametrize("examples", counts(120))
+def test_the_peak_narrowed_before_its_sums_are_built_is_the_max_of_every_node(examples):
+    """Random spans of random sizes (any sign, floors, extrema): the max of the candidates the peak
+    keeps, each at its node, is the largest live sum over all nodes, at any binding."""
+    span = st.tuples(st.integers(0, 11), st.integers(0, 5), expr_and_value())
+
+    @check(examples, st.lists(span, min_size=1, max_size=14), BINDINGS)
+    def holds(drawn, env):
+        spans = [L.Lifetime(f"v{k}", S.Amount(d), s, min(s + w, 11), True) for k, (s, w, (d, _)) in enumerate(drawn)]
+        live = [sum(f(env) for s, w, (_, f) in drawn if s <= i <= min(s + w, 11)) for i in range(12)]
+        peak = L.peak(spans, 12, None)
+        if peak.why:  # a sum past the bound of extent arithmetic: nothing claimed
+            return
+        assert max(D.evaluate(t, env) for _, t in peak.candidates) == max(live)
+        assert all(D.evaluate(t, env) == live[i] for i, t in peak.candidates)
 
 
 def test_worst_case_over_a_bounded_domain():
@@ -171,11 +192,11 @@ def test_fit_without_an_answer_and_bad_arguments():
 
 
 def test_parse_size():
-    assert C.parse_size("16GiB") == C.parse_size("16G") == 16 << 30
-    assert C.parse_size("8GB") == 8 * 10**9 and C.parse_size("1.5K") == 1536 and C.parse_size("100") == 100
+    assert S.parse_size("16GiB") == S.parse_size("16G") == 16 << 30
+    assert S.parse_size("8GB") == 8 * 10**9 and S.parse_size("1.5K") == 1536 and S.parse_size("100") == 100
     for bad in ("-1G", "8XB", "", "G"):
         with pytest.raises(ValueError):
-            C.parse_size(bad)
+            S.parse_size(bad)
 
 
 # -- the command line ----------------------------------------------------------------------------
@@ -206,6 +227,40 @@ def test_cli_table_and_json():
 def test_cli_bad_input_is_one_line(argv, message):
     status, _out, err = CLI.run("cost", str(BERT), *argv)
     assert status == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# -- GPT-2 with 48 layers: the weights are the initializer bytes of the file -----------------------
+
+GPT2_48 = ROOT / "benchmarks" / "models" / "gpt2_48.onnx"  # made by benchmarks/make_models.py (torch)
+
+
+def _initializer_bytes(t: onnx.TensorProto) -> int:
+    """An initializer's bytes worked out apart from the library: the length its external data's
+    metadata states, else its element count times numpy's item size of its data type (and, for
+    a tensor held inline, the length of its raw data agrees)."""
+    if t.data_location == TensorProto.EXTERNAL:
+        return int({e.key: e.value for e in t.external_data}["length"])
+    n = int(np.prod(list(t.dims), dtype=object)) * helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    assert not t.raw_data or len(t.raw_data) == n
+    return n
+
+
+@pytest.mark.slow
+def test_gpt2_48_weights_are_the_initializer_bytes_of_the_file(tmp_path):
+    if not GPT2_48.exists():
+        pytest.skip("benchmarks/models/gpt2_48.onnx is missing: make it with benchmarks/make_models.py (needs torch)")
+    model = onnx.load(str(GPT2_48))
+    expected = sum(_initializer_bytes(t) for t in model.graph.initializer)
+    cost = infer.infer_model(GPT2_48).cost
+    assert len(model.graph.node) > 10_000 and expected > 10_000_000
+    assert (cost.weights.term, cost.weight_count) == (expected, len(model.graph.initializer))
+    # The same model with every tensor in an external file, emptied: only the metadata is read.
+    onnx.save_model(model, tmp_path / "m.onnx", save_as_external_data=True, location="w.bin", size_threshold=0)
+    (tmp_path / "w.bin").write_bytes(b"")
+    moved = onnx.load(str(tmp_path / "m.onnx"), load_external_data=False)
+    assert all(t.data_location == TensorProto.EXTERNAL for t in moved.graph.initializer)
+    assert sum(_initializer_bytes(t) for t in moved.graph.initializer) == expected
+    assert infer.infer_model(tmp_path / "m.onnx").cost.weights.term == expected
 
 
 # -- hostile input -------------------------------------------------------------------------------
@@ -255,7 +310,7 @@ def test_hostile_simplify_max_of_thousands_is_bounded():
     x, y = D.symbol("x"), D.symbol("y")
     cands = [(i, D.add(D.mul(i + 1, x), D.mul(5000 - i, y))) for i in range(5000)]
     start = time.monotonic()
-    peak = C.simplify_max(cands, None)
+    peak = L.simplify_max(cands, None)
     assert time.monotonic() - start < 30 and len(peak.candidates) == 5000
 
 
@@ -296,7 +351,7 @@ def test_hostile_a_value_of_a_quintillion_elements():
     cost = infer.infer_model(m).cost
     assert cost.bytes_of("y").term == 4 * 10**18 and cost.nodes[0].flops == 10**18
     assert cost.at({}).peak == 8 * 10**18
-    assert C.human(8 * 10**18) == "6.939 EiB"
+    assert S.human(8 * 10**18) == "6.939 EiB"
 
 
 def test_hostile_cli_on_a_huge_value(tmp_path):

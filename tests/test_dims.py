@@ -116,6 +116,48 @@ def test_comparisons_are_sound(examples):
             assert lt == (fa(env) < fb(env)), f"less({D.to_str(a)}, {D.to_str(b)}) = {lt} at {env}"
 
 
+@pytest.mark.parametrize("examples", counts(200))
+def test_termwise_comparison_sums_and_tallies_are_sound(examples):
+    """``at_most_termwise`` and ``Tally.at_most`` claim ``a <= b`` only where it holds at every
+    binding; ``sum_of`` (with a part taken away), a tally's term and its values at bindings are
+    the sums evaluated apart."""
+
+    @check(examples, st.lists(expr_and_value(), min_size=1, max_size=4), st.integers(0, 3), BINDINGS)
+    def holds(parts, cut, env):
+        values = [f(env) for _, f in parts]
+        plus, minus = parts[cut % len(parts) :], parts[: cut % len(parts)]
+        total = D.sum_of([d for d, _ in plus], [d for d, _ in minus])
+        want = sum(values[cut % len(parts) :]) - sum(values[: cut % len(parts)])
+        assert total is None or D.evaluate(total, env) == want
+        tally = D.Tally()
+        for d, _ in plus:
+            tally.add(d)
+        for d, _ in minus:
+            tally.add(d, -1)
+        assert D.evaluate(D.tally_term(tally), env) == want
+        assert D.tally_values([tally], [env]) == [(want,)]
+        (a, fa), (b, fb) = parts[0], parts[-1]
+        if D.at_most_termwise(a, b):
+            assert fa(env) <= fb(env), f"{D.to_str(a)} <= {D.to_str(b)} term by term, yet not at {env}"
+        first, last = D.Tally(), D.Tally()
+        first.add(a)
+        last.add(b)
+        assert first.at_most(last) == D.at_most_termwise(a, b)
+
+
+def test_termwise_comparison_needs_monomials_that_are_never_negative():
+    a, b, u = D.symbol("a"), D.symbol("b"), D.fresh_symbol("u")
+    assert D.at_most_termwise(D.mul(2, a), D.add(D.mul(3, a), b))
+    assert not D.at_most_termwise(D.mul(3, a), D.add(D.mul(2, a), b))  # true only where b >= a
+    assert D.at_most_termwise(0, D.mul(a, u)) and not D.at_most_termwise(1, D.mul(a, u))  # u may be 0
+    assert not D.at_most_termwise(0, D.sub(b, a)) and not D.at_most_termwise(b, a)
+    low = D.dmin(D.sub(a, 5), b)  # -4 at a = 1: a coefficient on it decides nothing
+    assert not D.at_most_termwise(low, D.mul(2, low)) and not D.at_most_termwise(0, low)
+    assert D.at_most_termwise(low, D.add(low, 1)) and not D.at_most_termwise(D.add(low, 1), low)
+    high = D.floordiv(D.add(a, 1), 2)  # at least 1: a larger coefficient on it is larger
+    assert D.at_most_termwise(high, D.mul(2, high))
+
+
 def _read(text: str) -> D.Dim:
     return parse_dim(text, lambda name: _var(D, name))
 

@@ -19,12 +19,14 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
 import infer
+from infer.out.escape import escaped
 from infer.out.report import render
 from tests.support import cli as C
 
@@ -258,12 +260,123 @@ def test_report_verb(tmp_path):
     assert r.returncode == 2 and "--force" in r.stderr
 
 
+# -- the cost section --------------------------------------------------------------------------
+
+SVG = {"s": "http://www.w3.org/2000/svg"}
+
+
+def _data(page: str) -> dict[str, Any]:
+    return json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1))
+
+
+def _plot(page: str) -> tuple[list[tuple[int, int]], int, tuple[int, int]]:
+    """The plot parsed as XML: its points (node, bytes), the peak line's node, and the user units
+    of the data (nodes across, bytes up)."""
+    start = page.index('<svg id="live-plot"')
+    root = ElementTree.fromstring(page[start : page.index("</div>", start)])
+    points = root.find(".//s:polyline", SVG).get("points")
+    peak = int(root.find(".//s:line[@class='peak']", SVG).get("x1"))
+    _, _, across, up = root.find("s:svg", SVG).get("viewBox").split()
+    return [tuple(map(int, p.split(","))) for p in points.split()], peak, (int(across), int(up))
+
+
+def test_cost_section_plots_the_live_memory_at_the_binding():
+    result = infer.infer_model(EXAMPLE)
+    binding = {"batch": 3, "sequence": 7}
+    page = render(result, "bert_tiny.onnx", binding)
+    ev = result.cost.at(binding)
+    points, peak, (across, up) = _plot(page)
+    assert points == list(enumerate(ev.live)) and len(points) == result.cost.node_count == 305
+    assert peak == ev.peak_node and up == ev.peak == max(ev.live) and across == 304
+    cost = _data(page)["cost"]
+    assert cost["plotted"] and cost["binding"] == binding and cost["notes"] == [] and cost["why"] is None
+    assert (cost["peak"]["bytes"], cost["peak"]["node"]) == (ev.peak, ev.peak_node)
+    assert cost["peak"]["op"] == result.cost.nodes[ev.peak_node].op_type
+    totals = {r[0]: r[1:] for r in cost["tables"][0]["rows"]}
+    assert totals["weights"] == ["89.25 KiB", "91392"] and totals["inputs"][1] == "24*batch*sequence"
+    titles = [t["title"] for t in cost["tables"]]
+    assert titles == ["totals", "peak node", "top 10 nodes by output memory", "top 10 nodes by work"]
+
+
+def test_cost_section_takes_the_rest_from_the_domain():
+    result = infer.infer_model(EXAMPLE)
+    page = render(result, "bert_tiny.onnx", {"batch": 2})  # the position table bounds sequence by 64
+    cost = _data(page)["cost"]
+    assert cost["binding"] == {"batch": 2, "sequence": 64} and "sequence=64" in cost["notes"][0]
+    points, _, _ = _plot(page)
+    assert [v for _, v in points] == result.cost.at({"batch": 2, "sequence": 64}).live
+    cost = _data(render(result, "bert_tiny.onnx", {"batch": 2, "sequence": 65}))["cost"]
+    assert cost["plotted"] and "outside the input domain" in cost["notes"][0]
+
+
+def test_cost_section_without_a_binding_says_why_and_keeps_the_terms():
+    result = infer.infer_model(EXAMPLE)
+    page = render(result, "bert_tiny.onnx")
+    assert 'id="live-plot"' not in page
+    cost = _data(page)["cost"]
+    assert not cost["plotted"] and cost["binding"] is None and "peak" not in cost
+    assert "batch is not bound" in cost["why"] and "--cost-bind batch=N" in cost["why"]
+    totals = {r[0]: r[2] for r in cost["tables"][0]["rows"][1:]}
+    assert totals["activations"].startswith("78*batch*sequence**2") and totals["peak live"].startswith("max(")
+    # A size inference could not determine: bound or not, nothing to plot, and why.
+    unknown = infer.infer_model(_unknown_model_bytes())
+    cost = _data(render(unknown, "m", {"N": 4}))["cost"]
+    assert not cost["plotted"] and "an extent inference could not determine" in cost["why"]
+
+
+def _unknown_model_bytes() -> bytes:
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "p"], ["y"])],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6]),
+            helper.make_tensor_value_info("p", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+
+
+def test_cost_section_keeps_hostile_names_as_data(tmp_path):
+    weird = '</svg></div><script>alert("x")</script>\x1b[2J\u202e'
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], [weird], name=weird), helper.make_node("Neg", [weird], ["z"], name="n")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 4])],
+    )
+    result = infer.infer_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+    page = render(result, "m", {"N": 5})
+    assert "<script>alert" not in page and "\x1b[2J" not in page and "\u202e" not in page
+    points, peak, _ = _plot(page)  # the plot holds numbers only
+    assert points == [(0, 160), (1, 160)] and peak == 0
+    cost = _data(page)["cost"]
+    cells = [c for t in cost["tables"] for r in t["rows"] for c in r]
+    assert cost["peak"]["name"] == escaped(weird) and escaped(weird) in cells
+
+
+def test_report_verb_cost_bind(tmp_path):
+    out = tmp_path / "r.html"
+    r = C.run("report", str(EXAMPLE), "-o", str(out), "--cost-bind", "batch=2", "--cost-bind", "sequence=3", "-q")
+    assert r.returncode == 0, r.stderr
+    points, _, _ = _plot(out.read_text(encoding="utf-8"))
+    assert [v for _, v in points] == infer.infer_model(EXAMPLE).cost.at({"batch": 2, "sequence": 3}).live
+    r = C.run("report", str(EXAMPLE), "-o", str(tmp_path / "s.html"), "--bind", "batch=2", "--bind", "sequence=3", "-q")
+    assert r.returncode == 0 and _data((tmp_path / "s.html").read_text(encoding="utf-8"))["cost"]["plotted"]
+    for argv, message in (
+        (["--cost-bind", "batch=x"], "not an integer"),
+        (["--cost-bind", "b=2"], "no input variable"),
+    ):
+        r = C.run("report", str(EXAMPLE), "-o", str(tmp_path / "t.html"), *argv)
+        assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 # -- in headless Chromium ----------------------------------------------------------------------
 
 
 def test_example_report_in_chromium(browser, tmp_path):
     out = tmp_path / "bert_tiny.report.html"
-    r = C.run("report", str(EXAMPLE), "-o", str(out))
+    r = C.run("report", str(EXAMPLE), "-o", str(out), "--cost-bind", "batch=8")
     assert r.returncode == 0, r.stderr
     browser.open(out.as_uri())
     assert browser.eval("document.body.dataset.ready") == "1"
@@ -294,6 +407,11 @@ def test_example_report_in_chromium(browser, tmp_path):
         "const f = document.getElementById('filter'); f.value = 'input_ids'; f.dispatchEvent(new Event('input'))"
     )
     assert 1 <= browser.eval("document.querySelectorAll('#values tbody tr').length") < 20
+    # The cost section: the plot drawn (its line has a length on screen) and the tables written.
+    head = browser.eval("document.getElementById('cost-head').textContent")
+    assert "at batch=8, sequence=64: the peak is 821,536 B" in head and "greatest value" in head
+    assert browser.eval("document.querySelector('#live-plot polyline').getBoundingClientRect().width") > 500
+    assert browser.eval("document.querySelectorAll('#cost table').length") == 4
     assert browser.problems() == []
 
 
@@ -316,6 +434,8 @@ def test_unknown_shape_report_explains_in_chromium(browser, tmp_path):
     assert "`p` is an input of the model" in browser.eval("document.getElementById('explanation').textContent")
     diag = browser.eval("document.getElementById('diagnostics').textContent")
     assert "missing-io-shape" in diag
+    assert "No plot of live memory: " in browser.eval("document.getElementById('cost-head').textContent")
+    assert browser.eval("document.querySelector('#live-plot')") is None
     shot = browser.screenshot(tmp_path / "unknown_report.png")
     _keep(shot)
     assert browser.problems() == []

@@ -23,7 +23,9 @@ import infer
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.values import Known, Value
+from infer.out import sizes
 from infer.out.verify import INSTALL_HINT, VerifyError, check_run, exposed, run, verify
+from infer.walk import reuse
 from tests.support import cli as C
 from tests.support import runtime as R
 
@@ -210,9 +212,10 @@ def test_a_fresh_variable_with_two_extents_is_a_contradiction() -> None:
     (unk,) = D.free_names(result.shape_of("nz")[1])
     _tamper(result, "cc", Value(T.TensorType(F, (1, D.fresh_symbol(unk)))))  # cc is twice as long
     rc = check_run(result, {"N": 5}, _observe(m, [0, 3, 0, 5, 6]))
-    [c] = rc.contradictions
+    c, size = rc.contradictions  # the extent, and the bytes the tampered type claims (4*unk)
     assert (c.value, c.kind, c.index, c.claimed, c.actual) == ("cc", "fresh-variable", 1, unk, 6)
     assert c.bindings == {"N": 5, unk: 3} and "`nz` dim 1" in c.message
+    assert (size.value, size.kind, size.claimed, size.actual) == ("cc", "bytes", f"4*{unk}", 24)
 
 
 def test_a_claim_no_extent_satisfies_is_a_contradiction() -> None:
@@ -232,9 +235,53 @@ def test_a_claim_the_run_cannot_bind_is_counted_unchecked() -> None:
     assert D.is_symbolic(result.shape_of("p")[2]) and not D.is_variable(result.shape_of("p")[2])
     observed = {k: v for k, v in _observe(m, [0, 3, 0, 5, 6]).items() if k in ("p", "s")}
     rc = check_run(result, {"N": 5}, observed)
-    # floor(unk/2) is not linear in unk: the pooled extent and the Shape element stay unchecked.
-    assert rc.unchecked == 2 and rc.fresh == {} and not rc.contradictions, rc.unchecked_claims
-    assert {u.split(":")[0] for u in rc.unchecked_claims} == {"`p` dim 2", "`s` element 2"}
+    # floor(unk/2) is not linear in unk: the pooled extent, the Shape element and p's bytes stay
+    # unchecked.
+    assert rc.unchecked == 3 and rc.fresh == {} and not rc.contradictions, rc.unchecked_claims
+    assert {u.split(":")[0] for u in rc.unchecked_claims} == {"`p` dim 2", "`s` element 2", "`p` bytes"}
+
+
+# -- the bytes of each value (result.cost) ------------------------------------------------------
+
+
+def test_the_bytes_of_each_value_are_checked_against_the_arrays(monkeypatch) -> None:
+    m = _nonzero_model()
+    observed = _observe(m, [0, 3, 0, 5, 6])
+    result = infer.infer_model(m)
+    rc = check_run(result, {"N": 5}, observed)
+    assert not rc.contradictions and rc.fresh
+    # Each fetched value's claimed bytes at the run's binding is the array's nbytes.
+    full = {"N": 5, **rc.fresh}
+    sized = [n for n, a in observed.items() if result.cost.bytes_of(n).at(full) is not None]
+    assert sorted(sized) == ["cc", "f", "nz", "p", "s", "u"]
+    assert all(result.cost.bytes_of(n).at(full) == observed[n].nbytes for n in sized)
+    # A mutant whose float is 2 bytes claims half of every float value's bytes, and only that.
+    monkeypatch.setitem(sizes.ELEM_BITS, F, 16)
+    with reuse.disabled():
+        mutant = infer.infer_model(m)
+    rc = check_run(mutant, {"N": 5}, observed)
+    assert {(c.value, c.kind) for c in rc.contradictions} == {(n, "bytes") for n in ("f", "u", "p", "cc")}
+    (unk,) = rc.fresh
+    c = next(c for c in rc.contradictions if c.value == "f")  # float[1, unk]: 3 elements in this run
+    assert (c.claimed, c.actual, observed["f"].nbytes) == (f"2*{unk}", 12, 12)
+    assert f"`f` bytes: claimed 2*{unk} = 6 at" in c.message and "runtime 12" in c.message
+
+
+def test_verify_compares_bytes_on_a_real_model_and_a_mutant_fails(monkeypatch) -> None:
+    report = infer.infer_model(EXAMPLE).verify(samples=2)
+    assert report.ok and report.claims > 0
+    monkeypatch.setitem(sizes.ELEM_BITS, F, 16)
+    with reuse.disabled():
+        report = infer.infer_model(EXAMPLE).verify(samples=2)
+    assert not report.ok and len(report.checked_runs) == 2
+    kinds = {c.kind for c in report.contradictions}
+    assert kinds == {"bytes"}
+    # Every float value the runs fetched, in each run: the shipped BERT's are float but for 4 int64.
+    wrong = {c.value for c in report.contradictions}
+    assert "last_hidden_state" in wrong and "input_ids" not in wrong
+    c = next(c for c in report.contradictions if c.value == "last_hidden_state")
+    b = c.bindings
+    assert c.claimed == "64*batch*sequence" and c.actual == 128 * b["batch"] * b["sequence"]
 
 
 def test_a_run_outside_an_assumption_is_skipped() -> None:

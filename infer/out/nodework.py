@@ -12,8 +12,9 @@ is unknown, with the reason.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from onnx import AttributeProto, NodeProto, helper
@@ -59,9 +60,10 @@ PER_ELEMENT = {
 POOLS = frozenset("MaxPool AveragePool LpPool".split())
 GLOBAL_POOLS = frozenset("GlobalMaxPool GlobalAveragePool GlobalLpPool".split())
 CONTROL = frozenset("If Loop Scan SequenceMap".split())
+_GRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen one takes four times as long to make, once per node
 class NodeWork:
     """One node of the main graph: its multiply-accumulates and FLOPs, or why not known."""
 
@@ -94,19 +96,23 @@ def _text(d: Dim) -> str | None:
     return None if d is None else D.to_str(d)
 
 
+Counter = Callable[[tuple[Dim, ...]], Dim]  # the element count of a fully known shape
+
+
 class _Shapes:
-    """A node's input and output shapes (``None`` when absent or not fully known) and attributes."""
+    """A node's input and output shapes (``None`` when absent or not fully known), attributes,
+    and the element count of a shape (``count``: the caller's, memoized across nodes)."""
 
-    def __init__(self, rec: GraphRecord, node: NodeProto):
-        self.rec, self.node = rec, node
-        self.attrs = {a.name: a for a in node.attribute}
+    __slots__ = ("_attrs", "count", "node", "rec")
 
-    def _shape(self, names: Iterable[str], k: int) -> tuple[Dim, ...] | None:
-        names = list(names)
-        if k >= len(names) or not names[k] or names[k] not in self.rec.values:
-            return None
-        t = self.rec.values[names[k]].type
-        if not isinstance(t, T.TensorType) or t.shape is None or any(d is None for d in t.shape):
+    def __init__(self, rec: GraphRecord, node: NodeProto, count: Counter):
+        self.rec, self.node, self.count = rec, node, count
+        self._attrs: dict[str, AttributeProto] | None = None
+
+    def _shape(self, names: Sequence[str], k: int) -> tuple[Dim, ...] | None:
+        v = self.rec.values.get(names[k]) if k < len(names) else None
+        t = None if v is None else v.type
+        if type(t) is not T.TensorType or t.shape is None or None in t.shape:
             return None
         return t.shape
 
@@ -120,22 +126,23 @@ class _Shapes:
         return k < len(self.node.input) and bool(self.node.input[k])
 
     def attr(self, name: str, default: Any = None) -> Any:
-        a = self.attrs.get(name)
+        if self._attrs is None:
+            self._attrs = {a.name: a for a in self.node.attribute}
+        a = self._attrs.get(name)
         return default if a is None or a.ref_attr_name else helper.get_attribute_value(a)
+
+    def elements(self, shape: tuple[Dim, ...] | None) -> Dim:
+        return None if shape is None else self.count(shape)
 
 
 Formula = Callable[[_Shapes], "tuple[Dim, Dim] | str"]
 
 
-def _elements(shape: tuple[Dim, ...] | None) -> Dim:
-    return None if shape is None else D.product(shape)
-
-
-def _contraction(out: tuple[Dim, ...] | None, k: Dim, bias: Dim = 0) -> tuple[Dim, Dim] | str:
+def _contraction(s: _Shapes, out: tuple[Dim, ...] | None, k: Dim, bias: Dim = 0) -> tuple[Dim, Dim] | str:
     """Work of ``out``'s elements each a dot product of length ``k``, plus ``bias`` FLOPs."""
     if out is None or k is None:
         return "a shape it needs is not fully known"
-    macs = D.mul(D.product(out), k)
+    macs = D.mul(s.count(out), k)
     return macs, D.add(D.mul(macs, 2), bias)
 
 
@@ -147,7 +154,7 @@ def _matmul(a_index: int) -> Formula:
         if not a:
             return "a shape it needs is not fully known"
         k = a[-2] if s.attr("transA", 0) and len(a) >= 2 else a[-1]
-        return _contraction(s.out(0), k)
+        return _contraction(s, s.out(0), k)
 
     return formula
 
@@ -156,8 +163,8 @@ def _gemm(s: _Shapes) -> tuple[Dim, Dim] | str:
     a, y = s.inp(0), s.out(0)
     if a is None or len(a) != 2:
         return "a shape it needs is not fully known"
-    bias = _elements(y) if s.has_input(2) else 0
-    return _contraction(y, a[0] if s.attr("transA", 0) else a[1], bias)
+    bias = s.elements(y) if s.has_input(2) else 0
+    return _contraction(s, y, a[0] if s.attr("transA", 0) else a[1], bias)
 
 
 def _conv(w_index: int, bias_index: int, transposed: bool = False) -> Formula:
@@ -165,14 +172,14 @@ def _conv(w_index: int, bias_index: int, transposed: bool = False) -> Formula:
         w, y = s.inp(w_index), s.out(0)
         if w is None or y is None:
             return "a shape it needs is not fully known"
-        bias = _elements(y) if s.has_input(bias_index) else 0
+        bias = s.elements(y) if s.has_input(bias_index) else 0
         if not transposed:
-            return _contraction(y, D.product(w[1:]), bias)
+            return _contraction(s, y, s.count(w[1:]), bias)
         # Each input element is scattered to (output channels / group) * window outputs.
         x = s.inp(0)
         if x is None:
             return "a shape it needs is not fully known"
-        macs = D.mul(D.product(x), D.product(w[1:]))
+        macs = D.mul(s.count(x), s.count(w[1:]))
         return macs, D.add(D.mul(macs, 2), bias)
 
     return formula
@@ -195,7 +202,7 @@ def _attention(s: _Shapes) -> tuple[Dim, Dim] | str:
         return "the attended length is not known"
     sizes = s.attr("qkv_hidden_sizes") or []
     qk, v = (sizes[0], sizes[2]) if len(sizes) == 3 else (y[2], y[2])
-    proj = D.mul(D.product(x), w[1])
+    proj = D.mul(s.count(x), w[1])
     core = D.mul(D.mul(D.mul(x[0], x[1]), total), D.add(qk, v))
     macs = D.add(proj, core)
     return macs, D.mul(macs, 2)
@@ -250,7 +257,7 @@ def _pool(s: _Shapes) -> tuple[Dim, Dim] | str:
     y = s.out(0)
     if not kernel or y is None:
         return "a shape it needs is not fully known"
-    return 0, D.mul(D.product(y), D.product(kernel))
+    return 0, D.mul(s.count(y), D.product(kernel))
 
 
 CONTRACTIONS: dict[str, Formula] = {
@@ -274,7 +281,11 @@ CONTRACTIONS: dict[str, Formula] = {
 }
 
 
+@lru_cache(maxsize=1024)
 def _formula(op: str) -> Formula | None:
+    """The formula of ``op`` (of the default or com.microsoft domain), ``None`` where none."""
+    if op in MOVES:
+        return _MOVES
     if op in CONTRACTIONS:
         return CONTRACTIONS[op]
     if op in POOLS:
@@ -283,7 +294,6 @@ def _formula(op: str) -> Formula | None:
         (ELEMENTWISE, "out", 1),
         (REDUCTIONS, "inp", 1),
         (GLOBAL_POOLS, "inp", 1),
-        (MOVES, "out", 0),
         (PER_ELEMENT, "inp", None),
     ):
         if op in ops:
@@ -291,27 +301,36 @@ def _formula(op: str) -> Formula | None:
     return None
 
 
+def _moves(s: _Shapes) -> tuple[Dim, Dim]:
+    return 0, 0
+
+
+_MOVES: Formula = _moves  # operators that only move data: no shape read
+
+
 def _per_element(pick: str, per: int) -> Formula:
     def formula(s: _Shapes) -> tuple[Dim, Dim] | str:
-        if per == 0:
-            return 0, 0
-        n = _elements(s.out(0) if pick == "out" else s.inp(0))
+        n = s.elements(s.out(0) if pick == "out" else s.inp(0))
         return (0, D.mul(n, per)) if n is not None else "a shape it needs is not fully known"
 
     return formula
 
 
-def node_work(rec: GraphRecord, index: int, node: NodeProto) -> NodeWork:
-    """The work of ``node``, the ``index``-th of ``rec``, by the conventions of this module."""
+def node_work(rec: GraphRecord, index: int, node: NodeProto, count: Counter = D.product) -> NodeWork:
+    """The work of ``node``, the ``index``-th of ``rec``, by the conventions of this module;
+    ``count`` gives a shape's element count (``D.product``, or a memo of it)."""
     op, dom = node.op_type, node.domain
-    held = any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute)
+    attributes = node.attribute
+    held = bool(attributes) and any(a.type in _GRAPH_TYPES for a in attributes)
     base = (index, node.name, op, dom)
     if held or op in CONTROL:
         return NodeWork(*base, None, None, "control flow: the work of its body is not counted", subgraphs=held)
     formula = _formula(op) if dom in ("", "ai.onnx", "com.microsoft") else None
     if formula is None:
         return NodeWork(*base, None, None, f"no cost formula for {dom + '::' if dom else ''}{op}")
-    got = formula(_Shapes(rec, node))
+    if formula is _MOVES:
+        return NodeWork(*base, 0, 0)
+    got = formula(_Shapes(rec, node, count))
     if isinstance(got, str):
         return NodeWork(*base, None, None, got)
     macs, flops = got
@@ -320,15 +339,8 @@ def node_work(rec: GraphRecord, index: int, node: NodeProto) -> NodeWork:
     return NodeWork(*base, macs, flops)
 
 
-def total(nodes: Iterable[NodeWork], what: str) -> tuple[Dim, int]:
+def total(nodes: Sequence[NodeWork], what: str) -> tuple[Dim, int]:
     """The sum of ``what`` (``macs`` or ``flops``) over the nodes whose work is known, and how
     many are not (the sum is then a lower bound)."""
-    out: Dim = 0
-    unknown = 0
-    for w in nodes:
-        d = getattr(w, what)
-        if d is None:
-            unknown += 1
-        else:
-            out = D.add(out, d)
-    return out, unknown
+    known = [d for w in nodes if (d := getattr(w, what)) is not None]
+    return D.sum_of(known), len(nodes) - len(known)

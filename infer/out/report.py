@@ -2,8 +2,10 @@
 
 The page holds every value's type and shape (fresh and unknown dims highlighted), the
 explanation of each value whose shape is not fully known, the diagnostics, the dimension table,
-and a picture of the graph around the selected value: its producer, its consumers and two hops
-either way, laid out in layers by the page itself as an inline SVG.
+a picture of the graph around the selected value: its producer, its consumers and two hops
+either way, laid out in layers by the page itself as an inline SVG, and what the shapes cost
+(``infer.out.costview``): its tables, and a plot of the live memory at each node at one binding,
+an inline SVG written here of numbers and fixed words only.
 
 Nothing is fetched when the page is viewed: the CSS, the script and the data are inline, and a
 Content-Security-Policy forbids every network request. Names from the model reach the page only
@@ -18,6 +20,7 @@ import html
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,7 @@ from infer.core import dims as D
 from infer.core.scopes import MAIN, GraphPath, GraphRecord, find_record
 from infer.core.values import Value
 from infer.core.version import __version__
+from infer.out.costview import report_section
 from infer.out.escape import escaped
 from infer.out.result import KNOWN, LEVELS, SYMBOLIC, InferenceResult, Summary, classify
 
@@ -113,8 +117,14 @@ def _initial(graphs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"g": 0, "v": names[0] if names else None}
 
 
-def report_data(result: InferenceResult, title: str) -> dict[str, Any]:
-    """Everything the page shows, as JSON-ready data."""
+def report_data(result: InferenceResult, title: str, cost_bindings: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """Everything the page shows, as JSON-ready data (the plot of live memory apart: ``render``)."""
+    return _report(result, title, cost_bindings)[0]
+
+
+def _report(result: InferenceResult, title: str, cost_bindings: Mapping[str, int] | None) -> tuple[dict[str, Any], str]:
+    """The page's data, and its plot of live memory as inline SVG (``costview.report_section``)."""
+    cost, plot = report_section(result.cost, cost_bindings or {})
     explanations: list[Any] = []
     records = [r for r in result.graphs.values() if r.kind == "graph"]
     records.sort(key=lambda r: (r.path != MAIN, r.path))
@@ -146,7 +156,8 @@ def report_data(result: InferenceResult, title: str) -> dict[str, Any]:
         "facts": [str(f) for f in result.dims.facts],
         "domain": [str(c) for c in result.domain.constraints] + [str(n) for n in result.domain.not_expressed],
         "initial": _initial(graphs) if graphs else None,
-    }
+        "cost": cost,
+    }, plot
 
 
 def _shown(data: Any) -> Any:
@@ -167,13 +178,16 @@ def _script_json(data: Any) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def render(result: InferenceResult, title: str) -> str:
-    """The HTML page, as one string."""
+def render(result: InferenceResult, title: str, cost_bindings: Mapping[str, int] | None = None) -> str:
+    """The HTML page, as one string; its cost section plots the live memory at ``cost_bindings``
+    (input variables), the others at the greatest value the input domain allows."""
+    data, plot = _report(result, title, cost_bindings)
     blocks = {
         "TITLE": html.escape(escaped(f"{title}: onnx-infer report")),
         "CSS": _CSS,
         "JS": _JS,
-        "DATA": _script_json(_shown(report_data(result, title))),
+        "DATA": _script_json(_shown(data)),
+        "PLOT": plot,  # numbers and fixed words only (``costview.live_svg``)
     }
     # The page is assembled from the template's literal parts and the blocks in one pass: text
     # that came from the user or the model (a title of "__JS__", a value named "__DATA__") is
@@ -181,12 +195,14 @@ def render(result: InferenceResult, title: str) -> str:
     return "".join(blocks[part] if k % 2 else part for k, part in enumerate(_PAGE_PARTS))
 
 
-def write_report(result: InferenceResult, dest: str | Path, title: str | None = None) -> Path:
+def write_report(
+    result: InferenceResult, dest: str | Path, title: str | None = None, cost_bindings: Mapping[str, int] | None = None
+) -> Path:
     """Write the page to ``dest`` (``infer.out.output.write_file``: a regular file, atomically); return the path."""
     from infer.out.output import write_file
 
     dest = Path(dest)
-    write_file(render(result, title or dest.stem).encode("utf-8"), dest)
+    write_file(render(result, title or dest.stem, cost_bindings).encode("utf-8"), dest)
     return dest
 
 
@@ -240,6 +256,8 @@ _PAGE = """<!DOCTYPE html>
 <section id="diagnostics-pane"><h2>Diagnostics</h2><div id="diagnostics"></div></section>
 <section id="domain-pane"><h2>Input domain: the sizes the model accepts</h2><div id="domain"></div></section>
 <section id="dims-pane"><h2>Dimension variables</h2><div id="dims"></div><div id="facts"></div></section>
+<section id="cost-pane"><h2>What the shapes cost</h2><div id="cost-head"></div>
+<div id="cost-plot" class="plot">__PLOT__</div><div id="cost"></div></section>
 <footer id="footer"></footer>
 <script id="data" type="application/json">__DATA__</script>
 <script>__JS__</script>
@@ -264,7 +282,13 @@ h2 { font-size:15px; margin:0 0 8px 0; }
 .badge.active { border-color:#fff; }
 main { display:grid; grid-template-columns:minmax(420px,1fr) minmax(420px,1.1fr); gap:12px; padding:12px 16px; }
 section { background:var(--panel); border:1px solid var(--line); border-radius:6px; padding:10px; min-width:0; }
-#diagnostics-pane, #dims-pane { margin:0 16px 12px 16px; }
+#diagnostics-pane, #domain-pane, #dims-pane, #cost-pane { margin:0 16px 12px 16px; }
+#cost-pane h3 { font-size:13px; margin:12px 0 4px 0; }
+.plot svg { display:block; width:100%; max-width:900px; height:auto; }
+.plot polyline.live { fill:none; stroke:var(--symbolic); stroke-width:1.5; }
+.plot line.peak { stroke:var(--bad); stroke-width:1; stroke-dasharray:4 3; }
+.plot line.axis, .plot line.tick { stroke:#8b95a7; }
+.plot text { font:11px system-ui,sans-serif; fill:var(--muted); }
 .controls { display:flex; gap:8px; align-items:center; margin-bottom:8px; flex-wrap:wrap; }
 .controls input[type=search] { flex:1; min-width:160px; padding:4px 6px; }
 #count { color:var(--muted); font-size:12px; }
@@ -764,6 +788,29 @@ function renderDims() {
   }
 }
 
+function renderCost() {
+  var C = DATA.cost, head = document.getElementById("cost-head"), box = document.getElementById("cost");
+  if (C.plotted) {
+    head.appendChild(el("p", null, "Live memory at each node at " + C.bindingText + ": the peak is " + C.peak.text +
+      " at node " + C.peak.node + " (" + C.peak.op + (C.peak.name ? " `" + C.peak.name + "`" : "") + ")" +
+      (C.nodesPerPoint > 1 ? "; each point the largest of " + C.nodesPerPoint + " nodes." : ".")));
+  } else {
+    head.appendChild(el("p", "muted", "No plot of live memory: " + C.why + "."));
+  }
+  C.notes.forEach(function (n) { head.appendChild(el("p", "muted", n)); });
+  C.tables.forEach(function (t) {
+    box.appendChild(el("h3", null, t.title));
+    var table = el("table");
+    t.rows.forEach(function (r, i) {
+      var tr = el("tr");
+      r.forEach(function (c) { tr.appendChild(el(i ? "td" : "th", i ? "mono" : null, c)); });
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+  });
+  C.notExpressed.forEach(function (n) { box.appendChild(el("p", "muted", "Not expressed: " + n)); });
+}
+
 function fromHash() {
   var m = /^#g=(\d+)&v=(.*)$/.exec(location.hash);
   if (!m) return null;
@@ -780,6 +827,7 @@ function start() {
   renderTable();
   renderDiagnostics();
   renderDims();
+  renderCost();
   var first = fromHash() || DATA.initial;
   if (first && DATA.graphs[first.g] && DATA.graphs[first.g].values[first.v]) select(first.g, first.v, true);
   document.body.dataset.ready = "1";
@@ -789,5 +837,5 @@ start();
 """
 
 
-_PAGE_PARTS = re.split(r"__(TITLE|CSS|JS|DATA)__", _PAGE)
-assert sorted(_PAGE_PARTS[1::2]) == ["CSS", "DATA", "JS", "TITLE"], "each placeholder appears once in _PAGE"
+_PAGE_PARTS = re.split(r"__(TITLE|CSS|JS|DATA|PLOT)__", _PAGE)
+assert sorted(_PAGE_PARTS[1::2]) == ["CSS", "DATA", "JS", "PLOT", "TITLE"], "each placeholder appears once in _PAGE"

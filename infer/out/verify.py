@@ -1,10 +1,11 @@
 """Checking inference's claims against onnxruntime on the user's own model.
 
 ``check_run`` compares every claim of an ``InferenceResult`` about the main graph's values
-(element type, rank, each dim, known contents element by element) with the arrays one run
-produced. ``verify`` makes those runs: it picks bindings of the declared dimension variables,
-builds random inputs, runs the model in onnxruntime with every intermediate value exposed, and
-checks each run, the model's own declared types included. See docs/verify.md.
+(element type, rank, each dim, known contents element by element, and the bytes ``result.cost``
+gives each) with the arrays one run produced. ``verify`` makes those runs: it picks bindings of
+the declared dimension variables, builds random inputs, runs the model in onnxruntime with every
+intermediate value exposed, and checks each run, the model's own declared types included. See
+docs/verify.md.
 
 onnxruntime is imported only when a model is run (``pip install 'onnx-infer[verify]'``).
 """
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from infer.core.dimscope import Assumption
     from infer.core.dimtable import DimTable
     from infer.core.scopes import GraphRecord
+    from infer.out.cost import Cost
 
 
 class InferenceResult(Protocol):
@@ -58,10 +60,12 @@ class InferenceResult(Protocol):
     @property
     def input_variables(self) -> list[str]: ...
     def shape_of(self, name: str, graph: str | None = None) -> tuple[Dim, ...] | None: ...
+    @property
+    def cost(self) -> Cost: ...
 
 
 INSTALL_HINT = "pip install 'onnx-infer[verify]'"
-KINDS = ("element-type", "rank", "dim", "contents", "fresh-variable", "declared-type")
+KINDS = ("element-type", "rank", "dim", "contents", "fresh-variable", "bytes", "declared-type")
 
 # Tolerances (rtol, atol) for float contents: inference computes in Python floats (double), the
 # runtime in the element type, so a chain of operations differs by a few units in the last place.
@@ -361,6 +365,7 @@ class _Found:
             "dim": f" dim {self.index}",
             "fresh-variable": f" dim {self.index}",
             "contents": f" element {self.index}" if self.index is not None else " contents",
+            "bytes": " bytes",
         }[self.kind]
         text = f"`{self.value}`{item}{where}: claimed {self.shown or self.claimed} at {_fmt_bindings(full)}, "
         text += f"runtime {_jsonable(self.actual)}" + (f" ({self.why})" if self.why else "")
@@ -380,6 +385,7 @@ class _RunChecker:
         self.claims: list[_Claim] = []  # claims that mention variables
         self.direct: list[_Found] = []  # contradicted claims that mention none
         self.direct_claims = 0
+        self.sizes: list[tuple[str, int]] = []  # each tensor value fetched, with its bytes in the run
 
     # -- collecting the claims of every value ------------------------------------------------
 
@@ -436,6 +442,8 @@ class _RunChecker:
             self._value(name, vt, None, val if isinstance(val, (list, dict)) else np.asarray(val), None)
 
     def _tensor(self, name: str, t: T.TensorType, known: Any, arr: np.ndarray, item: int | None) -> None:
+        if item is None:
+            self.sizes.append((name, int(arr.nbytes)))
         if t.elem is not None:
             claimed = T.elem_name(t.elem)
             self._compare(_elem_of(arr) == t.elem, _Found(name, "element-type", None, item, claimed, str(arr.dtype)))
@@ -566,9 +574,30 @@ class _RunChecker:
                 found.append(self._found(c, value, why, "fresh-variable"))
             else:
                 found.append(self._found(c, value, None))
+        claims += self._sizes(full, found)
         out.claims = claims
         out.contradictions = [f.at(full) for f in found]
         return out
+
+    def _sizes(self, full: Mapping[str, int], found: list[_Found]) -> int:
+        """Each fetched tensor's claimed bytes (``result.cost``) against the array's ``nbytes``:
+        the claims compared (a value of unknown size claims nothing; one whose term mentions a
+        variable the run did not bind is unchecked)."""
+        cost, claims = self.result.cost, 0
+        for name, nbytes in self.sizes:
+            amount = cost.bytes_of(name)
+            if amount.term is None:
+                continue
+            value = amount.at(full)
+            if value is None:
+                self.out.unchecked += 1
+                self.out.unchecked_claims.append(f"`{name}` bytes: {amount}")
+                continue
+            claims += 1
+            if value != nbytes:
+                shown = None if type(amount.term) is int else f"{amount} = {value}"
+                found.append(_Found(name, "bytes", None, None, str(amount), nbytes, shown))
+        return claims
 
     @staticmethod
     def _describe(c: _Claim) -> str:

@@ -139,7 +139,7 @@ class _Moved:
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(collect_due: bool = True) -> Iterator[None]:
     """Python's cyclic garbage collector off for the duration (restored as it was).
 
     Inference allocates many small objects and frees few: the collector would traverse all of
@@ -152,10 +152,11 @@ def collector_paused() -> Iterator[None]:
     first collection after the run would traverse all of them (as long again as a repeated
     model's inference). The moved objects are counted (``_Moved``), and a full collection made
     as a run starts when they are many, so that the garbage of many runs is collected
-    (docs/limits.md, "Repeated calls").
+    (docs/limits.md, "Repeated calls"). A client of a finished run (``result.cost``) passes
+    ``collect_due=False``: a collection due is then left to the next run's start.
     """
     collecting = gc.isenabled()
-    if collecting:
+    if collecting and collect_due:
         _Moved.collect_if_due()
     gc.disable()
     before = gc.get_count()[0]

@@ -24,11 +24,12 @@ bound (``budget``), past which it is ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Literal, TypeGuard
 
 from infer.core.dims import canon, poly
+from infer.core.dims.bounds import at_most_termwise as _at_most_termwise
 from infer.core.dims.bounds import bounds as _bounds
 from infer.core.dims.bounds import magnitude as _magnitude
 from infer.core.dims.budget import (
@@ -42,6 +43,9 @@ from infer.core.dims.budget import (
 )
 from infer.core.dims.budget import current as _budget
 from infer.core.dims.edge import to_sympy
+from infer.core.dims.evaluation import mono_value as _mono_value
+from infer.core.dims.evaluation import value as _value
+from infer.core.dims.tally import Tally
 from infer.core.dims.terms import (
     FLOAT_KINDS,
     Expr,
@@ -57,7 +61,6 @@ from infer.core.dims.terms import (
     mono_product,
     of_factor,
     quote_name,
-    round_to_bits,
     size_of,
     variable,
 )
@@ -85,6 +88,11 @@ __all__ = [
     "mod",
     "dmax",
     "dmax_of",
+    "sum_of",
+    "at_most_termwise",
+    "Tally",
+    "tally_term",
+    "tally_values",
     "dmin",
     "to_float",
     "magnitude",
@@ -261,6 +269,55 @@ def dmax_of(ds: Iterable[Dim]) -> Dim:
     if len(ints) == len(known):
         return max(ints)
     return _bounded(canon.extremum("max", known))
+
+
+def sum_of(ds: Iterable[Dim], less: Iterable[Dim] = ()) -> Dim:
+    """The sum of ``ds`` less the sum of ``less``, built at once: every term merged in one pass
+    and one canonical form made, where folding ``add`` (``total``) makes one per operand;
+    ``None`` if any is unknown."""
+    ds, less = list(ds), list(less)
+    if any(d is None for d in ds) or any(d is None for d in less):
+        return None
+    if all(type(d) is int for d in ds) and all(type(d) is int for d in less):
+        return _bounded(sum(ds) - sum(less))  # type: ignore[arg-type]
+    return _bounded(canon.ceilings(poly.add_all(ds, less)))  # type: ignore[arg-type]
+
+
+def at_most_termwise(a: Dim, b: Dim) -> bool:
+    """Whether ``a <= b`` shows term by term (``bounds.at_most_termwise``): cheaper than
+    ``less``, which builds the difference; ``False`` says only that this test does not show it."""
+    if a is None or b is None:
+        return False
+    return _at_most_termwise(a, b)
+
+
+def tally_term(t: Tally) -> Dim:
+    """The extent a ``Tally`` adds up to, in canonical form; ``None`` past the run's bounds."""
+    return _bounded(canon.ceilings(make(*t.parts())))
+
+
+def tally_values(tallies: Sequence[Tally], points: Sequence[Mapping[str, int]]) -> list[tuple[int | None, ...]]:
+    """Each tally's value at each of ``points``, every monomial evaluated once per point;
+    ``None`` where a value is undefined there (a floor by 0) or a variable is not bound."""
+    monos = {m for t in tallies for m in t.coeffs}
+    columns = []
+    for env in points:
+        memo: dict = {}
+        values = {m: _mono_value(m, env, memo) for m in monos}
+        column: list[int | None] = []
+        for t in tallies:
+            tick(len(t.coeffs))
+            total_ = t.const
+            for m, c in t.coeffs.items():
+                v = values[m]
+                if v is None:
+                    column.append(None)
+                    break
+                total_ += c * v
+            else:
+                column.append(total_)
+        columns.append(column)
+    return list(zip(*columns))
 
 
 def dmin(a: Dim, b: Dim) -> Dim:
@@ -615,38 +672,6 @@ def evaluate(d: Dim, bindings: Mapping[str, int]) -> Dim:
     if all(n in bindings for n in names):
         return _value(d, bindings, {})
     return _substitute(d, bindings, {})
-
-
-def _value(d: int | Expr, env: Mapping[str, int], memo: dict[Op, int]) -> int:
-    """``d`` at ``env``, every variable bound: integer arithmetic only."""
-    if type(d) is not Expr:
-        return d
-    total_ = d.const
-    for m, c in d.terms:
-        x = c
-        for f, e in m.factors:
-            v = env[f.name] if type(f) is Var else _op_value(f, env, memo)
-            x *= v if e == 1 else v**e
-        total_ += x
-    return total_
-
-
-def _op_value(f: Op, env: Mapping[str, int], memo: dict[Op, int]) -> int:
-    v = memo.get(f)
-    if v is None:
-        args = [_value(a, env, memo) for a in f.args]
-        if f.kind == "floor":
-            v = args[0] // args[1]  # a divisor of 0 raises: no run has one
-        elif f.kind == "mod":
-            v = args[0] % args[1]
-        elif f.kind in FLOAT_KINDS:
-            v = round_to_bits(args[0], FLOAT_KINDS[f.kind])
-            if v is None:
-                raise OverflowError(f"{f.kind} of {args[0]} is infinite")
-        else:
-            v = max(args) if f.kind == "max" else min(args)
-        memo[f] = v
-    return v
 
 
 def _substitute(d: int | Expr, env: Mapping[str, int], memo: dict[Var | Op, int | Expr]) -> int | Expr:

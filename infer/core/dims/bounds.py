@@ -162,6 +162,39 @@ def _expr_bounds(e: Expr) -> Interval:
     return low, high
 
 
+def nonnegative(m: Mono) -> bool:
+    """Whether the monomial ``m`` is never negative (its interval starts at 0 or above)."""
+    lo = _mono_bounds(m)[0]
+    return lo is not None and lo >= 0
+
+
+def at_most_termwise(a: int | Expr, b: int | Expr) -> bool:
+    """Whether ``a <= b`` shows term by term, with nothing built: ``b - a`` has a constant of at
+    least 0, a coefficient of at least 0 on each monomial that is never negative and 0 on every
+    other. ``False`` says only that this test does not show it (``less`` may). Its work is the
+    two term lists' length."""
+    ta = a.terms if type(a) is Expr else ()
+    tb = b.terms if type(b) is Expr else ()
+    if (b.const if type(b) is Expr else b) < (a.const if type(a) is Expr else a):
+        return False
+    tick(len(ta) + len(tb))
+    i = j = 0
+    while i < len(ta) or j < len(tb):
+        if j == len(tb) or (i < len(ta) and ta[i][0].okey < tb[j][0].okey):
+            m, c = ta[i][0], -ta[i][1]
+            i += 1
+        elif i == len(ta) or tb[j][0].okey < ta[i][0].okey:
+            m, c = tb[j]
+            j += 1
+        else:
+            m, c = ta[i][0], tb[j][1] - ta[i][1]
+            i += 1
+            j += 1
+        if c < 0 or (c > 0 and not nonnegative(m)):
+            return False
+    return True
+
+
 # -- the linear relaxation -----------------------------------------------------------------------
 
 Linear = tuple[dict[Mono, Fraction], Fraction]  # monomials of variables only, and a constant

@@ -58,6 +58,24 @@ def add(a: Ext, b: Ext) -> Ext:
     return make(_merge(a.terms, b.terms), a.const + b.const)
 
 
+def add_all(items: list[Ext], less: list[Ext] | tuple[()] = ()) -> Ext:
+    """The sum of ``items`` less the sum of ``less``, every term merged at once: one canonical
+    result, where folding ``add`` makes one per operand."""
+    acc: dict[Mono, int] = {}
+    const = 0
+    for sign, group in ((1, items), (-1, less)):
+        for a in group:
+            if type(a) is not Expr:
+                const += sign * a
+                continue
+            tick(len(a.terms))
+            const += sign * a.const
+            for m, c in a.terms:
+                acc[m] = acc.get(m, 0) + sign * c
+    terms = sorted(((m, c) for m, c in acc.items() if c), key=lambda t: t[0].okey)
+    return make(tuple(terms), const)
+
+
 def scale(a: Ext, k: int) -> Ext:
     """``k * a`` for an integer ``k``."""
     if type(a) is not Expr:
