@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypedDict
 
 from infer import Limits, __version__, infer_model
 from infer.check.domain import SEARCH_LIMIT
@@ -113,7 +113,8 @@ def table(
             if last and width is not None and used + len(text) > width > used + 8:
                 text = text[: width - used - 1] + "…"
             pad = "" if last else " " * (widths[i] - len(cell))
-            color = colors[i](cell) if i < len(colors) and colors[i] is not None else None
+            paint = colors[i] if i < len(colors) else None
+            color = paint(cell) if paint is not None else None
             cells.append((style(color, text) if color else text) + pad)
             used += len(text) + len(pad) + 2
         lines.append("  ".join(cells).rstrip())
@@ -545,13 +546,23 @@ def _size(text: str, option: str) -> int:
     return n
 
 
+class _GivenBounds(TypedDict, total=False):
+    """The keywords of ``verify.Bounds`` given on the command line."""
+
+    run_seconds: float
+    total_seconds: float
+    max_memory: int
+    max_external_bytes: int
+
+
 def _verify_bounds(args: argparse.Namespace) -> Any:
     from infer.out.verify import Bounds
 
-    given: dict[str, float | int] = {}  # what is not given keeps the default of Bounds, which checks them
-    for name in ("run_seconds", "total_seconds"):
-        if getattr(args, name) is not None:
-            given[name] = getattr(args, name)
+    given: _GivenBounds = {}  # what is not given keeps the default of Bounds, which checks them
+    if args.run_seconds is not None:
+        given["run_seconds"] = args.run_seconds
+    if args.total_seconds is not None:
+        given["total_seconds"] = args.total_seconds
     if args.max_memory is not None:
         given["max_memory"] = _size(args.max_memory, "--max-memory")
     if args.max_external_bytes is not None:
@@ -603,12 +614,12 @@ def _print_verify(report: Any, args: argparse.Namespace) -> None:
         say(style("yellow", f"did not run at {_binding_str(f.bindings)}: {f.reason}"))
     if len(report.failed) > 5:
         say(style("yellow", f"... and at {len(report.failed) - 5} more bindings (--json lists them)"))
-    skipped = [r for r in report.runs if r.skipped is not None]
-    for r in skipped[:5]:
+    skipped_runs = [r for r in report.runs if r.skipped is not None]
+    for r in skipped_runs[:5]:
         why = f"it violates {r.skipped}" if r.skipped_by == "assumption" else r.skipped
         say(style("yellow", f"skipped the run at {_binding_str({**r.bindings, **r.fresh})}: {why}"))
-    if len(skipped) > 5:
-        say(style("yellow", f"... and {len(skipped) - 5} more skipped runs (--json lists them)"))
+    if len(skipped_runs) > 5:
+        say(style("yellow", f"... and {len(skipped_runs) - 5} more skipped runs (--json lists them)"))
     for note in report.notes:
         say(style("dim", f"note: {note}"))
     contradictions = report.contradictions
@@ -908,7 +919,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     this once the package is imported)."""
     try:
         args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else argv))
-        return args.func(args)
+        run: Callable[[argparse.Namespace], int] = args.func  # the subcommand's handler (set_defaults)
+        return run(args)
     except (ModelLoadError, CliError) as e:
         say(f"onnx-infer: {e}", file=sys.stderr)
         return EXIT_FAILED

@@ -126,7 +126,7 @@ class Cost:
         self.records, self.scope, self.domain, self.source = records, scope, domain, source
         self.table, self.variables = table, list(variables)
         self.rec = records[MAIN]
-        self._memo: dict[Any, Any] = {}
+        self._monotone: bool | None = None  # monotone(), once computed
         self._counts = ElementCounts()
         self._sizes: dict[T.Type, Amount] = {}
 
@@ -232,7 +232,7 @@ class Cost:
         b = dict(bindings)
         n = max(self.node_count, 1)
         delta = [0] * (n + 1)
-        memo: dict[Dim, Dim] = {}
+        memo: dict[Dim, Dim | str] = {}  # a term's value, or why it has none (evaluated)
         for s in self.spans:
             t = s.bytes.term
             if t is None:
@@ -241,7 +241,7 @@ class Cost:
             if v is None:
                 v = memo[t] = evaluated(t, b)
             if type(v) is not int:
-                why = v if type(v) is str else self._unbound(v)
+                why = v if isinstance(v, str) else self._unbound(v)
                 return Evaluation(b, None, None, None, f"`{s.name}` ({D.to_str(t)}): {why}")
             delta[s.start] += v
             delta[s.end + 1] -= v
@@ -254,16 +254,16 @@ class Cost:
 
     def _unbound(self, d: Dim) -> str:
         names = sorted(D.free_names(d))
-        fresh = [x for x in names if (v := self.table.get(x)) is not None and v.is_fresh]
+        fresh = [(x, v) for x in names if (v := self.table.get(x)) is not None and v.is_fresh]
         if fresh:
-            v = self.table.get(fresh[0])
-            return f"depends on `{fresh[0]}`, an extent inference could not determine ({v.origin.reason})"
+            x, v = fresh[0]
+            return f"depends on `{x}`, an extent inference could not determine ({v.origin.reason})"
         return f"depends on {', '.join(names)}, not bound"
 
     def domain_bounds(self) -> dict[str, tuple[int, int | None]]:
         """Each input variable's (least, greatest) value the domain states alone (greatest
         ``None`` when unbounded)."""
-        out = {v: (1, None) for v in self.variables}
+        out: dict[str, tuple[int, int | None]] = {v: (1, None) for v in self.variables}
         for c in self.domain.binding:
             name = D.variable_name(c.exprs[0]) if c.kind == "range" and c.exprs else None
             if name not in out:
@@ -278,9 +278,9 @@ class Cost:
 
     def monotone(self) -> bool:
         """Is every value's bytes non-decreasing in every variable (so is the peak)?"""
-        if "monotone" not in self._memo:
-            self._memo["monotone"] = all(is_monotone(s.bytes.term) for s in self.spans)
-        return self._memo["monotone"]
+        if self._monotone is None:
+            self._monotone = all(is_monotone(s.bytes.term) for s in self.spans)
+        return self._monotone
 
     def worst(self) -> tuple[Evaluation | None, str]:
         """The peak at the worst case of the input domain, with how it is known; ``None`` and

@@ -238,7 +238,7 @@ def _py(x: Any) -> Any:
 
 def _same(claimed: Any, actual: Any, tolerance: tuple[float, float] | None) -> bool:
     if isinstance(claimed, str) or isinstance(actual, str):
-        return claimed == actual
+        return bool(claimed == actual)
     if tolerance is not None or isinstance(actual, float) or isinstance(claimed, float):
         rtol, atol = tolerance or _DEFAULT_TOLERANCE
         a, b = float(claimed), float(actual)
@@ -247,7 +247,7 @@ def _same(claimed: Any, actual: Any, tolerance: tuple[float, float] | None) -> b
         if math.isinf(a) or math.isinf(b):
             return a == b
         return abs(a - b) <= atol + rtol * abs(b)
-    return claimed == actual
+    return bool(claimed == actual)  # Python scalars (_py), whose == is a bool
 
 
 def _is_symbolic_elem(k: Any) -> bool:
@@ -335,9 +335,11 @@ def _solve(c: _Claim, name: str, full: Mapping[str, int]) -> tuple[str, int | No
     if isinstance(e, int):
         return "unsolved", None
     linear = D.linear_in(e, name)
-    if linear is None or not isinstance(linear[1], int):
+    if linear is None:
         return "unsolved", None
     coeff, const = linear
+    if not isinstance(const, int):  # a term in other unbound names
+        return "unsolved", None
     q, r = divmod(target - const, coeff)
     if r or q < 0:
         return "none", None
@@ -552,7 +554,7 @@ class _RunChecker:
         for c, n in impossible:
             claims += 1
             found.append(self._found(c, None, f"no extent of `{n}` makes it hold"))
-        source = {n: c for c in self.claims if (n := defining.get(id(c))) is not None}
+        source = {d: c for c in self.claims if (d := defining.get(id(c))) is not None}
         settled = set(defining) | {id(c) for c, _ in impossible}
         cache: dict[Any, Any] = {}
         for c in self.claims:
@@ -567,10 +569,10 @@ class _RunChecker:
             claims += 1
             if _same(value, c.actual, c.tolerance):
                 continue
-            n = _bare(c) if c.kind == "dim" else None
-            if n is not None and n in fresh:
-                s = source[n]
-                why = f"`{n}` is {fresh[n]} at `{s.value}` {'dim' if s.kind == 'dim' else 'element'} {s.index}"
+            bare = _bare(c) if c.kind == "dim" else None
+            if bare is not None and bare in fresh:
+                s = source[bare]
+                why = f"`{bare}` is {fresh[bare]} at `{s.value}` {'dim' if s.kind == 'dim' else 'element'} {s.index}"
                 found.append(self._found(c, value, why, "fresh-variable"))
             else:
                 found.append(self._found(c, value, None))
@@ -980,7 +982,8 @@ class _Planner:
         mine = [a for a in self.assumptions if D.free_names(a.expr) - self.pinned.keys() == {var}]
         if not mine:
             return 1
-        for x in [*range(1, 65), *(1 << k for k in range(7, 17))]:
+        tries: list[int] = [*range(1, 65), *(1 << k for k in range(7, 17))]
+        for x in tries:
             env = {**self.pinned, var: x}
             if all(a.holds(env) is not False for a in mine):
                 return x
@@ -1038,19 +1041,19 @@ class _Planner:
     def respect(self, b: dict[str, int]) -> dict[str, int] | None:
         """``b`` adjusted until every assumption over the inputs holds and it lies inside the
         model's domain (the nearest binding there), or ``None``."""
-        b = self._assumed(b)
-        if b is None or not self.domain.binding:
-            return b
+        assumed = self._assumed(b)
+        if assumed is None or not self.domain.binding:
+            return assumed
         alias = self.alias
-        want = {v: b.get(alias.get(v, v), 1) for v in self.domain.variables}
+        want = {v: assumed.get(alias.get(v, v), 1) for v in self.domain.variables}
         fixed = {v: x for v, x in want.items() if alias.get(v, v) in self.pinned}
         inside = self.domain.near(want, fixed)
         if inside is None:
             self.undrawable += 1
             return None
         self.drawn += 1
-        b = self._derive({**b, **{alias.get(v, v): x for v, x in inside.items()}})
-        return b if all(a.holds(b) is not False for a in self.assumptions) else None
+        near = self._derive({**assumed, **{alias.get(v, v): x for v, x in inside.items()}})
+        return near if all(a.holds(near) is not False for a in self.assumptions) else None
 
     def _assumed(self, b: dict[str, int]) -> dict[str, int] | None:
         """``b`` adjusted until every assumption over the inputs holds, or ``None``."""
@@ -1295,9 +1298,11 @@ class _Sampler:
             while queue and self.attempts < budget and not self._late():
                 b = planner.respect(queue.pop(0))
                 # A model without free variables is run at its one binding with other random inputs.
-                key = tuple(sorted(b.items())) if b is not None else None
-                key = key if planner.free else (key, i)
-                if b is None or key in tried or input_elements(self.source, b) > MAX_INPUT_ELEMENTS:
+                if b is None:
+                    continue
+                binding = tuple(sorted(b.items()))
+                key = binding if planner.free else (binding, i)
+                if key in tried or input_elements(self.source, b) > MAX_INPUT_ELEMENTS:
                     continue
                 tried.add(key)
                 if self._late():
@@ -1369,8 +1374,9 @@ class _Sampler:
         self.report.runs.append(rc)
 
 
-def _pins(result: InferenceResult, variables: list[str], bind: Mapping[str, int] | None) -> dict[str, int]:
-    """The variables ``bind`` and the result fix, checked against the inputs' variables."""
+def _pins(result: InferenceResult, variables: list[str], bind: Mapping[str, object] | None) -> dict[str, int]:
+    """The variables ``bind`` and the result fix, checked against the inputs' variables (``bind`` is
+    the caller's: its values are checked to be integers)."""
     pinned = {k: v for k, v in result.dims.bindings.items() if k in variables}
     for name, value in (bind or {}).items():
         if name not in variables:
@@ -1384,9 +1390,10 @@ def _pins(result: InferenceResult, variables: list[str], bind: Mapping[str, int]
     return pinned
 
 
-def _checked_options(samples: int, seed: int, int_range: tuple[int, int] | None) -> tuple[int, tuple[int, int]]:
+def _checked_options(samples: object, seed: object, int_range: tuple[int, int] | None) -> tuple[int, tuple[int, int]]:
     """``verify``'s ``samples``, ``seed`` and ``int_range`` checked (``VerifyError``): the seed as
-    numpy's generator takes it, and the range."""
+    numpy's generator takes it, and the range. ``samples`` and ``seed`` are the caller's, of any
+    type until checked."""
     if not isinstance(samples, int) or samples < 1:
         raise VerifyError(f"samples must be a positive integer, not {samples!r}")
     if not isinstance(seed, int) or isinstance(seed, bool):
