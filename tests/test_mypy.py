@@ -1,8 +1,8 @@
 """The type hints are true: mypy, configured in pyproject.toml, finds nothing in infer/ and
 signatures/ but in the files still listed below (issue 42).
 
-Hints are more than documentation here: the opt-in compiled build (mypyc) checks them at run time,
-so a wrong one is a ``TypeError`` there, which the rule runner reports as a ``rule-crash``. One
+Hints are more than documentation here: a build compiled with mypyc (planned, issue 42) checks them
+at run time, so a wrong one would be a ``TypeError`` there, which the rule runner reports as a ``rule-crash``. One
 mypy run over both packages, as ``mypy`` alone runs it; every file not in ``NOT_YET`` must be
 clean, and every file in it must still have an error (remove it once it is clean): the list only
 shrinks, and a new file starts clean. The cache is the repository's ``.mypy_cache`` (a run after
