@@ -345,6 +345,11 @@ def test_an_output_that_is_a_standard_stream_is_refused_for_what_it_is(tmp_path,
         assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
         assert "of onnx-infer" in r.stderr and "not a file by name" in r.stderr and "does not exist" not in r.stderr
         assert "pipe" in r.stderr  # what it is: a pipe here (a terminal, a file elsewhere)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="needs /dev/stdout")
+def test_an_output_that_is_standard_output_into_a_regular_file_is_refused_not_replaced(tmp_path):
+    relu_model(tmp_path / "m.onnx")
     with open(tmp_path / "out", "w") as f:  # stdout a regular file: refused all the same, not replaced
         cmd = [sys.executable, "-m", "infer.cli", "annotate", str(tmp_path / "m.onnx"), "-o", "/dev/stdout"]
         r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True, cwd=C.ROOT)

@@ -3,8 +3,9 @@
 1. The sweep (``tests/fuzz/sweep.py``): every registered rule, at every operator version it
    covers, on inputs of every rank from 0 to 5, with extreme contents and odd attribute values,
    through ``infer.infer_node``: no exception, no ``rule-crash``, no rank past the limit and no
-   extent below 0 or past int64. ``FUZZ_LONG=1`` runs the long mode (every shape and value at
-   every rank: 280,000 calls, about a minute).
+   extent below 0 or past int64. The default run makes half of its calls, the other half with
+   ``-m slow`` (the halves take turns by ISO week). ``FUZZ_LONG=1`` runs the long mode (every
+   shape and value at every rank: 280,000 calls, about a minute).
 2. One regression model per failure the fuzz campaign found: each is diagnosed (``attribute-type``,
    ``bad-attribute``, ``shape-mismatch``, ``limit``) and claims nothing it cannot know.
 """
@@ -24,6 +25,7 @@ import infer
 import signatures
 from infer.contract.registry import REGISTRY
 from tests.fuzz import sweep
+from tests.support.rotation import weekly_share
 
 LONG = bool(os.environ.get("FUZZ_LONG"))
 INT64_MAX = 2**63 - 1
@@ -40,10 +42,16 @@ def test_the_sweep_covers_every_registered_rule():
     assert any(domain == "com.microsoft" for domain, _ in swept)
 
 
-def test_every_rule_at_every_version_rank_and_odd_attribute():
-    made, findings = sweep.run(long=LONG)
+# The default run makes one half of the fast sweep's calls (every rule at every version in each
+# half), a different half each ISO week; -m slow makes the other. FUZZ_LONG=1 makes every call.
+PARTS = 1 if LONG else 2
+
+
+@pytest.mark.parametrize("part", weekly_share(range(PARTS), [f"half{k + 1}" for k in range(PARTS)], "sweep", PARTS))
+def test_every_rule_at_every_version_rank_and_odd_attribute(part: int):
+    made, findings = sweep.run(long=LONG, part=(part, PARTS))
     report = "\n".join(f"{key}\n    {call}\n    {problems[0]}" for key, (call, problems) in sorted(findings.items()))
-    assert made > (250_000 if LONG else 40_000)
+    assert made > (250_000 if LONG else 40_000) // PARTS
     assert not findings, f"{len(findings)} distinct problems:\n{report}"
 
 

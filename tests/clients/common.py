@@ -8,6 +8,11 @@ manifest's feeds are the original model's. The tools are the optional ``clients`
 (pyproject.toml); a test whose tool is not installed skips. What a tool does with onnx's own
 inference, which the tests compare with, is stored in tests/clients/baselines.json
 (tests/clients/baselines.py) for the versions recorded there, and run afresh for any other.
+
+A tool's run on each model takes seconds (the tool's own work, mostly), so the default run takes
+a third of the models each ISO week, a different third for each tool, and ``-m slow`` the
+others (``weekly_share`` in tests/support/rotation.py; docs/testing.md): over three weeks every
+model goes through every tool in CI.
 """
 
 from __future__ import annotations

@@ -8,11 +8,12 @@ import pytest
 
 from tests.clients import baselines, tools
 from tests.clients.common import TORCHSCRIPT, TORCHSCRIPT_IDS, assert_valid_and_equivalent, load, require
+from tests.support.rotation import weekly_share
 
 require("onnx_graphsurgeon")
 
 
-@pytest.mark.parametrize("entry", TORCHSCRIPT, ids=TORCHSCRIPT_IDS)
+@pytest.mark.parametrize("entry", weekly_share(TORCHSCRIPT, TORCHSCRIPT_IDS, "graphsurgeon"))
 def test_graphsurgeon_folds_with_the_drop_in(entry) -> None:
     model = load(entry)
     ours = tools.graphsurgeon(model, "dropin")

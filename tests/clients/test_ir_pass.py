@@ -18,6 +18,7 @@ from infer.core import dims as D
 from infer.core import types as T
 from tests.clients.common import ENTRIES, IDS, TORCHSCRIPT, assert_valid_and_equivalent, load, require
 from tests.support import golden
+from tests.support.rotation import weekly_share
 
 ir = require("onnx_ir")
 from infer.ir import InferShapesPass  # noqa: E402 (needs onnx_ir)
@@ -119,7 +120,7 @@ def test_expressions_parse_in_onnx_ir_and_match_onnxruntime(entry) -> None:
 ONNXSCRIPT_CASES = [e for e in TORCHSCRIPT if e["model"] in {"bert", "swin", "mobilevit", "upsample_pad", "yolos"}]
 
 
-@pytest.mark.parametrize("entry", ONNXSCRIPT_CASES, ids=[e["file"] for e in ONNXSCRIPT_CASES])
+@pytest.mark.parametrize("entry", weekly_share(ONNXSCRIPT_CASES, [e["file"] for e in ONNXSCRIPT_CASES], "onnxscript"))
 def test_onnxscript_optimizer_after_the_pass(entry) -> None:
     optimizer = require("onnxscript.optimizer")
     from onnx_ir.passes.common import ShapeInferencePass

@@ -7,11 +7,12 @@ import pytest
 
 from tests.clients import baselines, tools
 from tests.clients.common import TORCHSCRIPT, TORCHSCRIPT_IDS, assert_valid_and_equivalent, load, require
+from tests.support.rotation import weekly_share
 
 require("onnxoptimizer")
 
 
-@pytest.mark.parametrize("entry", TORCHSCRIPT, ids=TORCHSCRIPT_IDS)
+@pytest.mark.parametrize("entry", weekly_share(TORCHSCRIPT, TORCHSCRIPT_IDS, "onnxoptimizer"))
 def test_onnxoptimizer_on_the_drop_in(entry) -> None:
     model = load(entry)
     ours = tools.onnxoptimizer(model, "dropin")

@@ -9,11 +9,12 @@ import pytest
 
 from tests.clients import tools
 from tests.clients.common import TORCHSCRIPT, TORCHSCRIPT_IDS, assert_valid_and_equivalent, load, require
+from tests.support.rotation import weekly_share
 
 require("onnxsim")
 
 
-@pytest.mark.parametrize("entry", TORCHSCRIPT, ids=TORCHSCRIPT_IDS)
+@pytest.mark.parametrize("entry", weekly_share(TORCHSCRIPT, TORCHSCRIPT_IDS, "onnxsim"))
 def test_onnxsim_on_the_drop_in(entry) -> None:
     ours = tools.onnxsim(load(entry), "dropin")
     assert_valid_and_equivalent(entry, ours.model, "onnxsim on onnx-infer's annotations")

@@ -1,7 +1,8 @@
 """polygraphy's sanitize pipeline (shape inference, then constant folding to a fixed point) on
 every corpus model, onnxruntime's symbolic inference replaced by onnx-infer: it never falls back
 to onnx's inference, the folded model is valid and equivalent, and it takes no more folding
-passes than with onnx's inference unless it folded more."""
+passes than with onnx's inference unless it folded more. A third of the models each week by
+default, the others with ``-m slow`` (tests/clients/common.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pytest
 
 from tests.clients import baselines, tools
 from tests.clients.common import ENTRIES, IDS, assert_valid_and_equivalent, load, require
+from tests.support.rotation import weekly_share
 
 require("polygraphy")
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+@pytest.mark.parametrize("entry", weekly_share(ENTRIES, IDS, "polygraphy"))
 def test_polygraphy_sanitize_with_the_drop_in(entry) -> None:
     model = load(entry)
     ours = tools.polygraphy(model, "dropin")

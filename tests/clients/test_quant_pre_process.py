@@ -1,6 +1,7 @@
 """onnxruntime's ``quant_pre_process`` on every corpus model with ``infer.ort_compat`` in place of
 its symbolic shape inference (which, at its default ``auto_merge=False``, gives up on some of
-them): it succeeds, and the preprocessed model is valid and equivalent."""
+them): it succeeds, and the preprocessed model is valid and equivalent. A third of the models each
+week by default, the others with ``-m slow`` (tests/clients/common.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pytest
 
 from infer import ort_compat
 from tests.clients.common import ENTRIES, IDS, assert_valid_and_equivalent, load, require
+from tests.support.rotation import weekly_share
 
 shape_inference = require("onnxruntime.quantization.shape_inference")
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+@pytest.mark.parametrize("entry", weekly_share(ENTRIES, IDS, "quant_pre_process"))
 def test_quant_pre_process_with_ort_compat(entry, tmp_path, monkeypatch) -> None:
     calls = []
     annotate = ort_compat._annotate

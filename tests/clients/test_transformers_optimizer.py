@@ -12,6 +12,7 @@ import pytest
 
 from infer import ort_compat
 from tests.clients.common import ENTRIES, assert_valid_and_equivalent, load, require
+from tests.support.rotation import weekly_share
 
 optimizer = require("onnxruntime.transformers.optimizer")
 
@@ -42,7 +43,7 @@ def _optimize(entry, tmp_path, name) -> tuple[onnx.ModelProto, dict[str, int]]:
     return onnx.load(str(path)), {k: v for k, v in opt.get_fused_operator_statistics().items() if v}
 
 
-@pytest.mark.parametrize("entry", CASES, ids=[e["file"] for e in CASES])
+@pytest.mark.parametrize("entry", weekly_share(CASES, [e["file"] for e in CASES], "transformers_optimizer"))
 def test_transformers_optimizer_with_ort_compat(entry, tmp_path, monkeypatch) -> None:
     _, stock_fused = _optimize(entry, tmp_path, "stock.onnx")
     answers: list[bool] = []

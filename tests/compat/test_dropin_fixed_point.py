@@ -5,6 +5,8 @@ Inferring the drop-in's own output gives it back byte for byte, on every model o
 and onnxruntime's symbolic shape inference reads them, both on the drop-in's output and when it
 calls the drop-in for each node in place of onnx's inference (as it does once a tool has swapped
 ``onnx.shape_inference.infer_shapes``), and contradicts none of the shapes the drop-in wrote.
+onnxruntime's inference reads a third of the models each week in the default run (twice each, the
+most of this file's time), the others with ``-m slow`` (tests/support/rotation.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from onnx import ModelProto, TypeProto, helper
 
 from infer import onnx_compat
 from infer.onnx_compat import infer_shapes
+from tests.support.rotation import weekly_share
 from tests.support.runtime import MODELS, manifest
 
 SymbolicShapeInference = pytest.importorskip("onnxruntime.tools.symbolic_shape_infer").SymbolicShapeInference
@@ -231,7 +234,7 @@ def _contradictions(ours: ModelProto, theirs: ModelProto) -> list[str]:
 
 
 @pytest.mark.usefixtures("quiet_ort")
-@pytest.mark.parametrize("path", CORPUS + MORE, ids=_ids(CORPUS + MORE))
+@pytest.mark.parametrize("path", weekly_share(CORPUS + MORE, _ids(CORPUS + MORE), "SymbolicShapeInference"))
 def test_onnxruntime_reads_the_output_and_agrees(path: Path) -> None:
     ours = _parsed(_inferred(path))
     for auto_merge in (False, True):

@@ -20,6 +20,7 @@ expression over those variables, and is checked by evaluating it at the real ext
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
 import warnings
 from collections import Counter, defaultdict
@@ -55,6 +56,19 @@ def cases() -> list[Any]:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return list(collect_testcases())
+
+
+def cases_from(modules: tuple[str, ...]) -> list[Any]:
+    """The cases of some of onnx's node case modules (``"if_"``, ``"loop"``, ...), and of any
+    imported before: onnx generates a module's cases, expected outputs included, when it is first
+    imported, and ``cases()`` imports all of them (some ten seconds, pooling the most of it)."""
+    from onnx.backend.test.case import node
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for m in modules:
+            importlib.import_module(f"{node.__name__}.{m}")
+    return list(node._NodeTestCases)  # (the list collect_testcases returns)
 
 
 def _shape_of(value: Any) -> tuple[int, ...] | None:

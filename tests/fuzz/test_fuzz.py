@@ -1,11 +1,12 @@
 """The fuzz campaign in CI: hostile models never crash or hang the command line, and random
 valid models get only claims onnxruntime confirms.
 
-CI runs a fast subset (500 mutated models in fresh driver processes, 5 more as separate
+CI runs a fast subset (500 mutated models in fresh driver processes, 5 of them also as separate
 ``onnx-infer`` processes, 20 random valid models against onnxruntime). A mutated model must not
-make a rule fail either (``rule-crash``). ``FUZZ_LONG=1`` runs the
-long mode (10,000 mutated models, 1,000 random models); so does
-``python -m tests.fuzz.campaign --mutated 10000 --random 1000 --bert`` (docs/limits.md).
+make a rule fail either (``rule-crash``). The default run takes half of the mutated models (every
+other one, in both tests), the halves taking turns by ISO week; ``-m slow`` takes the other half.
+``FUZZ_LONG=1`` runs the long mode (10,000 mutated models, 1,000 random models, every one); so
+does ``python -m tests.fuzz.campaign --mutated 10000 --random 1000 --bert`` (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+from tests.support.rotation import weekly_share
 
 from .campaign import run_mutated, run_separate, run_soundness, summarize
 from .mutate import generate
@@ -24,6 +27,8 @@ MUTATED = 10_000 if LONG else 500
 SEPARATE = 100 if LONG else 5
 RANDOM = 1_000 if LONG else 20
 TIMEOUT = 10.0 if LONG else 30.0  # CI machines are shared: margin against false hangs
+PARTS = 1 if LONG else 2
+HALVES = weekly_share(range(PARTS), [f"half{k + 1}" for k in range(PARTS)], "mutated", PARTS)
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +43,12 @@ def _report(outcomes) -> str:
     return "\n".join(lines)
 
 
-def test_mutated_models_never_crash_or_hang(cases, tmp_path: Path):
-    outcomes = run_mutated(cases, tmp_path, TIMEOUT, processes=2)
+@pytest.mark.parametrize("part", HALVES)
+def test_mutated_models_never_crash_or_hang(cases, tmp_path: Path, part: int):
+    mine = cases[part::PARTS]
+    outcomes = run_mutated(mine, tmp_path, TIMEOUT, processes=2)
     print(_report(outcomes))
-    assert len(outcomes) == MUTATED
+    assert len(outcomes) == len(mine) == MUTATED // PARTS
     assert all(o.status == "ok" for o in outcomes), _report(outcomes)
     assert all(e in (0, 1, 2) for o in outcomes for e in o.exits)
     # Every rule diagnoses what it cannot infer: a rule that raises is a bug even though the
@@ -50,8 +57,10 @@ def test_mutated_models_never_crash_or_hang(cases, tmp_path: Path):
     assert not crashes, "\n".join(f"{sig}\n  {ex['description']}\n{ex['traceback']}" for sig, ex in crashes.items())
 
 
-def test_mutated_models_as_separate_processes(cases, tmp_path: Path):
-    outcomes = run_separate(cases[:SEPARATE], tmp_path, TIMEOUT)
+@pytest.mark.parametrize("part", HALVES)
+def test_mutated_models_as_separate_processes(cases, tmp_path: Path, part: int):
+    outcomes = run_separate(cases[:SEPARATE][part::PARTS], tmp_path, TIMEOUT)
+    assert outcomes
     assert all(o.status == "ok" for o in outcomes), _report(outcomes)
 
 
