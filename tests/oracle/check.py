@@ -47,6 +47,12 @@ class Finding:
         """What a shrunk program must still show to count as the same finding."""
         return (self.op_type, self.kind)
 
+    @classmethod
+    def of(cls, c: Any, producers: dict[str, str], run: int) -> Finding:
+        """The finding of verify's contradiction ``c`` in the run at binding ``run``."""
+        op_type = producers.get(c.value, "?")
+        return cls(c.value, op_type, c.kind, str(c.claimed), c.actual, dict(c.bindings), c.message, c.index, run)
+
 
 @dataclass
 class Verdict:
@@ -114,20 +120,7 @@ def check(program: Program, runner: OrtRunner, result: Any = None) -> Verdict:
             continue
         v.claims += rc.claims
         v.unchecked += rc.unchecked
-        for c in rc.contradictions:
-            v.findings.append(
-                Finding(
-                    c.value,
-                    producers.get(c.value, "?"),
-                    c.kind,
-                    str(c.claimed),
-                    c.actual,
-                    dict(c.bindings),
-                    c.message,
-                    c.index,
-                    k,
-                )
-            )
+        v.findings += [Finding.of(c, producers, k) for c in rc.contradictions]
     v.inference_errors, v.declared_clashes = _errors(program, result, skipped)
     v.reference_mismatches = _reference_mismatches(program, outcome.outputs)
     for f in v.findings:

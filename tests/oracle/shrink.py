@@ -97,20 +97,7 @@ class Shrinker:
         for k, (b, obs) in enumerate(zip(bindings, observed)):
             rc = check_run(result, b, obs)
             if rc.skipped is None:
-                out += [
-                    Finding(
-                        c.value,
-                        producers.get(c.value, "?"),
-                        c.kind,
-                        str(c.claimed),
-                        c.actual,
-                        dict(c.bindings),
-                        c.message,
-                        c.index,
-                        k,
-                    )
-                    for c in rc.contradictions
-                ]
+                out += [Finding.of(c, producers, k) for c in rc.contradictions]
         return out
 
     def out_of_time(self) -> bool:
