@@ -26,6 +26,7 @@ from infer.core import limits
 from infer.core.dims.bounds import lower
 from infer.core.dims.budget import NodeTimeout
 from infer.core.limits import Limits
+from infer.walk import reuse
 
 # -- 1. constructions that were quadratic ---------------------------------------------------------
 
@@ -116,7 +117,8 @@ def _slow_rule(ctx):
 
 @pytest.fixture
 def slow_relu(monkeypatch):
-    """Relu's rule replaced by ``_slow_rule``."""
+    """Relu's rule replaced by ``_slow_rule``, which runs: no result of an earlier call to the
+    real rule stands for it (a test that infers the same Relu first would otherwise supply one)."""
     real = registry.lookup
 
     class Entry:
@@ -125,6 +127,8 @@ def slow_relu(monkeypatch):
         pure = True
 
     monkeypatch.setattr(registry, "lookup", lambda d, op, v: Entry() if op == "Relu" else real(d, op, v))
+    with reuse.disabled():
+        yield
 
 
 def _model(nodes, inputs, outputs, **kw) -> onnx.ModelProto:
