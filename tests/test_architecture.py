@@ -293,15 +293,8 @@ def test_the_checks_fail_on_what_they_forbid():
 
 
 _ALONE = """
-import os, shutil, sys, tempfile
+import os, sys
 import networkx, numpy, onnx  # third-party, imported once before the forks: no cycle runs through them
-# Under PYTHONDONTWRITEBYTECODE each fork would compile every module it imports afresh, most of its
-# time: the first fork to compile a module leaves the bytecode in a temporary directory (not beside
-# the sources) for the others. What each import runs, and in which order, is the same.
-keep = None
-if sys.dont_write_bytecode:
-    keep = sys.pycache_prefix = tempfile.mkdtemp(prefix="bytecode-")
-    sys.dont_write_bytecode = False
 failed = []
 for name in sys.argv[1:]:
     r, w = os.pipe()
@@ -319,8 +312,6 @@ for name in sys.argv[1:]:
     os.close(r)
     if os.waitpid(pid, 0)[1]:
         failed.append(f"{name}: {message}")
-if keep:
-    shutil.rmtree(keep, ignore_errors=True)
 print("\\n".join(failed))
 """
 

@@ -117,7 +117,8 @@ def _slow_rule(ctx):
 
 @pytest.fixture
 def slow_relu(monkeypatch):
-    """Relu's rule replaced by ``_slow_rule``."""
+    """Relu's rule replaced by ``_slow_rule``, which runs: no result of an earlier call to the
+    real rule stands for it (a test that infers the same Relu first would otherwise supply one)."""
     real = registry.lookup
 
     class Entry:
@@ -126,7 +127,6 @@ def slow_relu(monkeypatch):
         pure = True
 
     monkeypatch.setattr(registry, "lookup", lambda d, op, v: Entry() if op == "Relu" else real(d, op, v))
-    # A Relu result kept by an earlier test of this worker would be reused, and the slow rule never run.
     with reuse.disabled():
         yield
 

@@ -5,8 +5,8 @@ Inferring the drop-in's own output gives it back byte for byte, on every model o
 and onnxruntime's symbolic shape inference reads them, both on the drop-in's output and when it
 calls the drop-in for each node in place of onnx's inference (as it does once a tool has swapped
 ``onnx.shape_inference.infer_shapes``), and contradicts none of the shapes the drop-in wrote.
-onnxruntime's inference reads a third of the models each week in the default run (twice each, the
-most of this file's time), the others with ``-m slow`` (tests/support/rotation.py).
+The default run takes a third of the models for the checks on each (the same third for all, a
+different one each ISO week), ``-m slow`` the others (tests/support/rotation.py).
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ INCOMPLETE = "Incomplete symbolic shape inference"  # what onnxruntime raises wh
 
 def _ids(paths: list[Path]) -> list[str]:
     return [str(p.relative_to(MODELS)) for p in paths]
+
+
+# The models the default run takes, a third by ISO week, the same third for every test here (the
+# drop-in's output of each is computed once); -m slow takes the others. tests/clients/
+# test_ort_compat.py holds the fixed point of the same writer on every corpus model in every run.
+WEEKLY = weekly_share(CORPUS + MORE, _ids(CORPUS + MORE), "drop-in")
 
 
 @cache
@@ -75,7 +81,7 @@ def _graphs(g: onnx.GraphProto, path: str) -> Iterator[tuple[str, onnx.GraphProt
 # -- the fixed point ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", CORPUS + MORE, ids=_ids(CORPUS + MORE))
+@pytest.mark.parametrize("path", WEEKLY)
 def test_inferring_the_output_again_changes_nothing(path: Path) -> None:
     once = _inferred(path)
     assert infer_shapes(_parsed(once)).SerializeToString() == once
@@ -149,7 +155,7 @@ def _same_names(a: ModelProto, b: ModelProto) -> list[str]:
     return [name for name in ta.keys() & tb.keys() if ta[name] != tb[name]]
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=_ids(CORPUS))
+@pytest.mark.parametrize("path", WEEKLY[: len(CORPUS)])
 def test_names_survive_adding_or_removing_an_unrelated_node(path: Path) -> None:
     plain = _parsed(_inferred(path))
     edited = infer_shapes(_with_unrelated_nodes(_model(path)))
@@ -234,7 +240,7 @@ def _contradictions(ours: ModelProto, theirs: ModelProto) -> list[str]:
 
 
 @pytest.mark.usefixtures("quiet_ort")
-@pytest.mark.parametrize("path", weekly_share(CORPUS + MORE, _ids(CORPUS + MORE), "SymbolicShapeInference"))
+@pytest.mark.parametrize("path", WEEKLY)
 def test_onnxruntime_reads_the_output_and_agrees(path: Path) -> None:
     ours = _parsed(_inferred(path))
     for auto_merge in (False, True):
