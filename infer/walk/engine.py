@@ -381,6 +381,8 @@ class Engine:
             view = views[idx]
             if consume:
                 views[idx] = None  # type: ignore[call-overload]
+            if view.has_subgraph:
+                frame.record.holders.append(idx)  # (what a client reading every node asks of it)
             for name, v in zip(view.outputs, self.infer_node(frame, idx, None, view)):
                 if not name:
                     continue
