@@ -153,7 +153,8 @@ class Cost:
     @cached_property
     @_paused
     def _read(self) -> list[NodeRead]:
-        return read_nodes(self.rec.nodes, set(self.rec.holders))
+        holders = self.rec.holders
+        return read_nodes(self.rec.nodes, None if holders is None else set(holders))
 
     @cached_property
     @_paused

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from onnx import AttributeProto, GraphProto, NodeProto
 
+from infer.load.nodeview import has_subgraph
+
 
 @dataclass(slots=True)  # not frozen: a frozen one takes four times as long to make, once per node
 class NodeRead:
@@ -38,13 +40,12 @@ class NodeRead:
         return out
 
 
-def read_nodes(nodes: Sequence[NodeProto], holders: Collection[int]) -> list[NodeRead]:
-    """``nodes`` read once, in order; ``holders``: the indices of those that hold a graph (the
-    walk's ``GraphRecord.holders``: reading every node's attributes to find them costs more
-    than the rest of this)."""
+def read_nodes(nodes: Sequence[NodeProto], holders: Collection[int] | None) -> list[NodeRead]:
+    """``nodes`` read once, in order; ``holders``: the indices of those that hold a graph where
+    the walk said (``GraphRecord.holders``: reading every node's attributes to find them costs
+    more than the rest of this), ``None`` to read them."""
     out = []
     for i, node in enumerate(nodes):
-        out.append(
-            NodeRead(node, node.name, node.op_type, node.domain, tuple(node.input), tuple(node.output), i in holders)
-        )
+        held = i in holders if holders is not None else has_subgraph(node)
+        out.append(NodeRead(node, node.name, node.op_type, node.domain, tuple(node.input), tuple(node.output), held))
     return out

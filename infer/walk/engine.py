@@ -377,12 +377,12 @@ class Engine:
         scope, values, producers = frame.scope, frame.record.values, frame.record.producers
         nested = scope.parent is not None
         progress = self.state.options.progress if frame.path == MAIN else None
+        # Every node's, before any is walked: a walk stopped part way (a time limit) leaves it whole.
+        frame.record.holders = [i for i, v in enumerate(views) if v.has_subgraph]
         for done, idx in enumerate(order(frame, views, self.uses, self.state.report), 1):
             view = views[idx]
             if consume:
                 views[idx] = None  # type: ignore[call-overload]
-            if view.has_subgraph:
-                frame.record.holders.append(idx)  # (what a client reading every node asks of it)
             for name, v in zip(view.outputs, self.infer_node(frame, idx, None, view)):
                 if not name:
                     continue
