@@ -4,10 +4,13 @@
     python -m benchmarks.cost --chain 100000        # also the synthetic chain of that many nodes (best of 3 too)
 
 For each model, taking turns (so drift in a shared machine's speed affects both alike), best of
-``--repeat``: ``infer_model`` (a first call: ``infer.walk.reuse.disabled``), and ``cost`` on a fresh
-result of that call. Prints each model's ratio cost / inference, the median and the worst. Times
-are the process's CPU time (``time.process_time``): on a machine other jobs share, the wall clock
-also counts the time this process waits for a core, which is theirs, not the work measured.
+``--repeat``: ``infer_model`` (a first call: ``infer.walk.reuse.disabled``), and on a fresh result
+of that call three stages, each including the one before: the peak at a binding (``cost.at``),
+every quantity computed (each value's bytes, each node's work, the totals and the peak's term, as
+objects, as ``infer_model`` returns its types), and the whole statement written out
+(``cost.to_json()``: each term as text). Prints each model's ratios to inference, the median and
+the worst. Times are the process's CPU time (``time.process_time``): on a machine other jobs
+share, the wall clock also counts the time this process waits for a core, which is theirs.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from infer.walk import reuse
 MODELS = Path(__file__).resolve().parents[1] / "tests" / "models"
 
 
-def measure(model: onnx.ModelProto, repeat: int) -> tuple[float, float, float]:
-    """Best-of-``repeat`` seconds of inference, of the peak at a binding (``result.cost.at``: the
-    values' spans), and of the whole statement (``cost.to_json()``: the peak's simplified term,
-    totals, every node's work)."""
-    best = [float("inf")] * 3
+STAGES = ("peak at a binding", "every quantity", "whole statement")
+
+
+def measure(model: onnx.ModelProto, repeat: int) -> tuple[float, list[float]]:
+    """Best-of-``repeat`` seconds of inference and of each of ``STAGES`` after it."""
+    best_infer, best = float("inf"), [float("inf")] * len(STAGES)
     for _ in range(repeat):
         with reuse.disabled():
             t0 = time.process_time()
@@ -38,10 +42,14 @@ def measure(model: onnx.ModelProto, repeat: int) -> tuple[float, float, float]:
             cost = result.cost
             cost.at(dict.fromkeys(cost.variables, 8))
             t2 = time.process_time()
-            cost.to_json()
+            computed = (cost.values, cost.nodes, cost.peak, cost.weights, cost.inputs, cost.activations, cost.flops)
+            computed += (cost.worst(),)
             t3 = time.process_time()
-        best = [min(b, t) for b, t in zip(best, (t1 - t0, t2 - t1, t3 - t1))]
-    return best[0], best[1], best[2]
+            cost.to_json()
+            t4 = time.process_time()
+        best_infer = min(best_infer, t1 - t0)
+        best = [min(b, t) for b, t in zip(best, (t2 - t1, t3 - t1, t4 - t1))]
+    return best_infer, best
 
 
 def main() -> None:
@@ -54,28 +62,25 @@ def main() -> None:
     paths = sorted(MODELS.glob("*.onnx"))
     if args.models:
         paths = [q for q in paths if q.stem in args.models]
-    at, full = [], []
+    ratios: list[list[float]] = [[] for _ in STAGES]
     for path in paths:
-        t_infer, t_at, t_full = measure(onnx.load(str(path)), args.repeat)
-        at.append(t_at / t_infer)
-        full.append(t_full / t_infer)
-        print(
-            f"{path.stem:32s} infer {t_infer * 1e3:8.1f} ms  peak at a binding {t_at * 1e3:7.1f} ms "
-            f"({at[-1]:6.1%})  whole statement {t_full * 1e3:7.1f} ms ({full[-1]:6.1%})"
+        t_infer, times = measure(onnx.load(str(path)), args.repeat)
+        parts = []
+        for k, t in enumerate(times):
+            ratios[k].append(t / t_infer)
+            parts.append(f"{STAGES[k]} {t * 1e3:7.1f} ms ({ratios[k][-1]:6.1%})")
+        print(f"{path.stem:32s} infer {t_infer * 1e3:8.1f} ms  " + "  ".join(parts))
+    if paths:
+        summary = ", ".join(
+            f"{name} {statistics.median(r):.1%} (worst {max(r):.1%})" for name, r in zip(STAGES, ratios)
         )
-    if at:
-        print(
-            f"median over {len(at)} models: peak at a binding {statistics.median(at):.1%} of inference "
-            f"(worst {max(at):.1%}), whole statement {statistics.median(full):.1%} (worst {max(full):.1%})"
-        )
+        print(f"median over {len(paths)} models, of inference: {summary}")
     if args.chain:
         from benchmarks.synthetic import growing_chain
 
-        t_infer, t_at, t_full = measure(growing_chain(args.chain), args.repeat)
-        print(
-            f"chain of {args.chain} nodes: infer {t_infer:.2f} s, peak at a binding {t_at:.2f} s "
-            f"({t_at / t_infer:.1%}), whole statement {t_full:.2f} s ({t_full / t_infer:.1%})"
-        )
+        t_infer, times = measure(growing_chain(args.chain), args.repeat)
+        summary = ", ".join(f"{name} {t:.2f} s ({t / t_infer:.1%})" for name, t in zip(STAGES, times))
+        print(f"chain of {args.chain} nodes: infer {t_infer:.2f} s, {summary}")
 
 
 if __name__ == "__main__":

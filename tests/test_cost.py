@@ -342,6 +342,41 @@ def test_hostile_a_loop_with_a_huge_trip_count():
     assert cost.at({"N": 10}).peak == 80
 
 
+def test_a_graph_held_in_a_node_keeps_what_it_reads_live_and_its_weights_count():
+    """An If whose branches read ``x`` from outside and hold an initializer: ``x`` lives until the
+    If (node 2), not its last reader outside (node 0), and the branch's weight counts. The nodes
+    that hold graphs come from the walk (``GraphRecord.holders``); read from every node's
+    attributes instead (``None``: a record no walk set), the answer is the same."""
+
+    def branch(name):
+        w = numpy_helper.from_array(np.ones(3, np.float32), f"{name}_w")
+        out = helper.make_tensor_value_info(f"{name}_o", TensorProto.FLOAT, ["N"])
+        return helper.make_graph([helper.make_node("Add", ["x", f"{name}_w"], [f"{name}_o"])], name, [], [out], [w])
+
+    m = _model(
+        [
+            helper.make_node("Relu", ["x"], ["r"]),
+            helper.make_node("ReduceMax", ["r"], ["c"], keepdims=0),
+            helper.make_node("Cast", ["c"], ["b"], to=TensorProto.BOOL),
+            helper.make_node("If", ["b"], ["y"], then_branch=branch("then"), else_branch=branch("else")),
+        ],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])],
+    )
+    result = infer.infer_model(m)
+    cost = result.cost
+    assert cost.rec.holders == [3]
+    x = next(s for s in cost.spans if s.name == "x")
+    assert (x.start, x.end) == (0, 3)
+    assert cost.weights.term == 24 and cost.weight_count == 2
+    walked = [(s.name, s.start, s.end) for s in cost.spans]
+    cost.rec.holders = None
+    again = infer.infer_model(m).cost
+    again.rec.holders = None
+    assert [(s.name, s.start, s.end) for s in again.spans] == walked
+    assert again.weights.term == 24 and [w.subgraphs for w in again.nodes] == [False, False, False, True]
+
+
 def test_hostile_a_value_of_a_quintillion_elements():
     m = _model(
         [helper.make_node("Relu", ["x"], ["y"])],

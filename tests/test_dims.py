@@ -27,6 +27,7 @@ from tests.support.properties import check, counts
 
 NAMES = ("a", "b", "c")
 FRESH = ("u", "v")  # fresh variables: they may be 0 at run time
+LEAST = {**dict.fromkeys(NAMES, 1), **dict.fromkeys(FRESH, 0)}  # every variable at its least value
 BINDINGS = st.fixed_dictionaries({**{n: st.integers(1, 40) for n in NAMES}, **{n: st.integers(0, 40) for n in FRESH}})
 
 
@@ -143,6 +144,84 @@ def test_termwise_comparison_sums_and_tallies_are_sound(examples):
         first.add(a)
         last.add(b)
         assert first.at_most(last) == D.at_most_termwise(a, b)
+
+
+_FACTORS = [
+    *((_var(D, n), lambda env, n=n: env[n]) for n in NAMES + FRESH),
+    (D.floordiv(D.symbol("a"), 2), lambda env: env["a"] // 2),  # 0 at a = 1
+    (D.add(D.symbol("b"), 1), lambda env: env["b"] + 1),
+]
+
+
+@st.composite
+def monomials(draw, min_size: int = 0):
+    """``(dim, function)``: a product of up to three of ``_FACTORS`` (none: 1)."""
+    picked = draw(st.lists(st.sampled_from(range(len(_FACTORS))), min_size=min_size, max_size=3))
+    d: D.Dim = 1
+    for k in picked:
+        d = D.mul(d, _FACTORS[k][0])
+
+    def value(env: dict[str, int]) -> int:
+        out = 1
+        for k in picked:
+            out *= _FACTORS[k][1](env)
+        return out
+
+    return d, value
+
+
+@st.composite
+def covered_pairs(draw):
+    """``(a, b, fa, fb)``: a random sum ``a`` and ``b = a + sum(c*m*q - k*m)``, each part a
+    monomial ``m`` paid for (or not: ``k > c``, or ``q`` may be 0) by a multiple of it."""
+    const = draw(st.integers(-20, 20))
+    a, fs = const, [(const, lambda env: 1, lambda env: 1, 0)]
+    for _ in range(draw(st.integers(0, 3))):
+        (m, fm), c = draw(monomials()), draw(st.integers(-9, 9))
+        a = D.add(a, D.mul(c, m))
+        fs.append((c, fm, lambda env: 1, 0))
+    b, gs = a, list(fs)
+    for _ in range(draw(st.integers(1, 3))):
+        (m, fm), (q, fq) = draw(monomials()), draw(monomials(min_size=1))
+        c, k = draw(st.integers(0, 12)), draw(st.integers(0, 12))
+        b = D.sub(D.add(b, D.mul(c, D.mul(m, q))), D.mul(k, m))
+        gs.append((c, fm, fq, k))
+
+    def value(parts, env):
+        return sum(c * fm(env) * fq(env) - k * fm(env) for c, fm, fq, k in parts)
+
+    return a, b, (lambda env: value(fs, env)), (lambda env: value(gs, env))
+
+
+@pytest.mark.parametrize("examples", counts(300))
+def test_termwise_cover_is_sound(examples):
+    """A negative term paid for by a positive one on a multiple of its monomial: ``a <= b`` is
+    claimed only where it holds at every binding, for a sum and for its tally alike."""
+
+    @check(examples, covered_pairs(), BINDINGS)
+    def holds(pair, env):
+        a, b, fa, fb = pair
+        assert (D.evaluate(a, env), D.evaluate(b, env)) == (fa(env), fb(env))
+        shown = D.at_most_termwise(a, b)
+        if shown:
+            for at in (env, LEAST):  # (where a factor of a payer is 0 if it can be)
+                assert fa(at) <= fb(at), f"{D.to_str(a)} <= {D.to_str(b)} term by term, yet not at {at}"
+        first, last = D.Tally(), D.Tally()
+        first.add(a)
+        last.add(b)
+        assert first.at_most(last) == shown
+
+
+def test_termwise_cover_needs_factors_of_at_least_one():
+    a, b, u = D.symbol("a"), D.symbol("b"), D.fresh_symbol("u")
+    s = D.mul(a, b)
+    assert D.at_most_termwise(D.mul(24, a), D.mul(256, s))  # 256*a*b - 24*a >= 232*a*b with b >= 1
+    assert D.at_most_termwise(D.mul(24, u), D.mul(24, D.mul(b, u)))  # u may be 0: still b*u >= u
+    assert not D.at_most_termwise(D.mul(24, a), D.mul(256, D.mul(a, u)))  # u may be 0
+    assert not D.at_most_termwise(8, s) and D.at_most_termwise(8, D.mul(8, s))  # 1 pays for 1
+    assert D.at_most_termwise(D.mul(3, a), D.mul(3, D.mul(a, a)))  # a*a >= a with a >= 1
+    assert not D.at_most_termwise(D.mul(3, u), D.mul(3, D.mul(u, u)))  # u >= 1 is not known
+    assert not D.at_most_termwise(D.add(D.mul(2, a), D.mul(2, b)), D.mul(3, s))  # one payer, two debts
 
 
 def test_termwise_comparison_needs_monomials_that_are_never_negative():

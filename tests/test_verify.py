@@ -27,7 +27,7 @@ from infer.core import dims as D
 from infer.core import types as T
 from infer.core.values import Known, Value
 from infer.out import sizes
-from infer.out.verify import INSTALL_HINT, VerifyError, check_run, exposed, run, verify
+from infer.out.verify import INSTALL_HINT, VerifyError, check_run, exposed, require_onnxruntime, run, verify
 from infer.walk import reuse
 from tests.support import cli as C
 from tests.support import runtime as R
@@ -417,6 +417,41 @@ def test_without_onnxruntime_the_extra_is_named(monkeypatch) -> None:
         verify(infer.infer_model(EXAMPLE))
     status, _, err = C.run("verify", str(EXAMPLE))
     assert status == 2 and INSTALL_HINT in err
+
+
+def _import_of_onnxruntime_raises(monkeypatch, make_error) -> None:
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name == "onnxruntime":
+            raise make_error()
+        return real(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "onnxruntime", raising=False)
+    monkeypatch.setattr(builtins, "__import__", fake)
+
+
+def test_a_broken_onnxruntime_is_not_called_missing(monkeypatch) -> None:
+    _import_of_onnxruntime_raises(monkeypatch, lambda: ImportError("libonnxruntime.so: cannot open shared object"))
+    with pytest.raises(VerifyError, match=r"installed but could not be imported: libonnxruntime\.so") as e:
+        require_onnxruntime()
+    assert "not installed" not in str(e.value)
+
+
+def test_ctrl_c_while_onnxruntime_imports_stays_an_interrupt(monkeypatch) -> None:
+    def interrupted() -> ImportError:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as k:
+            e = ImportError("initialization failed")
+            e.__context__ = k
+            return e
+
+    _import_of_onnxruntime_raises(monkeypatch, interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        require_onnxruntime()
 
 
 def test_check_lists_the_assumptions(tmp_path) -> None:

@@ -189,6 +189,7 @@ class GraphRecord:
     outputs: list[str] = field(default_factory=list)
     initializers: set[str] = field(default_factory=set)
     notes: dict[str, ContentNote] = field(default_factory=dict)  # why type, rank or contents unknown
+    holders: list[int] | None = None  # the nodes that hold a graph (set as the walk starts; None: not walked)
 
     def copy(self) -> GraphRecord:
         """A record whose containers are this one's copied (their items shared): changing one
@@ -203,6 +204,7 @@ class GraphRecord:
             list(self.outputs),
             set(self.initializers),
             dict(self.notes),
+            self.holders,
         )
 
 

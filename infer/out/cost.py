@@ -31,7 +31,8 @@ from infer.core.dimtable import DimTable
 from infer.core.scopes import MAIN, GraphRecord
 from infer.out import liveness, nodework
 from infer.out.liveness import Lifetime, Peak, lifetimes
-from infer.out.sizes import Amount, ElementCounts, evaluated, exact_bytes, human, tensor_bytes, weights_of
+from infer.out.noderead import NodeRead, read_nodes
+from infer.out.sizes import Amount, ElementCounts, Valuation, exact_bytes, human, tensor_bytes, weights_of
 from infer.walk.engine import collector_paused
 
 FIT_CAP = 1 << 40  # the largest value ``fit`` tries for a variable
@@ -151,14 +152,20 @@ class Cost:
 
     @cached_property
     @_paused
+    def _read(self) -> list[NodeRead]:
+        holders = self.rec.holders
+        return read_nodes(self.rec.nodes, None if holders is None else set(holders))
+
+    @cached_property
+    @_paused
     def spans(self) -> list[Lifetime]:
-        return lifetimes(self.rec, self._size)
+        return lifetimes(self.rec, self._read, self._size)
 
     @cached_property
     @_paused
     def nodes(self) -> list[nodework.NodeWork]:
-        count = self._counts
-        return [nodework.node_work(self.rec, i, node, count) for i, node in enumerate(self.rec.nodes)]
+        rec, count = self.rec, self._counts
+        return [nodework.node_work(rec, i, node, count) for i, node in enumerate(self._read)]
 
     @cached_property
     @_paused
@@ -167,7 +174,7 @@ class Cost:
 
     @cached_property
     def _weights(self) -> tuple[Amount, int]:
-        return weights_of(self.source)
+        return weights_of(self.source, [r.node for r in self._read if r.held])
 
     @property
     def weights(self) -> Amount:
@@ -229,17 +236,19 @@ class Cost:
     def at(self, bindings: Mapping[str, int]) -> Evaluation:
         """The live bytes at each node and their peak at ``bindings``, by summing the values'
         bytes (the same numbers as the peak term, without building it)."""
-        b = dict(bindings)
+        return self.at_valuation(Valuation(bindings))
+
+    def at_valuation(self, value: Valuation) -> Evaluation:
+        """``at`` with the terms' values kept in ``value`` (shared with a caller that also
+        evaluates the values' or nodes' terms at its binding)."""
+        b = value.bindings
         n = max(self.node_count, 1)
         delta = [0] * (n + 1)
-        memo: dict[Dim, Dim | str] = {}  # a term's value, or why it has none (evaluated)
         for s in self.spans:
             t = s.bytes.term
             if t is None:
                 return Evaluation(b, None, None, None, f"`{s.name}` has unknown size ({s.bytes.why})")
-            v = memo.get(t)
-            if v is None:
-                v = memo[t] = evaluated(t, b)
+            v = value.raw(t)
             if type(v) is not int:
                 why = v if isinstance(v, str) else self._unbound(v)
                 return Evaluation(b, None, None, None, f"`{s.name}` ({D.to_str(t)}): {why}")
@@ -386,12 +395,13 @@ def _check_fit(cost: Cost, budget: int, vary: str, bindings: Mapping[str, int]) 
 def cost_json(cost: Cost, bindings: Mapping[str, int] | None = None) -> dict[str, Any]:
     """What ``onnx-infer cost --json`` prints."""
     b = dict(bindings or {})
+    value = Valuation(b)
     seen: dict[int, dict[str, Any]] = {}  # values of one type share one Amount: its fields made once
 
     def amount(a: Amount) -> dict[str, Any]:
         out = seen.get(id(a))
         if out is None:
-            out = seen[id(a)] = {**a.to_json(), **({"bytes": a.at(b)} if b else {})}
+            out = seen[id(a)] = {**a.to_json(), **({"bytes": value(a.term)} if b else {})}
         return out
 
     worst, how = cost.worst()
@@ -409,6 +419,6 @@ def cost_json(cost: Cost, bindings: Mapping[str, int] | None = None) -> dict[str
         "nodes": [w.to_json() for w in cost.nodes],
     }
     if b:
-        out["at"] = cost.at(b).to_json()
-        out["at"]["macs"], out["at"]["flops"] = Amount(cost.macs).at(b), Amount(cost.flops).at(b)
+        out["at"] = cost.at_valuation(value).to_json()
+        out["at"]["macs"], out["at"]["flops"] = value(cost.macs), value(cost.flops)
     return out

@@ -10,7 +10,7 @@ from typing import Any
 
 from infer.core import dims as D
 from infer.out.cost import Amount, Cost, Evaluation
-from infer.out.sizes import exact_bytes, human
+from infer.out.sizes import Valuation, exact_bytes, human
 
 
 def reference_binding(cost: Cost, given: Mapping[str, int]) -> dict[str, int]:
@@ -26,28 +26,29 @@ def sections(cost: Cost, bindings: Mapping[str, int], top: int = 10) -> list[tup
     """The tables of ``onnx-infer cost``: totals, the peak, the top nodes by memory and by work,
     each (title, rows) with the first row the header and the long terms last."""
     ref = reference_binding(cost, bindings)
-    ev = cost.at(ref)
+    value = Valuation(ref)
+    ev = cost.at_valuation(value)
     at = ", ".join(f"{k}={v}" for k, v in ref.items()) or "no variables"
     totals = [["quantity", f"at {at}", "term"]]
     for label, a in (("weights", cost.weights), ("inputs", cost.inputs), ("activations", cost.activations)):
-        totals.append([label, human(a.at(ref)), str(a)])
+        totals.append([label, human(value(a.term)), str(a)])
     peak = human(ev.peak) if ev.peak is not None else f"? ({ev.why})"
     totals.append(["peak live", peak, str(Amount(cost.peak.term, cost.peak.why))])
     suffix = f" (+{cost.unknown_work} nodes unknown)" if cost.unknown_work else ""
     for label, d in (("multiply-adds", cost.macs), ("FLOPs", cost.flops)):
-        v = Amount(d).at(ref)
+        v = value(d)
         totals.append([label + suffix, "?" if v is None else f"{v:,}", D.to_str(d)])
     out = [("totals", totals)]
     if ev.peak_node is not None and cost.nodes:
         w = cost.nodes[ev.peak_node]
         out.append(("peak node", [["node", "op", "live", "name"], [str(w.index), w.op_type, human(ev.peak), w.name]]))
-    out.append((f"top {top} nodes by output memory", _by_memory(cost, ref, ev, top)))
-    out.append((f"top {top} nodes by work", _by_work(cost, ref, top)))
+    out.append((f"top {top} nodes by output memory", _by_memory(cost, value, ev, top)))
+    out.append((f"top {top} nodes by work", _by_work(cost, value, top)))
     return out
 
 
-def _by_memory(cost: Cost, ref: Mapping[str, int], ev: Evaluation, top: int) -> list[list[str]]:
-    rows = [(s.bytes.at(ref) or 0, s) for s in cost.spans if s.produced]
+def _by_memory(cost: Cost, value: Valuation, ev: Evaluation, top: int) -> list[list[str]]:
+    rows = [(value(s.bytes.term) or 0, s) for s in cost.spans if s.produced]
     rows.sort(key=lambda r: -r[0])
     out = [["node", "op", "bytes", "live at node", "output", "term"]]
     for v, s in rows[:top]:
@@ -56,11 +57,11 @@ def _by_memory(cost: Cost, ref: Mapping[str, int], ev: Evaluation, top: int) -> 
     return out
 
 
-def _by_work(cost: Cost, ref: Mapping[str, int], top: int) -> list[list[str]]:
-    known = sorted((w for w in cost.nodes if w.known), key=lambda w: -(Amount(w.flops).at(ref) or 0))
+def _by_work(cost: Cost, value: Valuation, top: int) -> list[list[str]]:
+    known = sorted((w for w in cost.nodes if w.known), key=lambda w: -(value(w.flops) or 0))
     out = [["node", "op", "FLOPs", "multiply-adds", "name", "FLOPs term"]]
     for w in known[:top]:
-        f, m = Amount(w.flops).at(ref), Amount(w.macs).at(ref)
+        f, m = value(w.flops), value(w.macs)
         row = [str(w.index), w.op_type, "?" if f is None else f"{f:,}", "?" if m is None else f"{m:,}"]
         out.append([*row, w.name, D.to_str(w.flops)])
     return out

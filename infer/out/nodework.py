@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from onnx import AttributeProto, NodeProto, helper
+from onnx import AttributeProto, helper
 
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.dims import Dim
 from infer.core.scopes import GraphRecord
+from infer.out.noderead import NodeRead
 
 ELEMENTWISE = frozenset(
     "Abs Acos Acosh Add And Asin Asinh Atan Atanh BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor Cast "
@@ -60,7 +61,6 @@ PER_ELEMENT = {
 POOLS = frozenset("MaxPool AveragePool LpPool".split())
 GLOBAL_POOLS = frozenset("GlobalMaxPool GlobalAveragePool GlobalLpPool".split())
 CONTROL = frozenset("If Loop Scan SequenceMap".split())
-_GRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 
 
 @dataclass(slots=True)  # not frozen: a frozen one takes four times as long to make, once per node
@@ -105,7 +105,7 @@ class _Shapes:
 
     __slots__ = ("_attrs", "count", "node", "rec")
 
-    def __init__(self, rec: GraphRecord, node: NodeProto, count: Counter):
+    def __init__(self, rec: GraphRecord, node: NodeRead, count: Counter):
         self.rec, self.node, self.count = rec, node, count
         self._attrs: dict[str, AttributeProto] | None = None
 
@@ -117,17 +117,17 @@ class _Shapes:
         return t.shape
 
     def inp(self, k: int) -> tuple[Dim, ...] | None:
-        return self._shape(self.node.input, k)
+        return self._shape(self.node.inputs, k)
 
     def out(self, k: int) -> tuple[Dim, ...] | None:
-        return self._shape(self.node.output, k)
+        return self._shape(self.node.outputs, k)
 
     def has_input(self, k: int) -> bool:
-        return k < len(self.node.input) and bool(self.node.input[k])
+        return k < len(self.node.inputs) and bool(self.node.inputs[k])
 
     def attr(self, name: str, default: Any = None) -> Any:
         if self._attrs is None:
-            self._attrs = {a.name: a for a in self.node.attribute}
+            self._attrs = {a.name: a for a in self.node.node.attribute}
         a = self._attrs.get(name)
         return default if a is None or a.ref_attr_name else helper.get_attribute_value(a)
 
@@ -235,7 +235,7 @@ def _einsum(s: _Shapes) -> tuple[Dim, Dim] | str:
     eq = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw or "")).replace(" ", "")
     lhs = eq.split("->")[0]
     terms = lhs.split(",")
-    if not eq or any("." in t for t in terms) or len(terms) != len(s.node.input):
+    if not eq or any("." in t for t in terms) or len(terms) != len(s.node.inputs):
         return "an equation with an ellipsis or not matching its inputs is not costed"
     extents: dict[str, Dim] = {}
     for k, letters in enumerate(terms):
@@ -316,15 +316,13 @@ def _per_element(pick: str, per: int) -> Formula:
     return formula
 
 
-def node_work(rec: GraphRecord, index: int, node: NodeProto, count: Counter = D.product) -> NodeWork:
-    """The work of ``node``, the ``index``-th of ``rec``, by the conventions of this module;
-    ``count`` gives a shape's element count (``D.product``, or a memo of it)."""
+def node_work(rec: GraphRecord, index: int, node: NodeRead, count: Counter = D.product) -> NodeWork:
+    """The work of ``node``, the ``index``-th of ``rec`` (as read), by the conventions of this
+    module; ``count`` gives a shape's element count (``D.product``, or a memo of it)."""
     op, dom = node.op_type, node.domain
-    attributes = node.attribute
-    held = bool(attributes) and any(a.type in _GRAPH_TYPES for a in attributes)
     base = (index, node.name, op, dom)
-    if held or op in CONTROL:
-        return NodeWork(*base, None, None, "control flow: the work of its body is not counted", subgraphs=held)
+    if node.held or op in CONTROL:
+        return NodeWork(*base, None, None, "control flow: the work of its body is not counted", subgraphs=node.held)
     formula = _formula(op) if dom in ("", "ai.onnx", "com.microsoft") else None
     if formula is None:
         return NodeWork(*base, None, None, f"no cost formula for {dom + '::' if dom else ''}{op}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from onnx import AttributeProto, GraphProto, ModelProto, TensorProto
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto
 
 from infer.core import dims as D
 from infer.core import types as T
@@ -82,6 +82,27 @@ def evaluated(term: Dim, bindings: Mapping[str, int]) -> Dim | str:
         return D.evaluate(term, bindings)
     except (ZeroDivisionError, OverflowError) as e:
         return f"undefined at this binding ({e})"
+
+
+class Valuation:
+    """Terms' values at one binding, each distinct term evaluated once: the values of a model
+    share few terms (every activation of a layer, every node of a repeated block)."""
+
+    def __init__(self, bindings: Mapping[str, int]):
+        self.bindings = dict(bindings)
+        self._memo: dict[Dim, Dim | str] = {}
+
+    def raw(self, term: Dim) -> Dim | str:
+        """``evaluated(term, self.bindings)``, kept."""
+        v = self._memo.get(term)
+        if v is None:
+            v = self._memo[term] = evaluated(term, self.bindings)
+        return v
+
+    def __call__(self, term: Dim) -> int | None:
+        """The value of ``term`` (an ``Amount.at``); ``None`` where it has none."""
+        v = self.raw(term) if term is not None else None
+        return v if type(v) is int else None
 
 
 def human(n: int | None) -> str:
@@ -189,10 +210,11 @@ def initializer_bytes(t: TensorProto) -> Amount:
     return Amount(b, "" if b is not None else "past the bound of extent arithmetic")
 
 
-def _graph_initializers(g: GraphProto) -> Iterable[TensorProto]:
-    """Every initializer of ``g`` and of the graphs nested in its nodes."""
+def _graph_initializers(g: GraphProto, holders: Iterable[NodeProto] | None = None) -> Iterable[TensorProto]:
+    """Every initializer of ``g`` and of the graphs nested in its nodes (in ``holders``, its nodes
+    that hold graphs, where the caller knows them)."""
     yield from g.initializer
-    for node in g.node:
+    for node in g.node if holders is None else holders:
         for a in node.attribute:
             if a.type == AttributeProto.GRAPH:
                 yield from _graph_initializers(a.g)
@@ -201,11 +223,12 @@ def _graph_initializers(g: GraphProto) -> Iterable[TensorProto]:
                     yield from _graph_initializers(sub)
 
 
-def weights_of(model: ModelProto) -> tuple[Amount, int]:
-    """The bytes of every initializer (subgraphs' too) and how many there are."""
+def weights_of(model: ModelProto, holders: Iterable[NodeProto] | None = None) -> tuple[Amount, int]:
+    """The bytes of every initializer (subgraphs' too) and how many there are; ``holders``: the
+    main graph's nodes that hold graphs, where known (else every node is looked at)."""
     total: Dim = 0
     n = 0
-    for t in _graph_initializers(model.graph):
+    for t in _graph_initializers(model.graph, holders):
         n += 1
         b = initializer_bytes(t)
         if b.term is None:

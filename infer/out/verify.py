@@ -98,8 +98,14 @@ def require_onnxruntime() -> Any:
     """The onnxruntime module; ``VerifyError`` naming the extra to install when it is missing."""
     try:
         import onnxruntime as ort
-    except ImportError:
-        raise VerifyError(f"onnxruntime is not installed: {INSTALL_HINT}") from None
+    except ImportError as e:
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, KeyboardInterrupt):
+            raise cause from None  # Ctrl-C during the import (an extension module turns it into this)
+        if isinstance(e, ModuleNotFoundError) and e.name == "onnxruntime":
+            raise VerifyError(f"onnxruntime is not installed: {INSTALL_HINT}") from None
+        # Installed but broken (a missing shared library, a mismatched numpy): say what failed.
+        raise VerifyError(f"onnxruntime is installed but could not be imported: {e}") from None
     ort.set_default_logger_severity(4)
     return ort
 

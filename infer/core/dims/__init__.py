@@ -258,9 +258,10 @@ def dmax(a: Dim, b: Dim) -> Dim:
     return _bounded(canon.extremum("max", [a, b]))
 
 
-def dmax_of(ds: Iterable[Dim]) -> Dim:
+def dmax_of(ds: Iterable[Dim], compare: bool = True) -> Dim:
     """The maximum of ``ds`` (at least one) built at once: one canonical form for all of them,
-    where folding ``dmax`` would build one per argument; ``None`` if any is unknown."""
+    where folding ``dmax`` would build one per argument; ``None`` if any is unknown. Not
+    ``compare``: no argument is compared with another (the caller has, with the run's prover)."""
     args = list(ds)
     known = [d for d in args if d is not None]
     if not known or len(known) < len(args):
@@ -268,7 +269,7 @@ def dmax_of(ds: Iterable[Dim]) -> Dim:
     ints = [d for d in known if type(d) is int]
     if len(ints) == len(known):
         return max(ints)
-    return _bounded(canon.extremum("max", known))
+    return _bounded(canon.extremum("max", known, compare))
 
 
 def sum_of(ds: Iterable[Dim], less: Iterable[Dim] = ()) -> Dim:

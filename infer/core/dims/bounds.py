@@ -169,15 +169,18 @@ def nonnegative(m: Mono) -> bool:
 
 
 def at_most_termwise(a: int | Expr, b: int | Expr) -> bool:
-    """Whether ``a <= b`` shows term by term, with nothing built: ``b - a`` has a constant of at
-    least 0, a coefficient of at least 0 on each monomial that is never negative and 0 on every
-    other. ``False`` says only that this test does not show it (``less`` may). Its work is the
-    two term lists' length."""
+    """Whether ``a <= b`` shows term by term, with nothing built: each term of ``b - a`` is at
+    least 0 (a coefficient of at least 0 on a monomial that is never negative, 0 on every
+    other; a constant of at least 0), or a negative one is paid for by positive terms on its
+    multiples (``covered``: ``256*b*s - 24*s >= 0`` with ``b >= 1``). ``False`` says only that
+    this test does not show it (``less`` may). Its work is the term lists' length, and their
+    product where a term is negative."""
     ta = a.terms if type(a) is Expr else ()
     tb = b.terms if type(b) is Expr else ()
-    if (b.const if type(b) is Expr else b) < (a.const if type(a) is Expr else a):
-        return False
+    const = (b.const if type(b) is Expr else b) - (a.const if type(a) is Expr else a)
     tick(len(ta) + len(tb))
+    short: list[tuple[Mono | None, int]] = [] if const >= 0 else [(None, -const)]
+    spare: list[tuple[Mono, int]] = []
     i = j = 0
     while i < len(ta) or j < len(tb):
         if j == len(tb) or (i < len(ta) and ta[i][0].okey < tb[j][0].okey):
@@ -190,9 +193,54 @@ def at_most_termwise(a: int | Expr, b: int | Expr) -> bool:
             m, c = ta[i][0], tb[j][1] - ta[i][1]
             i += 1
             j += 1
-        if c < 0 or (c > 0 and not nonnegative(m)):
+        if c and not nonnegative(m):
+            return False
+        if c > 0:
+            spare.append((m, c))
+        elif c < 0:
+            short.append((m, -c))
+    return not short or (bool(spare) and covered(short, spare))
+
+
+def covered(short: list[tuple[Mono | None, int]], spare: list[tuple[Mono, int]]) -> bool:
+    """Whether a sum ``sum(c*p for p, c in spare) - sum(c*m for m, c in short)`` of never
+    negative monomials (``None`` in ``short``: the constant 1) is at least 0 because each
+    ``c*m`` is paid for by part of a ``c*p`` where ``p`` is ``m`` times factors of at least 1,
+    so ``p >= m`` in every run. Greedy: ``False`` says only that no payment was found."""
+    left = [c for _, c in spare]
+    if sum(left) < sum(c for _, c in short):
+        return False  # each unit of a positive term pays for at most one of a negative one
+    tick(len(short) * len(spare))
+    for m, need in short:
+        for k, (p, _) in enumerate(spare):
+            if left[k] and _multiple(p, m):
+                take = min(left[k], need)
+                left[k] -= take
+                need -= take
+                if not need:
+                    break
+        if need:
             return False
     return True
+
+
+def _multiple(p: Mono, m: Mono | None) -> bool:
+    """Whether ``p`` is ``m`` (``None``: 1) times factors each at least 1."""
+    if m is None:
+        return all(_at_least_one(f) for f, _ in p.factors)
+    if len(m.factors) > len(p.factors):
+        return False
+    have = dict(m.factors)
+    for f, e in p.factors:
+        e_m = have.pop(f, 0)
+        if e < e_m or (e > e_m and not _at_least_one(f)):
+            return False
+    return not have
+
+
+def _at_least_one(f: Var | Op) -> bool:
+    lo = _factor_bounds(f)[0]
+    return lo is not None and lo >= 1
 
 
 # -- the linear relaxation -----------------------------------------------------------------------

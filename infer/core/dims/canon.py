@@ -354,9 +354,11 @@ def _dominates(t: Expr, s: Expr, is_max: bool) -> bool:
     return least is not None and least >= 0
 
 
-def extremum(kind: str, args: list[Ext]) -> Ext:
+def extremum(kind: str, args: list[Ext], compare: bool = True) -> Ext:
     """``max(*args)`` (``kind`` "max") or ``min(*args)``: nested ones flattened, integers merged,
-    the others sorted by their text, and arguments that cannot be the extremum dropped."""
+    the others sorted by their text, and arguments that cannot be the extremum dropped (the
+    symbolic ones compared pairwise only where ``compare``: a caller that compared them with a
+    stronger prover already says not to)."""
     is_max = kind == "max"
     flat: list[Ext] = []
     for a in map(ceilings, args):
@@ -368,7 +370,7 @@ def extremum(kind: str, args: list[Ext]) -> Ext:
     if not syms:
         return pick(ints)
     kept = syms
-    if len(syms) <= EXTREMUM_COMPARED:
+    if compare and len(syms) <= EXTREMUM_COMPARED:
         # The opposite extremum of another argument adds nothing: max(a, min(a, b)) = a.
         other = "min" if is_max else "max"
         syms = [s for s in syms if not ((o := as_op(s, other)) is not None and any(t in o.args for t in syms))]

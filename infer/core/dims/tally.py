@@ -5,7 +5,7 @@ length, and no term is built until one is asked for (``dims.tally_term``)."""
 
 from __future__ import annotations
 
-from infer.core.dims.bounds import nonnegative
+from infer.core.dims.bounds import covered, nonnegative
 from infer.core.dims.budget import tick
 from infer.core.dims.terms import Expr, Mono
 
@@ -38,22 +38,33 @@ class Tally:
         return Tally(dict(self.coeffs), self.const)
 
     def at_most(self, other: Tally) -> bool:
-        """Whether ``self <= other`` shows term by term (as ``bounds.at_most_termwise``): the
-        difference has a constant of at least 0, a coefficient of at least 0 on each monomial
-        that is never negative and 0 on every other. ``False`` says only that this does not
-        show it."""
-        if other.const < self.const:
-            return False
+        """Whether ``self <= other`` shows term by term (as ``bounds.at_most_termwise``): each
+        term of the difference is at least 0 (a coefficient of at least 0 on a monomial that is
+        never negative, 0 on every other; a constant of at least 0), or a negative one is paid
+        for by positive terms on its multiples (``bounds.covered``). ``False`` says only that
+        this does not show it."""
         mine, theirs = self.coeffs, other.coeffs
         tick(len(mine) + len(theirs))
+        const = other.const - self.const
+        short: list[tuple[Mono | None, int]] = [] if const >= 0 else [(None, -const)]
+        spare: list[tuple[Mono, int]] = []
         for m, c in theirs.items():
             diff = c - mine.get(m, 0)
-            if diff < 0 or (diff > 0 and not nonnegative(m)):
+            if diff and not nonnegative(m):
                 return False
+            if diff > 0:
+                spare.append((m, diff))
+            elif diff < 0:
+                short.append((m, -diff))
         for m, c in mine.items():
-            if m not in theirs and (c > 0 or not nonnegative(m)):
-                return False
-        return True
+            if m not in theirs:
+                if not nonnegative(m):
+                    return False
+                if c > 0:
+                    short.append((m, c))
+                else:
+                    spare.append((m, -c))
+        return not short or (bool(spare) and covered(short, spare))
 
     def parts(self) -> tuple[tuple[tuple[Mono, int], ...], int]:
         """The terms (sorted as an ``Expr`` holds them) and the constant."""
