@@ -249,7 +249,7 @@ def refine_shape(
     if declared is None:
         return inferred
     if inferred is None:  # every declared extent is taken, as ``refine_dim`` decides
-        return tuple(d if d is None else refine_dim(axis, d, None) for axis, d in enumerate(declared))
+        return tuple(None if d is None else refine_dim(axis, d, None) for axis, d in enumerate(declared))
     if len(declared) != len(inferred):
         clashes.append(Clash("rank", str(len(declared)), str(len(inferred))))
         return inferred

@@ -44,7 +44,7 @@ _INT_MIN, _INT_MAX = -MAX_INT_MAGNITUDE, MAX_INT_MAGNITUDE
 FLOAT_BITS: dict[int, int] = {
     TensorProto.FLOAT: 24, TensorProto.DOUBLE: 53, TensorProto.FLOAT16: 11, TensorProto.BFLOAT16: 8,
 }  # fmt: skip
-_NP_OF_BITS = {24: np.float32, 53: np.float64, 11: np.float16}
+_NP_OF_BITS: dict[int, type[np.floating[Any]]] = {24: np.float32, 53: np.float64, 11: np.float16}
 # Magnitudes from which rounding to the type gives infinity (its largest finite value plus half
 # an ulp): checked first, so that no conversion overflows and no numpy error state is entered
 # (entering one replaces context objects, which frees ones a program may have frozen).
@@ -257,7 +257,7 @@ def known_from_array(arr: np.ndarray) -> Known | None:
     if arr.dtype.kind in "biuf":
         # Elements of a numeric array are within the int64/uint64 ranges ``Known`` enforces:
         # the per-element check is skipped (weights of a few thousand elements are common).
-        known = object.__new__(Known)
+        known = Known.__new__(Known)  # (not object's: a class compiled with mypyc makes its own)
         object.__setattr__(known, "shape", shape)
         object.__setattr__(known, "elems", tuple(flat))
         object.__setattr__(known, "_hash", None)

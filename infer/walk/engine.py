@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from onnx import ModelProto, NodeProto, TypeProto
 
@@ -98,10 +98,10 @@ class _Moved:
     examples/bert_tiny.onnx inferred afresh each time, with resident memory within 3%).
     """
 
-    FRACTION = 0.5  # a full collection when the moved objects pass this much of what the last left
-    pending = 0  # objects moved by runs since the last full collection (ours or Python's)
-    total = 0  # objects alive after the last full collection (counted when one is seen)
-    full_seen = -1  # Python's count of full collections when ``total`` was last counted
+    FRACTION: ClassVar[float] = 0.5  # a full collection when the moved objects pass this much of what the last left
+    pending: ClassVar[int] = 0  # objects moved by runs since the last full collection (ours or Python's)
+    total: ClassVar[int] = 0  # objects alive after the last full collection (counted when one is seen)
+    full_seen: ClassVar[int] = -1  # Python's count of full collections when ``total`` was last counted
 
     @classmethod
     def add(cls, moved: int) -> None:

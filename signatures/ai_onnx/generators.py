@@ -154,8 +154,8 @@ def _float_range(ctx: RuleContext, s: float, lim: float, d: float) -> Value | tu
     if elem in (TensorProto.FLOAT16, TensorProto.BFLOAT16):
         with np.errstate(all="ignore"):
             for t in (np.float32, np.float16):
-                q = (t(lim) - t(s)) / t(d)
-                counts.add(max(math.ceil(float(q)), 0) if np.isfinite(q) else -1)
+                tq = (t(lim) - t(s)) / t(d)  # (not q: a numpy float, where q is Python's)
+                counts.add(max(math.ceil(float(tq)), 0) if np.isfinite(tq) else -1)
     if len(counts) != 1:
         ctx.because("the element count differs between float precisions (runtimes differ)")
         return (None,)
