@@ -15,6 +15,7 @@ the same code, on a rule's request (the ``Walker`` protocol of infer/contract/co
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -280,7 +281,7 @@ class Engine:
         """This finished run as another result may hold it: what a result exposes that a caller
         could change (the records, the diagnostics) copied, the rest shared (``infer.walk.reuse``)."""
         out = copy.copy(self)
-        out.state = st = copy.copy(self.state)
+        out.state = st = dataclasses.replace(self.state)  # (all its fields are the constructor's)
         st.records = {path: rec.copy() for path, rec in self.state.records.items()}
         st.diagnostics = list(self.state.diagnostics)
         return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from onnx import FunctionProto, ModelProto
 
@@ -25,10 +25,8 @@ from infer.core.dimscope import DimScope
 from infer.core.dimtable import DimTable, Site
 from infer.core.limits import Limits, NodeVisits
 from infer.core.scopes import GraphRecord
+from infer.load.scan import Scan  # (at run time: compiled, RunState checks its field's class)
 from infer.walk.memo import Memo
-
-if TYPE_CHECKING:  # pragma: no cover
-    from infer.load.scan import Scan
 
 
 class RunOptions(Protocol):

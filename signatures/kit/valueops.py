@@ -434,9 +434,9 @@ def elementwise(op: Op, *knowns: Known | None) -> Known | None:
     A Python loop over broadcast positions rather than a numpy ufunc over object arrays: a ufunc
     checks the processor's floating-point flags afterwards and warns when an element is NaN.
     """
-    if any(k is None for k in knowns):
+    ks = [k for k in knowns if k is not None]
+    if len(ks) != len(knowns):
         return None
-    ks: list[Known] = knowns  # type: ignore[assignment]
     try:
         shape = np.broadcast_shapes(*(k.shape for k in ks))
     except ValueError:
