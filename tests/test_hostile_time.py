@@ -11,7 +11,7 @@ worse, the per-node time limit, and the one ``Limits`` dataclass every way in re
 from __future__ import annotations
 
 import time
-from dataclasses import FrozenInstanceError, fields
+from dataclasses import FrozenInstanceError, fields, replace
 
 import onnx
 import pytest
@@ -117,16 +117,12 @@ def _slow_rule(ctx):
 
 @pytest.fixture
 def slow_relu(monkeypatch):
-    """Relu's rule replaced by ``_slow_rule``, which runs: no result of an earlier call to the
-    real rule stands for it (a test that infers the same Relu first would otherwise supply one)."""
-    real = registry.lookup
-
-    class Entry:
-        rule = staticmethod(_slow_rule)
-        reason = None
-        pure = True
-
-    monkeypatch.setattr(registry, "lookup", lambda d, op, v: Entry() if op == "Relu" else real(d, op, v))
+    """Relu's rule replaced by ``_slow_rule``, in the registry's entries (what the walk reads,
+    compiled or not: not ``registry.lookup``, which a compiled caller calls directly), and run:
+    no result of an earlier call to the real rule stands for it (reuse is off)."""
+    registry.ensure("", "Relu")
+    entries, key = registry.REGISTRY._entries, ("", "Relu")
+    monkeypatch.setitem(entries, key, [replace(e, rule=_slow_rule, pure=True) for e in entries[key]])
     with reuse.disabled():
         yield
 
