@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
@@ -158,7 +157,6 @@ def test_re_inference_after_an_edit_is_a_fresh_inference_of_the_edited_model(mon
             assert again == afresh, name
 
 
-@pytest.mark.incompatible_with_mypyc  # (replaces a method of the engine, which compiled callers do not see)
 def test_re_inference_after_a_rename_runs_no_rule(monkeypatch) -> None:
     """A renamed node presents its rule the same question (a key has no names), and every other
     node sees the same inputs: nothing is inferred afresh, though Conv's results made
