@@ -806,8 +806,8 @@ def _check_declared_values(run: Checker, graph: GraphProto, path: str, top_level
     # The main graph's inputs are fed by the caller with values of their declared types (a
     # subgraph's may leave theirs open, Clause 7.1).
     for i in graph.input:
-        kind = i.type.WhichOneof("value")
-        if kind in ("tensor_type", "sparse_tensor_type") and not getattr(i.type, kind).elem_type:
+        which = i.type.WhichOneof("value")  # (None where the type is empty: not the str above)
+        if which in ("tensor_type", "sparse_tensor_type") and not getattr(i.type, which).elem_type:
             run.report(
                 "undefined-element-type",
                 f"graph input `{i.name}` declares a tensor of element type 0 (UNDEFINED)",

@@ -55,7 +55,9 @@ def rule(ops: str | Iterable[str], since: int = 1, domain: str = "", pure: bool 
 
     def wrap(fn: RuleT) -> RuleT:
         for op in _names(ops):
-            table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=fn.__module__, pure=pure))
+            # (a function made by exec without a module has None for one, where Entry holds a str)
+            module = fn.__module__ or ""
+            table.REGISTRY.add(Entry(canonical_domain(domain), op, since, rule=fn, module=module, pure=pure))
         return fn
 
     return wrap
