@@ -47,7 +47,7 @@ from infer.load.nodeview import light_nodes
 from infer.load.utf8 import readable, restore, text_only, weightless_bytes
 from infer.out.annotate import value_info_entry
 from infer.walk import reuse
-from infer.walk.engine import Engine, GraphRecord, Options
+from infer.walk.engine import Engine, GraphRecord, Options, collector_paused
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
 
@@ -102,7 +102,13 @@ def infer_shapes(
 
 def inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool], owned: bool) -> ModelProto:
     """``infer_shapes(model, *arguments)``; ``owned``: ``model`` is the caller's to give up (its
-    own copy), and is inferred in place instead of copied (``ort_compat``, ``infer_shapes_path``)."""
+    own copy), and is inferred in place instead of copied (``ort_compat``, ``infer_shapes_path``).
+    The collector waits for the whole call, the reading and the writing too (``collector_paused``)."""
+    with collector_paused():
+        return _inferred(model, arguments, owned)
+
+
+def _inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool], owned: bool) -> ModelProto:
     weightless = _weightless(model) if isinstance(model, ModelProto) else None
     key = _reuse_key(model, weightless, arguments)
     kept = reuse.RECENT.get(key) if key is not None else None

@@ -722,6 +722,13 @@ def _light_model_class() -> Any:
         message("Model", [("graph", 7, F.TYPE_MESSAGE, F.LABEL_OPTIONAL, ".onnx_infer_light.Graph")])
         pool = descriptor_pool.DescriptorPool()
         pool.Add(fdp)
+        # The graph's class held too: upb makes a sub-message's class as it is first read and
+        # holds it weakly, so each read would make one more, a cycle freed only by a full
+        # collection of the heap.
+        _LIGHT_CLASSES.append(message_factory.GetMessageClass(pool.FindMessageTypeByName("onnx_infer_light.Graph")))
         return message_factory.GetMessageClass(pool.FindMessageTypeByName("onnx_infer_light.Model"))
     except Exception:  # an unusual protobuf: the nodes are read from the model instead
         return None
+
+
+_LIGHT_CLASSES: list[Any] = []
