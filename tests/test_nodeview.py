@@ -82,14 +82,27 @@ def test_what_the_decoder_leaves_to_protobuf() -> None:
 
 def test_attribute_kind_reads_type_and_reference() -> None:
     a = helper.make_attribute("axis", 1)
-    assert _attribute_kind(a.SerializeToString()) == (AttributeProto.INT, False)
+    assert _attribute_kind(a.SerializeToString()) == (AttributeProto.INT, False, False)
     r = AttributeProto(name="axis", ref_attr_name="ax", type=AttributeProto.INT)
-    assert _attribute_kind(r.SerializeToString()) == (AttributeProto.INT, True)
+    assert _attribute_kind(r.SerializeToString()) == (AttributeProto.INT, True, False)
     empty_ref = AttributeProto(name="axis", ref_attr_name="", type=AttributeProto.INT, i=3)
-    assert _attribute_kind(empty_ref.SerializeToString()) == (AttributeProto.INT, False)
+    assert _attribute_kind(empty_ref.SerializeToString()) == (AttributeProto.INT, False, False)
     untyped = AttributeProto(name="axis", i=3)
-    assert _attribute_kind(untyped.SerializeToString()) == (AttributeProto.UNDEFINED, False)
+    assert _attribute_kind(untyped.SerializeToString()) == (AttributeProto.UNDEFINED, False, False)
     assert _attribute_kind(b"\x0a\x05ab") is None  # truncated
+
+
+def test_attribute_kind_tells_a_graph_the_scan_does_not_read() -> None:
+    """A graph held by an attribute whose type carries none (``Views.hidden_graphs``), whether in
+    ``g`` (even empty) or in ``graphs``; a GRAPH or GRAPHS attribute's is the scan's to read."""
+    hidden = AttributeProto(name="axis", type=AttributeProto.INT, i=1)
+    hidden.g.SetInParent()
+    assert _attribute_kind(hidden.SerializeToString()) == (AttributeProto.INT, False, True)
+    listed = AttributeProto(name="t", type=AttributeProto.TENSOR)
+    listed.graphs.add()
+    assert _attribute_kind(listed.SerializeToString()) == (AttributeProto.TENSOR, False, True)
+    body = helper.make_attribute("body", helper.make_graph([], "b", [], []))
+    assert _attribute_kind(body.SerializeToString()) == (AttributeProto.GRAPH, False, False)
 
 
 def test_inference_is_the_same_either_way() -> None:

@@ -28,6 +28,14 @@ from infer.load.wire import read_varint, read_varint_from
 
 SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 _SUBGRAPH_SET = frozenset(SUBGRAPH_TYPES)
+# Attribute types whose payload carries no graph or tensor to measure: the limits scan reads
+# nothing more of them (``infer.load.scan``), whatever else a malformed one sets.
+SCALAR_TYPES = frozenset({
+    AttributeProto.FLOAT, AttributeProto.INT, AttributeProto.STRING, AttributeProto.FLOATS,
+    AttributeProto.INTS, AttributeProto.STRINGS, AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS,
+})  # fmt: skip
+# ... and with a TENSOR, what the scan reads of an attribute is its tensor, never a graph.
+_GRAPH_UNREAD = SCALAR_TYPES | {AttributeProto.TENSOR}
 _ATTRIBUTE_TYPES = frozenset(AttributeProto.AttributeType.values())
 _LIST_TYPES = {AttributeProto.INTS: "ints", AttributeProto.FLOATS: "floats", AttributeProto.STRINGS: "strings"}
 
@@ -232,13 +240,16 @@ class Attributes(Mapping):
 
 class Views(list):
     """A graph's node views, in order, and the nodes whose name an earlier node has
-    (``renamed``: their indexes; Clause 5.4.1 makes node names unique within a graph)."""
+    (``renamed``: their indexes; Clause 5.4.1 makes node names unique within a graph).
+    ``hidden_graphs``: some attribute of a type whose payload is no graph (``_GRAPH_UNREAD``)
+    holds one anyway, which the limits scan does not read (a malformed model)."""
 
-    __slots__ = ("renamed",)
+    __slots__ = ("hidden_graphs", "renamed")
 
-    def __init__(self, views: list[NodeView], renamed: tuple[int, ...] = ()):
+    def __init__(self, views: list[NodeView], renamed: tuple[int, ...] = (), hidden_graphs: bool = False):
         super().__init__(views)
         self.renamed = renamed
+        self.hidden_graphs = hidden_graphs
 
 
 class _NameHashes:
@@ -292,11 +303,13 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
     shared: dict[Any, Any] = {}
     out = []
     names = _NameHashes()
+    hidden = False
     for index, node in enumerate(nodes):
         names.add(node.name)
         attrs = tuple(node.attribute)
         serialized: tuple[bytes, ...] | None = ()
         if attrs:
+            hidden = hidden or any(_hides_graph(a) for a in attrs)
             each: list[bytes] = []
             for a in attrs:
                 data = _serialized(a)
@@ -321,7 +334,12 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
                 shared,
             )
         )
-    return Views(out, names.repeated(nodes))
+    return Views(out, names.repeated(nodes), hidden)
+
+
+def _hides_graph(a: AttributeProto) -> bool:
+    """Does ``a`` hold a graph the limits scan does not read (see ``Views``)?"""
+    return a.type in _GRAPH_UNREAD and (a.HasField("g") or len(a.graphs) > 0)
 
 
 class NodeBytes:
@@ -476,11 +494,11 @@ def read_light_nodes(
         return None  # read before
     data, ranges, listed = sources
     shared: dict[Any, Any] = {}
-    kinds: dict[bytes, tuple[int, bool] | None] = {}  # serialized attribute -> (type, has a reference)
+    kinds: dict[bytes, tuple[int, bool, bool] | None] = {}  # serialized attribute -> ``_attribute_kind``
     out = []
     names = _NameHashes()
     add_hash = names.hashes.append  # per named node: no method call
-    decoded = DECODED
+    decoded, hidden = DECODED, False
     try:
         for index in range(len(nodes)):
             if in_place:
@@ -502,32 +520,35 @@ def read_light_nodes(
                 b, i, n = b[i:n], 0, n - i
             seen = decoded.get(b) if small else None
             if seen is not None:
-                view, name_hash = seen
+                view, name_hash, hides = seen
                 out.append(view.at(nodes, index))
             else:
                 made = _new_view(b, i, n, nodes, index, kinds, shared)
                 if made is None:
                     return None
-                view, name_hash = made
+                view, name_hash, hides = made
                 if small:
-                    decoded.put(b, (view.at((), 0), name_hash))  # (held without the model's nodes)
+                    decoded.put(b, (view.at((), 0), name_hash, hides))  # (held without the model's nodes)
                 out.append(view)
             if name_hash is not None:
                 add_hash(name_hash)
+            hidden = hidden or hides
     except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
         return None
-    return Views(out, names.repeated(nodes))
+    return Views(out, names.repeated(nodes), hidden)
 
 
 def _new_view(
     b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, shared: dict
-) -> tuple[NodeView, int | None] | None:
-    """The view of a node not read before, decoded from ``b[i:n]``, and its name's hash."""
+) -> tuple[NodeView, int | None, bool] | None:
+    """The view of a node not read before, decoded from ``b[i:n]``, its name's hash, and whether
+    it hides a graph (see ``Views``)."""
     fields = _decode(b, i, n, nodes, index, kinds)
     if fields is None:
         return None
-    ins, outs, op_type, domain, overload, types, has_ref, attrs, name_hash = fields
-    return NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared), name_hash
+    ins, outs, op_type, domain, overload, types, has_ref, attrs, name_hash, hides = fields
+    view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared)
+    return view, name_hash, hides
 
 
 def _taken(serialized: list[bytes | None] | NodeBytes) -> tuple[bytes, array[int], list[bytes | None]] | None:
@@ -589,8 +610,8 @@ _REMEMBERED_NODE = 1 << 12  # bytes of a node kept among the decoded ones at mos
 
 def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict) -> tuple | None:
     """The fields of the node serialized in ``b[i:n]`` (the ``index``-th of ``nodes``), as
-    ``NodeView`` takes them, with its name's hash; ``None`` for what this decoder leaves to
-    protobuf."""
+    ``NodeView`` takes them, with its name's hash and whether it hides a graph (``Views``);
+    ``None`` for what this decoder leaves to protobuf."""
     ins: list[str] = []
     outs: list[str] = []
     spans: list[tuple[int, int]] = []  # each attribute's bytes
@@ -624,27 +645,29 @@ def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, ki
             name_hash = hash(raw)  # (the name itself is read from the node where one is reported)
         i = end
     if not spans:
-        return tuple(ins), tuple(outs), op_type, domain, overload, (), False, (), name_hash
+        return tuple(ins), tuple(outs), op_type, domain, overload, (), False, (), name_hash, False
     attributes = _attribute_fields(b, spans, nodes, index, kinds)
     if attributes is None:
         return None
-    types, has_ref, attrs = attributes
-    return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name_hash
+    types, has_ref, attrs, hides = attributes
+    return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name_hash, hides
 
 
 def _attribute_fields(
     b: bytes, spans: list[tuple[int, int]], nodes: Sequence[NodeProto], index: int, kinds: dict
-) -> tuple[tuple[int, ...], bool, tuple[bytes, ...] | None] | None:
-    """(types, has a reference, serialized or ``None`` when large) of the attributes at ``spans``
-    of ``b`` (the ``index``-th node of ``nodes``); ``None`` for what this decoder leaves to protobuf.
+) -> tuple[tuple[int, ...], bool, tuple[bytes, ...] | None, bool] | None:
+    """(types, has a reference, serialized or ``None`` when large, hides a graph) of the
+    attributes at ``spans`` of ``b`` (the ``index``-th node of ``nodes``); ``None`` for what this
+    decoder leaves to protobuf.
 
-    ``kinds``: (type, has a reference) by serialized attribute, filled here for the next nodes.
+    ``kinds``: (type, has a reference, hides a graph) by serialized attribute, filled here for
+    the next nodes.
     """
     # The attributes are kept (for the memo's key) only when small in all.
     keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
     found: list[int] = []
     kept: list[bytes] = []
-    has_ref = False
+    has_ref = hides = False
     for k, (s, e) in enumerate(spans):
         a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
         kind = kinds.get(a) if a is not None else None
@@ -655,26 +678,29 @@ def _attribute_fields(
                     return None
             else:  # protobuf holds it parsed: its type is a field read
                 proto = nodes[index].attribute[k]
-                kind = (proto.type, bool(proto.ref_attr_name))
+                kind = (proto.type, bool(proto.ref_attr_name), _hides_graph(proto))
             if a is not None and len(kinds) < _KINDS_KEPT:
                 kinds[a] = kind
         if keep and a is not None:  # (kept, a is every attribute's bytes)
             kept.append(a)
         found.append(kind[0])
         has_ref = has_ref or kind[1]
-    return tuple(found), has_ref, (tuple(kept) if keep else None)
+        hides = hides or kind[2]
+    return tuple(found), has_ref, (tuple(kept) if keep else None), hides
 
 
 # -- the light message ------------------------------------------------------------------------
 
-# AttributeProto field numbers (onnx.proto): ``type`` is a varint, ``ref_attr_name`` a string.
-_ATTR_TYPE, _ATTR_REF = 20, 21
+# AttributeProto field numbers (onnx.proto): ``type`` is a varint, ``ref_attr_name`` a string,
+# ``g`` and ``graphs`` messages.
+_ATTR_TYPE, _ATTR_REF, _ATTR_G, _ATTR_GRAPHS = 20, 21, 6, 11
 
 
-def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
-    """(``type``, has a non-empty ``ref_attr_name``) of one serialized ``AttributeProto``, read
-    from its top-level fields as protobuf reads them; ``None`` for what it would not parse."""
-    kind, ref, i, n = 0, False, 0, len(data)
+def _attribute_kind(data: bytes) -> tuple[int, bool, bool] | None:
+    """(``type``, has a non-empty ``ref_attr_name``, hides a graph: see ``Views``) of one
+    serialized ``AttributeProto``, read from its top-level fields as protobuf reads them;
+    ``None`` for what it would not parse."""
+    kind, ref, graph, i, n = 0, False, False, 0, len(data)
     try:
         while i < n:
             tag, i = read_varint(data, i)
@@ -687,6 +713,8 @@ def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
                 length, i = read_varint(data, i)
                 if field == _ATTR_REF:
                     ref = length > 0
+                elif field == _ATTR_G or field == _ATTR_GRAPHS:
+                    graph = True  # (an empty ``g`` is present all the same: ``HasField``)
                 i += length
             elif wire == 5:
                 i += 4
@@ -696,7 +724,7 @@ def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
                 return None
     except IndexError:
         return None
-    return (kind, ref) if i == n else None
+    return (kind, ref, graph and kind in _GRAPH_UNREAD) if i == n else None
 
 
 @functools.cache
