@@ -121,6 +121,25 @@ class NodeView:
         )
         return v
 
+    def renamed(
+        self, source: Sequence[NodeProto], index: int, inputs: tuple[str, ...], outputs: tuple[str, ...], shared: dict
+    ) -> NodeView:
+        """The view of the node at ``index`` of ``source``, whose bytes are this one's but for its
+        inputs, outputs and name (a repeated layer's): what ``__init__`` would make of them."""
+        v = object.__new__(NodeView)
+        v.source, v.index, v.inputs, v.outputs = source, index, tuple([shared.get(i, i) for i in inputs]), outputs
+        for o in outputs:
+            shared.setdefault(o, o)
+        v.op_type, v.overload, v.domain, v.attr_types = self.op_type, self.overload, self.domain, self.attr_types
+        v.has_subgraph, v.has_ref, v.memo_base = self.has_subgraph, self.has_ref, self.memo_base
+        base = self.memo_base
+        if base is not None:
+            presence = _ALL_PRESENT[1] if len(outputs) == 1 and outputs[0] else _presence(outputs)
+            if presence != base[3]:
+                other = (base[0], base[1], base[2], presence, base[4])
+                v.memo_base = shared.setdefault(other, other)
+        return v
+
     @property
     def input_presence(self) -> tuple[bool, ...]:
         """Which inputs are supplied (a non-empty name)."""
@@ -488,13 +507,13 @@ def read_light_nodes(
     least = (2 * max_values) if max_values is not None else None
     if len(serialized) != len(nodes):
         return None
-    in_place = isinstance(serialized, NodeBytes)
-    sources = _taken(serialized)
+    in_place, sources = isinstance(serialized, NodeBytes), _taken(serialized)
     if sources is None:
         return None  # read before
     data, ranges, listed = sources
     shared: dict[Any, Any] = {}
     kinds: dict[bytes, tuple[int, bool, bool] | None] = {}  # serialized attribute -> ``_attribute_kind``
+    rests: dict[bytes, list] = {}  # a node's bytes after its names -> [fields, template] (``_decode``)
     out = []
     names = _NameHashes()
     add_hash = names.hashes.append  # per named node: no method call
@@ -523,11 +542,11 @@ def read_light_nodes(
                 view, name_hash, hides = seen
                 out.append(view.at(nodes, index))
             else:
-                made = _new_view(b, i, n, nodes, index, kinds, shared)
+                made = _new_view(b, i, n, nodes, index, kinds, rests, shared)
                 if made is None:
                     return None
                 view, name_hash, hides = made
-                if small:
+                if small and decoded.enabled:
                     decoded.put(b, (view.at((), 0), name_hash, hides))  # (held without the model's nodes)
                 out.append(view)
             if name_hash is not None:
@@ -539,15 +558,24 @@ def read_light_nodes(
 
 
 def _new_view(
-    b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, shared: dict
+    b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, rests: dict, shared: dict
 ) -> tuple[NodeView, int | None, bool] | None:
     """The view of a node not read before, decoded from ``b[i:n]``, its name's hash, and whether
     it hides a graph (see ``Views``)."""
-    fields = _decode(b, i, n, nodes, index, kinds)
-    if fields is None:
+    decoded = _decode(b, i, n, nodes, index, kinds, rests)
+    if decoded is None:
         return None
-    ins, outs, op_type, domain, overload, types, has_ref, attrs, name_hash, hides = fields
+    ins, outs, name_hash, rest = decoded
+    fields, template = rest
+    more_ins, more_outs, op_type, domain, overload, types, has_ref, attrs, later_hash, hides = fields
+    if later_hash is not None:  # (a name after the operator: protobuf keeps the last)
+        name_hash = later_hash
+    if more_ins or more_outs:  # (fields out of protobuf's order)
+        ins, outs, template = ins + more_ins, outs + more_outs, None
+    if template is not None:
+        return template.renamed(nodes, index, ins, outs, shared), name_hash, hides
     view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared)
+    rest[1] = view  # (the template of the next node of these bytes in this read)
     return view, name_hash, hides
 
 
@@ -608,10 +636,58 @@ DECODED = _Decoded()
 _REMEMBERED_NODE = 1 << 12  # bytes of a node kept among the decoded ones at most
 
 
-def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict) -> tuple | None:
-    """The fields of the node serialized in ``b[i:n]`` (the ``index``-th of ``nodes``), as
-    ``NodeView`` takes them, with its name's hash and whether it hides a graph (``Views``);
-    ``None`` for what this decoder leaves to protobuf."""
+def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, rests: dict) -> tuple | None:
+    """The node serialized in ``b[i:n]`` (the ``index``-th of ``nodes``): its leading inputs and
+    outputs, its name's hash, and ``[fields, template]`` of the rest of its bytes (operator,
+    attributes, domain: protobuf writes the fields in order of number), decoded once per
+    distinct bytes in a read (``rests``), since the nodes of repeated layers differ in their
+    names only: ``_fields``' tuple of them, and the first view made of them (``NodeView.renamed``
+    makes the others'). ``None`` for what this decoder leaves to protobuf."""
+    ins: list[str] = []
+    outs: list[str] = []
+    name_hash = None
+    while i < n:
+        tag = b[i]
+        if tag != _INPUT and tag != _OUTPUT and tag != _NAME:
+            break
+        length = b[i + 1]
+        i += 2
+        if length > 0x7F:  # a varint of more bytes
+            length, i = read_varint_from(b, i, length)
+        end = i + length
+        if end > n:
+            return None
+        if tag == _INPUT:
+            ins.append(b[i:end].decode())
+        elif tag == _OUTPUT:
+            outs.append(b[i:end].decode())
+        elif end > i:
+            name_hash = hash(b[i:end])  # (the name itself is read from the node where one is reported)
+        i = end
+    if i >= n:
+        return tuple(ins), tuple(outs), name_hash, [_NO_FIELDS, None]
+    if n - i > _REMEMBERED_NODE:  # a long attribute: decoded in place, neither copied nor kept
+        fields = _fields(b, i, n, nodes, index, kinds)
+        return None if fields is None else (tuple(ins), tuple(outs), name_hash, [fields, None])
+    tail = b[i:n]
+    rest = rests.get(tail)
+    if rest is None:
+        fields = _fields(tail, 0, n - i, nodes, index, kinds)
+        if fields is None:
+            return None
+        rest = [fields, None]
+        if len(rests) < _KINDS_KEPT:
+            rests[tail] = rest
+    return tuple(ins), tuple(outs), name_hash, rest
+
+
+_NO_FIELDS = ((), (), "", "", "", (), False, (), None, False)  # a node of names only
+
+
+def _fields(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict) -> tuple | None:
+    """The fields of the node's bytes ``b[i:n]``, whatever their order, as ``NodeView`` takes them,
+    with its name's hash and whether it hides a graph (``Views``); ``None`` for what this
+    decoder leaves to protobuf."""
     ins: list[str] = []
     outs: list[str] = []
     spans: list[tuple[int, int]] = []  # each attribute's bytes
