@@ -34,20 +34,20 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import onnx
-from onnx import GraphProto, ModelProto, NodeProto, TypeProto
+from onnx import GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto
 from onnx.checker import ValidationError
 from onnx.shape_inference import InferenceError
 
 from infer.core import types as T
 from infer.core.diagnostics import Diagnostic, Location
-from infer.core.dimwriter import DimWriter, TypeWriter
+from infer.core.dimwriter import DimWriter, TypeWriter, function_params, type_params
 from infer.core.scopes import MAIN, GraphPath, find_record, resolve_graph
 from infer.core.values import Value
 from infer.load.nodeview import light_nodes
 from infer.load.utf8 import readable, restore, text_only, weightless_bytes
-from infer.out.annotate import value_info_entry
+from infer.out.annotate import type_field, value_info_entry
 from infer.walk import reuse
-from infer.walk.engine import Engine, GraphRecord, Options
+from infer.walk.engine import Engine, GraphRecord, Options, collector_paused
 
 __all__ = ["InferenceError", "infer_shapes", "infer_shapes_path"]
 
@@ -102,7 +102,13 @@ def infer_shapes(
 
 def inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool], owned: bool) -> ModelProto:
     """``infer_shapes(model, *arguments)``; ``owned``: ``model`` is the caller's to give up (its
-    own copy), and is inferred in place instead of copied (``ort_compat``, ``infer_shapes_path``)."""
+    own copy), and is inferred in place instead of copied (``ort_compat``, ``infer_shapes_path``).
+    The collector waits for the whole call, the reading and the writing too (``collector_paused``)."""
+    with collector_paused():
+        return _inferred(model, arguments, owned)
+
+
+def _inferred(model: ModelProto | bytes, arguments: tuple[bool, bool, bool, bool], owned: bool) -> ModelProto:
     weightless = _weightless(model) if isinstance(model, ModelProto) else None
     key = _reuse_key(model, weightless, arguments)
     kept = reuse.RECENT.get(key) if key is not None else None
@@ -197,8 +203,10 @@ def _infer_shapes(
     if validation:
         raise _marked(ValidationError("\n".join(_describe(d) for d in validation)), engine.reusable)
     problems = _problems(proto, engine, check_type, strict_mode)
-    declared = _subgraph_outputs(proto)
-    writer = DimWriter(engine.state.table, "onnx", proto, engine.placement.conflicts)
+    # Only the graphs the run walked are written: without one, no subgraph's outputs change.
+    walked = any(rec.kind == "graph" and path != MAIN for path, rec in engine.state.records.items())
+    declared = _subgraph_outputs(proto) if walked else None
+    writer = _dim_writer(proto, engine)
     _write(proto, engine, TypeWriter(writer))
     if strict_mode:
         problems += [_Problem(where, f"integer overflow: extent {v} exceeds int64") for where, v in writer.overflows]
@@ -214,7 +222,7 @@ def _infer_shapes(
             break
         declared = written
         engine = _engine(proto, None, data_prop, initializers_as_constants)
-        _write(proto, engine, TypeWriter(DimWriter(engine.state.table, "onnx", proto, engine.placement.conflicts)))
+        _write(proto, engine, TypeWriter(_dim_writer(proto, engine)))
     return engine, declared is not None
 
 
@@ -239,6 +247,20 @@ def _engine(proto: ModelProto, weightless: bytes | None, data_prop: bool, initia
         engine = Engine(proto, Options(propagate_values=data_prop, custom_schemas=True), light_nodes=light)
         engine.run()
     return engine
+
+
+def _dim_writer(proto: ModelProto, engine: Engine) -> DimWriter:
+    """The writer of ``engine``'s extents into ``proto``, told the names the model declares from
+    what the limits scan read (no node's attributes read again), unless an attribute hid a graph
+    from the scan (``Scan.hidden_graphs``: the writer reads the model)."""
+    scan = engine.state.scan
+    declared: set[str] | None = None
+    if not scan.hidden_graphs:
+        declared = set(scan.dim_params)
+        declared.update(function_params(proto))
+        for inp in proto.graph.input:  # (one an initializer defaults was left out of the run)
+            declared.update(type_params(inp.type))
+    return DimWriter(engine.state.table, "onnx", proto, engine.placement.conflicts, declared)
 
 
 def _subgraph_outputs(model: ModelProto) -> list[bytes] | None:
@@ -638,21 +660,43 @@ def _write(model: ModelProto, engine: Engine, types: TypeWriter) -> None:
                 vi = entries.get(o.name) or g.value_info.add(name=o.name)
                 entries[o.name] = vi
                 vi.type.CopyFrom(o.type)
-        added: list[bytes] = []  # new value_info entries, serialized, appended in one call
-        for name in record.producers:
-            if name in outputs:
-                continue
-            v = record.values[name]
-            if not _writable(v.type):
-                continue
-            vi = entries.get(name)
-            if vi is not None:
-                types.write(v.type, vi.type, f"{path}, value `{name}`")
-                continue
-            data = types.cache.get(v.type)
-            if data is None:  # written afresh: the place is named should an extent overflow
-                types.dims.where = f"{path}, value `{name}`"
-                data = types.serialized(v.type)
-            added.append(value_info_entry(name, data))
+        added = _new_entries(path, record, outputs, entries, types)
         if added:
-            g.MergeFromString(b"".join(added))  # appended to g.value_info, in order
+            g.MergeFromString(added)  # appended to g.value_info, in order
+
+
+def _new_entries(
+    path: str, record: GraphRecord, outputs: set[str], entries: dict[str, ValueInfoProto], types: TypeWriter
+) -> bytes:
+    """The ``value_info`` entries of the values ``record`` produced, serialized (a GraphProto
+    fragment); a value the graph already lists (``entries``) is typed in place instead."""
+    fields: dict[T.Type, bytes | None] = {}  # a type's field (``type_field``), or None: not writable
+    added: list[bytes] = []
+    values = record.values
+    for name in record.producers:
+        if name in outputs:
+            continue
+        t = values[name].type
+        vi = entries.get(name) if entries else None
+        if vi is not None:
+            if _writable(t):
+                types.write(t, vi.type, f"{path}, value `{name}`")
+            continue
+        field = fields.get(t, _UNSEEN)
+        if field is _UNSEEN:
+            if not _writable(t):
+                field = fields[t] = None
+            elif (data := types.cache.get(t)) is not None:
+                field = fields[t] = type_field(data)
+            else:  # written afresh: the place is named should an extent overflow
+                types.dims.where = f"{path}, value `{name}`"
+                overflows = len(types.dims.overflows)
+                field = type_field(types.serialized(t))
+                if len(types.dims.overflows) == overflows:  # (else each place is written, and named)
+                    fields[t] = field
+        if field is not None:
+            added.append(value_info_entry(name, field))
+    return b"".join(added)
+
+
+_UNSEEN = b"unseen"  # a type not met yet (told apart by identity from every field)

@@ -39,6 +39,7 @@ from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 from infer import onnx_compat
 from infer.core import dims as D
 from infer.core import imports
+from infer.walk.engine import collector_paused
 
 __all__ = [
     "IncompleteInference",
@@ -168,12 +169,14 @@ class SymbolicShapeInference:
         guess_output_rank: bool = False,
         verbose: int = 0,
     ) -> ModelProto:
-        """The inferred copy of ``in_mp``; ``IncompleteInference`` where it is incomplete."""
+        """The inferred copy of ``in_mp``; ``IncompleteInference`` where it is incomplete. The
+        collector waits for the whole call (``infer.walk.engine.collector_paused``)."""
         inference = SymbolicShapeInference(int_max, auto_merge, guess_output_rank, verbose)
-        inference._preprocess(in_mp)
-        while inference.run_:
-            inference._infer_impl()
-        inference._update_output_from_vi()
+        with collector_paused():
+            inference._preprocess(in_mp)
+            while inference.run_:
+                inference._infer_impl()
+            inference._update_output_from_vi()
         if inference.incomplete_:
             raise IncompleteInference(inference.out_mp_, inference.incomplete_)
         return inference.out_mp_

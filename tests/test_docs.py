@@ -300,21 +300,18 @@ def _run_record_block(monkeypatch, page: str) -> None:
     from tests.test_rule_examples import check_example
 
     table, examples = Registry(), []
-    try:
-        with monkeypatch.context() as patch:
-            patch.setattr(table_home, "REGISTRY", table)  # (the kit registers into it, the walk reads it)
-            patch.setattr(registry, "EXAMPLES", examples)
-            patch.setattr(schema, "_custom", dict(schema._custom))
-            exec(compile(_python_block(page, "## Any other domain: one record"), "adding-an-operator.md", "exec"), {})
-            entries = {e.op_type: e for e in table.entries()}
-            assert sorted(entries) == ["RunBlob", "ScaledTanh", "SplitHeads"], entries
-            assert entries["ScaledTanh"].pattern and not entries["RunBlob"].supported
-            assert {ex.op_type for ex in examples} == set(entries)
-            for ex in examples:
-                assert schema.signature(ex.domain, ex.op_type, 1) is not None
-                check_example(ex)
-    finally:
-        schema.signature.cache_clear()  # (it answered from the block's declarations)
+    with monkeypatch.context() as patch:
+        patch.setattr(table_home, "REGISTRY", table)  # (the kit registers into it, the walk reads it)
+        patch.setattr(registry, "EXAMPLES", examples)
+        patch.setattr(schema, "_custom", dict(schema._custom))
+        exec(compile(_python_block(page, "## Any other domain: one record"), "adding-an-operator.md", "exec"), {})
+        entries = {e.op_type: e for e in table.entries()}
+        assert sorted(entries) == ["RunBlob", "ScaledTanh", "SplitHeads"], entries
+        assert entries["ScaledTanh"].pattern and not entries["RunBlob"].supported
+        assert {ex.op_type for ex in examples} == set(entries)
+        for ex in examples:
+            assert schema.signature(ex.domain, ex.op_type, 1) is not None
+            check_example(ex)
 
 
 def test_adding_an_operator_blocks_run(monkeypatch):

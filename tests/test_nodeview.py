@@ -82,14 +82,27 @@ def test_what_the_decoder_leaves_to_protobuf() -> None:
 
 def test_attribute_kind_reads_type_and_reference() -> None:
     a = helper.make_attribute("axis", 1)
-    assert _attribute_kind(a.SerializeToString()) == (AttributeProto.INT, False)
+    assert _attribute_kind(a.SerializeToString()) == (AttributeProto.INT, False, False)
     r = AttributeProto(name="axis", ref_attr_name="ax", type=AttributeProto.INT)
-    assert _attribute_kind(r.SerializeToString()) == (AttributeProto.INT, True)
+    assert _attribute_kind(r.SerializeToString()) == (AttributeProto.INT, True, False)
     empty_ref = AttributeProto(name="axis", ref_attr_name="", type=AttributeProto.INT, i=3)
-    assert _attribute_kind(empty_ref.SerializeToString()) == (AttributeProto.INT, False)
+    assert _attribute_kind(empty_ref.SerializeToString()) == (AttributeProto.INT, False, False)
     untyped = AttributeProto(name="axis", i=3)
-    assert _attribute_kind(untyped.SerializeToString()) == (AttributeProto.UNDEFINED, False)
+    assert _attribute_kind(untyped.SerializeToString()) == (AttributeProto.UNDEFINED, False, False)
     assert _attribute_kind(b"\x0a\x05ab") is None  # truncated
+
+
+def test_attribute_kind_tells_a_graph_the_scan_does_not_read() -> None:
+    """A graph held by an attribute whose type carries none (``Views.hidden_graphs``), whether in
+    ``g`` (even empty) or in ``graphs``; a GRAPH or GRAPHS attribute's is the scan's to read."""
+    hidden = AttributeProto(name="axis", type=AttributeProto.INT, i=1)
+    hidden.g.SetInParent()
+    assert _attribute_kind(hidden.SerializeToString()) == (AttributeProto.INT, False, True)
+    listed = AttributeProto(name="t", type=AttributeProto.TENSOR)
+    listed.graphs.add()
+    assert _attribute_kind(listed.SerializeToString()) == (AttributeProto.TENSOR, False, True)
+    body = helper.make_attribute("body", helper.make_graph([], "b", [], []))
+    assert _attribute_kind(body.SerializeToString()) == (AttributeProto.GRAPH, False, False)
 
 
 def test_inference_is_the_same_either_way() -> None:
@@ -112,3 +125,58 @@ def test_repeated_node_names_either_way() -> None:
     assert decoded is not None and decoded.renamed == (2, 6, 7)
     unique = [helper.make_node("Relu", [f"x{k}"], [f"x{k + 1}"], name=f"n{k}") for k in range(50)]
     assert read_nodes(unique).renamed == ()
+
+
+# -- nodes that differ in their names only (issue 42) -------------------------------------------
+
+
+def _layers(n: int) -> list[onnx.NodeProto]:
+    """``n`` repeated layers: their nodes differ in their names only, but one output left out."""
+    nodes = []
+    for k in range(n):
+        nodes.append(helper.make_node("Softmax", [f"x{k}"], [f"s{k}"], axis=-1, name=f"/l{k}/softmax"))
+        outs = [f"a{k}", f"b{k}"] if k % 3 else [f"a{k}", ""]  # (another output given: another memo key)
+        nodes.append(helper.make_node("Split", [f"s{k}"], outs, axis=0, name=f"/l{k}/split"))
+        nodes.append(helper.make_node("Add", [f"a{k}", f"b{k}"], [f"x{k + 1}"], name=f"/l{k}/add"))
+    return nodes
+
+
+def test_what_follows_the_names_is_decoded_once_a_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from infer.load import nodeview
+
+    model = _model(_layers(20))
+    light = light_nodes(weightless_bytes(model))
+    assert light is not None
+    calls: list[int] = []
+    fields = nodeview._fields
+    monkeypatch.setattr(nodeview, "_fields", lambda *a: calls.append(1) or fields(*a))
+    monkeypatch.setattr(nodeview.DECODED, "enabled", False)
+    decoded = read_light_nodes(model.graph.node, light)
+    assert len(calls) == 3  # the operator and attributes of Softmax, Split and Add
+    assert decoded is not None and _fields(decoded) == _fields(read_nodes(model.graph.node))
+    split = [v for v in decoded if v.op_type == "Split"]
+    assert split[0].memo_base is not None and split[0].memo_base[3] == (True, False)
+    assert split[1].memo_base is not None and split[1].memo_base[3] == (True, True)
+    assert split[3].memo_base is split[0].memo_base  # (one object for equal keys)
+
+
+def test_fields_out_of_protobufs_order_are_decoded_where_they_are() -> None:
+    """A writer may put an input after the operator, or a name after the attributes: protobuf
+    appends the input in order and keeps the last name, and so does the decoder."""
+    from benchmarks import hostile
+    from infer.load import nodeview
+
+    axis = helper.make_attribute("axis", 0).SerializeToString()
+    late = hostile._node(["x"], ["t"], "Concat", [axis], name="zero") + hostile._text(1, "x2")
+    named = hostile._node(["t"], ["y"], "Identity", name="first") + hostile._text(3, "last")
+    again = hostile._node(["t2"], ["y2"], "Concat", [axis]) + hostile._text(1, "x3")
+    last = hostile._node(["y"], ["y3"], "Identity", name="last")
+    data = hostile._model([late, named, again, last], [hostile._X], [hostile._Y])
+    model = onnx.ModelProto.FromString(data)
+    assert list(model.graph.node[0].input) == ["x", "x2"] and model.graph.node[1].name == "last"
+    pieces = nodeview.split_model(data)
+    assert pieces is not None
+    decoded = read_light_nodes(model.graph.node, pieces.nodes)
+    assert decoded is not None and _fields(decoded) == _fields(read_nodes(model.graph.node))
+    assert decoded[2].inputs == ("t2", "x3")
+    assert decoded.renamed == read_nodes(model.graph.node).renamed == (3,)

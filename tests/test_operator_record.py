@@ -24,7 +24,6 @@ def tables(monkeypatch):
     monkeypatch.setattr(registry, "EXAMPLES", [])
     monkeypatch.setattr(schema, "_custom", dict(schema._custom))
     yield table
-    schema.signature.cache_clear()
 
 
 def _same(ctx: RuleContext) -> list:

@@ -150,7 +150,6 @@ def declare(sig: Signature) -> Signature:
     versions = _custom.setdefault((canonical_domain(sig.domain), sig.name), [])
     versions.append(sig)
     versions.sort(key=lambda s: s.since_version)
-    signature.cache_clear()  # a lookup made before this declaration may have cached "none"
     return sig
 
 
@@ -170,21 +169,17 @@ def _declared(domain: str, op_type: str, opset: int) -> tuple[Signature | None, 
         return None, None
 
 
-@cache
-def signature(domain: str, op_type: str, opset: int) -> Signature | None:
-    """The signature in force for ``op_type`` when ``domain`` is imported at ``opset``."""
-    sig, schema = _declared(domain, op_type, opset)
-    return sig if schema is None else _from_schema(schema)
-
-
 # Signatures of the schemas onnx ships, by what identifies one: a shipped schema never changes.
 _SHIPPED: dict[tuple[str, str, int, str, int], Signature] = {}
 
 
-def current_signature(domain: str, op_type: str, opset: int) -> Signature | None:
-    """``signature`` as onnx's schemas are now: a schema registered or deregistered at run time
-    (``onnx.defs.register_schema``) since an earlier call is seen, without rebuilding the
-    signatures of the schemas onnx ships (kept by their name, version and place of definition)."""
+def signature(domain: str, op_type: str, opset: int) -> Signature | None:
+    """The signature in force for ``op_type`` when ``domain`` is imported at ``opset``, as the
+    schemas are now: a schema registered or deregistered at run time (``onnx.defs.register_schema``)
+    since an earlier call is seen. onnx's registry says nothing when it changes, so each lookup
+    asks it which schema is in force (a few microseconds; a run asks once per operator version,
+    ``infer.walk.dispatch``); the signature built from a schema onnx ships is kept, by its name,
+    version and place of definition, for as long as that schema is the one in force."""
     sig, schema = _declared(domain, op_type, opset)
     if schema is None:
         return sig

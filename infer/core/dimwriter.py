@@ -23,7 +23,7 @@ schema's function body built for its inputs, ``infer.walk.dispatch``; a register
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 
@@ -65,7 +65,10 @@ class DimWriter:
         style: str = "expressions",
         model: ModelProto | None = None,
         conflicts: Mapping[str, Dim] | None = None,
+        declared: Iterable[str] | None = None,
     ):
+        """``declared``: every ``dim_param`` the model declares, where the caller knows them
+        (``function_params`` says what a limits scan leaves out); by default read from ``model``."""
         if style not in STYLES:
             raise ValueError(f"dims style must be one of {STYLES}, not {style!r}")
         self.table = table
@@ -76,7 +79,7 @@ class DimWriter:
         self.keeps_declared = style == "onnx"
         self.overflows: list[tuple[str, str]] = []
         self.where = ""
-        self._names = _OnnxNames(table, model) if style == "onnx" else None
+        self._names = _OnnxNames(table, model, declared) if style == "onnx" else None
         self._written: dict[Dim, Written] = {}
         self._too_large: set[Dim] = set()
 
@@ -245,10 +248,10 @@ class _OnnxNames:
     to, is never given again: the number is advanced until it is free.
     """
 
-    def __init__(self, table: DimTable, model: ModelProto | None):
+    def __init__(self, table: DimTable, model: ModelProto | None, given: Iterable[str] | None = None):
         self.table = table
         self.model = model
-        declared = set(_dim_params(model)) if model is not None else set()
+        declared = set(given if given is not None else _dim_params(model) if model is not None else ())
         self.taken: dict[str, str] = dict.fromkeys(declared | set(table.reserved), "")
         self.spellings = self._spellings(declared)
         self._graph_keys: dict[str, str] = {}
@@ -368,7 +371,14 @@ def _dim_params(model: ModelProto) -> Iterator[str]:
     yield from _graph_params(model.graph)
     for f in model.functions:
         for vi in f.value_info:
-            yield from _type_params(vi.type)
+            yield from type_params(vi.type)
+    yield from function_params(model)
+
+
+def function_params(model: ModelProto) -> Iterator[str]:
+    """The ``dim_param`` names declared in graphs that nodes of ``model``'s functions hold: what
+    the limits scan, which reads every other declaration, does not read."""
+    for f in model.functions:
         for node in f.node:
             for g in _subgraphs(node):
                 yield from _graph_params(g)
@@ -379,7 +389,7 @@ def _graph_params(g: GraphProto) -> Iterator[str]:
     while stack:
         g = stack.pop()
         for vi in (*g.input, *g.output, *g.value_info):
-            yield from _type_params(vi.type)
+            yield from type_params(vi.type)
         for node in g.node:
             if node.attribute:  # (most nodes have no attribute to look through)
                 stack.extend(_subgraphs(node))
@@ -392,7 +402,8 @@ def _subgraphs(node: NodeProto) -> Iterator[GraphProto]:
         yield from a.graphs
 
 
-def _type_params(tp: TypeProto) -> Iterator[str]:
+def type_params(tp: TypeProto) -> Iterator[str]:
+    """The ``dim_param`` names a declared type holds, nested types' included."""
     kind = tp.WhichOneof("value")
     if kind in ("tensor_type", "sparse_tensor_type"):
         for d in getattr(tp, kind).shape.dim:
@@ -401,6 +412,6 @@ def _type_params(tp: TypeProto) -> Iterator[str]:
     elif kind in ("sequence_type", "optional_type"):
         inner = getattr(tp, kind)
         if inner.HasField("elem_type"):
-            yield from _type_params(inner.elem_type)
+            yield from type_params(inner.elem_type)
     elif kind == "map_type" and tp.map_type.HasField("value_type"):
-        yield from _type_params(tp.map_type.value_type)
+        yield from type_params(tp.map_type.value_type)

@@ -28,6 +28,14 @@ from infer.load.wire import read_varint, read_varint_from
 
 SUBGRAPH_TYPES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 _SUBGRAPH_SET = frozenset(SUBGRAPH_TYPES)
+# Attribute types whose payload carries no graph or tensor to measure: the limits scan reads
+# nothing more of them (``infer.load.scan``), whatever else a malformed one sets.
+SCALAR_TYPES = frozenset({
+    AttributeProto.FLOAT, AttributeProto.INT, AttributeProto.STRING, AttributeProto.FLOATS,
+    AttributeProto.INTS, AttributeProto.STRINGS, AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS,
+})  # fmt: skip
+# ... and with a TENSOR, what the scan reads of an attribute is its tensor, never a graph.
+_GRAPH_UNREAD = SCALAR_TYPES | {AttributeProto.TENSOR}
 _ATTRIBUTE_TYPES = frozenset(AttributeProto.AttributeType.values())
 _LIST_TYPES = {AttributeProto.INTS: "ints", AttributeProto.FLOATS: "floats", AttributeProto.STRINGS: "strings"}
 
@@ -111,6 +119,25 @@ class NodeView:
             self.has_ref,
             self.memo_base,
         )
+        return v
+
+    def renamed(
+        self, source: Sequence[NodeProto], index: int, inputs: tuple[str, ...], outputs: tuple[str, ...], shared: dict
+    ) -> NodeView:
+        """The view of the node at ``index`` of ``source``, whose bytes are this one's but for its
+        inputs, outputs and name (a repeated layer's): what ``__init__`` would make of them."""
+        v = object.__new__(NodeView)
+        v.source, v.index, v.inputs, v.outputs = source, index, tuple([shared.get(i, i) for i in inputs]), outputs
+        for o in outputs:
+            shared.setdefault(o, o)
+        v.op_type, v.overload, v.domain, v.attr_types = self.op_type, self.overload, self.domain, self.attr_types
+        v.has_subgraph, v.has_ref, v.memo_base = self.has_subgraph, self.has_ref, self.memo_base
+        base = self.memo_base
+        if base is not None:
+            presence = _ALL_PRESENT[1] if len(outputs) == 1 and outputs[0] else _presence(outputs)
+            if presence != base[3]:
+                other = (base[0], base[1], base[2], presence, base[4])
+                v.memo_base = shared.setdefault(other, other)
         return v
 
     @property
@@ -232,13 +259,16 @@ class Attributes(Mapping):
 
 class Views(list):
     """A graph's node views, in order, and the nodes whose name an earlier node has
-    (``renamed``: their indexes; Clause 5.4.1 makes node names unique within a graph)."""
+    (``renamed``: their indexes; Clause 5.4.1 makes node names unique within a graph).
+    ``hidden_graphs``: some attribute of a type whose payload is no graph (``_GRAPH_UNREAD``)
+    holds one anyway, which the limits scan does not read (a malformed model)."""
 
-    __slots__ = ("renamed",)
+    __slots__ = ("hidden_graphs", "renamed")
 
-    def __init__(self, views: list[NodeView], renamed: tuple[int, ...] = ()):
+    def __init__(self, views: list[NodeView], renamed: tuple[int, ...] = (), hidden_graphs: bool = False):
         super().__init__(views)
         self.renamed = renamed
+        self.hidden_graphs = hidden_graphs
 
 
 class _NameHashes:
@@ -292,11 +322,13 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
     shared: dict[Any, Any] = {}
     out = []
     names = _NameHashes()
+    hidden = False
     for index, node in enumerate(nodes):
         names.add(node.name)
         attrs = tuple(node.attribute)
         serialized: tuple[bytes, ...] | None = ()
         if attrs:
+            hidden = hidden or any(_hides_graph(a) for a in attrs)
             each: list[bytes] = []
             for a in attrs:
                 data = _serialized(a)
@@ -321,7 +353,12 @@ def read_nodes(nodes: Sequence[NodeProto]) -> Views:
                 shared,
             )
         )
-    return Views(out, names.repeated(nodes))
+    return Views(out, names.repeated(nodes), hidden)
+
+
+def _hides_graph(a: AttributeProto) -> bool:
+    """Does ``a`` hold a graph the limits scan does not read (see ``Views``)?"""
+    return a.type in _GRAPH_UNREAD and (a.HasField("g") or len(a.graphs) > 0)
 
 
 class NodeBytes:
@@ -470,17 +507,17 @@ def read_light_nodes(
     least = (2 * max_values) if max_values is not None else None
     if len(serialized) != len(nodes):
         return None
-    in_place = isinstance(serialized, NodeBytes)
-    sources = _taken(serialized)
+    in_place, sources = isinstance(serialized, NodeBytes), _taken(serialized)
     if sources is None:
         return None  # read before
     data, ranges, listed = sources
     shared: dict[Any, Any] = {}
-    kinds: dict[bytes, tuple[int, bool] | None] = {}  # serialized attribute -> (type, has a reference)
+    kinds: dict[bytes, tuple[int, bool, bool] | None] = {}  # serialized attribute -> ``_attribute_kind``
+    rests: dict[bytes, list] = {}  # a node's bytes after its names -> [fields, template] (``_decode``)
     out = []
     names = _NameHashes()
     add_hash = names.hashes.append  # per named node: no method call
-    decoded = DECODED
+    decoded, hidden = DECODED, False
     try:
         for index in range(len(nodes)):
             if in_place:
@@ -502,32 +539,44 @@ def read_light_nodes(
                 b, i, n = b[i:n], 0, n - i
             seen = decoded.get(b) if small else None
             if seen is not None:
-                view, name_hash = seen
+                view, name_hash, hides = seen
                 out.append(view.at(nodes, index))
             else:
-                made = _new_view(b, i, n, nodes, index, kinds, shared)
+                made = _new_view(b, i, n, nodes, index, kinds, rests, shared)
                 if made is None:
                     return None
-                view, name_hash = made
-                if small:
-                    decoded.put(b, (view.at((), 0), name_hash))  # (held without the model's nodes)
+                view, name_hash, hides = made
+                if small and decoded.enabled:
+                    decoded.put(b, (view.at((), 0), name_hash, hides))  # (held without the model's nodes)
                 out.append(view)
             if name_hash is not None:
                 add_hash(name_hash)
+            hidden = hidden or hides
     except (IndexError, UnicodeDecodeError):  # not what protobuf wrote: let protobuf read them
         return None
-    return Views(out, names.repeated(nodes))
+    return Views(out, names.repeated(nodes), hidden)
 
 
 def _new_view(
-    b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, shared: dict
-) -> tuple[NodeView, int | None] | None:
-    """The view of a node not read before, decoded from ``b[i:n]``, and its name's hash."""
-    fields = _decode(b, i, n, nodes, index, kinds)
-    if fields is None:
+    b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, rests: dict, shared: dict
+) -> tuple[NodeView, int | None, bool] | None:
+    """The view of a node not read before, decoded from ``b[i:n]``, its name's hash, and whether
+    it hides a graph (see ``Views``)."""
+    decoded = _decode(b, i, n, nodes, index, kinds, rests)
+    if decoded is None:
         return None
-    ins, outs, op_type, domain, overload, types, has_ref, attrs, name_hash = fields
-    return NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared), name_hash
+    ins, outs, name_hash, rest = decoded
+    fields, template = rest
+    more_ins, more_outs, op_type, domain, overload, types, has_ref, attrs, later_hash, hides = fields
+    if later_hash is not None:  # (a name after the operator: protobuf keeps the last)
+        name_hash = later_hash
+    if more_ins or more_outs:  # (fields out of protobuf's order)
+        ins, outs, template = ins + more_ins, outs + more_outs, None
+    if template is not None:
+        return template.renamed(nodes, index, ins, outs, shared), name_hash, hides
+    view = NodeView(nodes, index, ins, outs, op_type, domain, overload, types, has_ref, attrs, shared)
+    rest[1] = view  # (the template of the next node of these bytes in this read)
+    return view, name_hash, hides
 
 
 def _taken(serialized: list[bytes | None] | NodeBytes) -> tuple[bytes, array[int], list[bytes | None]] | None:
@@ -587,10 +636,58 @@ DECODED = _Decoded()
 _REMEMBERED_NODE = 1 << 12  # bytes of a node kept among the decoded ones at most
 
 
-def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict) -> tuple | None:
-    """The fields of the node serialized in ``b[i:n]`` (the ``index``-th of ``nodes``), as
-    ``NodeView`` takes them, with its name's hash; ``None`` for what this decoder leaves to
-    protobuf."""
+def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict, rests: dict) -> tuple | None:
+    """The node serialized in ``b[i:n]`` (the ``index``-th of ``nodes``): its leading inputs and
+    outputs, its name's hash, and ``[fields, template]`` of the rest of its bytes (operator,
+    attributes, domain: protobuf writes the fields in order of number), decoded once per
+    distinct bytes in a read (``rests``), since the nodes of repeated layers differ in their
+    names only: ``_fields``' tuple of them, and the first view made of them (``NodeView.renamed``
+    makes the others'). ``None`` for what this decoder leaves to protobuf."""
+    ins: list[str] = []
+    outs: list[str] = []
+    name_hash = None
+    while i < n:
+        tag = b[i]
+        if tag != _INPUT and tag != _OUTPUT and tag != _NAME:
+            break
+        length = b[i + 1]
+        i += 2
+        if length > 0x7F:  # a varint of more bytes
+            length, i = read_varint_from(b, i, length)
+        end = i + length
+        if end > n:
+            return None
+        if tag == _INPUT:
+            ins.append(b[i:end].decode())
+        elif tag == _OUTPUT:
+            outs.append(b[i:end].decode())
+        elif end > i:
+            name_hash = hash(b[i:end])  # (the name itself is read from the node where one is reported)
+        i = end
+    if i >= n:
+        return tuple(ins), tuple(outs), name_hash, [_NO_FIELDS, None]
+    if n - i > _REMEMBERED_NODE:  # a long attribute: decoded in place, neither copied nor kept
+        fields = _fields(b, i, n, nodes, index, kinds)
+        return None if fields is None else (tuple(ins), tuple(outs), name_hash, [fields, None])
+    tail = b[i:n]
+    rest = rests.get(tail)
+    if rest is None:
+        fields = _fields(tail, 0, n - i, nodes, index, kinds)
+        if fields is None:
+            return None
+        rest = [fields, None]
+        if len(rests) < _KINDS_KEPT:
+            rests[tail] = rest
+    return tuple(ins), tuple(outs), name_hash, rest
+
+
+_NO_FIELDS = ((), (), "", "", "", (), False, (), None, False)  # a node of names only
+
+
+def _fields(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, kinds: dict) -> tuple | None:
+    """The fields of the node's bytes ``b[i:n]``, whatever their order, as ``NodeView`` takes them,
+    with its name's hash and whether it hides a graph (``Views``); ``None`` for what this
+    decoder leaves to protobuf."""
     ins: list[str] = []
     outs: list[str] = []
     spans: list[tuple[int, int]] = []  # each attribute's bytes
@@ -624,27 +721,29 @@ def _decode(b: bytes, i: int, n: int, nodes: Sequence[NodeProto], index: int, ki
             name_hash = hash(raw)  # (the name itself is read from the node where one is reported)
         i = end
     if not spans:
-        return tuple(ins), tuple(outs), op_type, domain, overload, (), False, (), name_hash
+        return tuple(ins), tuple(outs), op_type, domain, overload, (), False, (), name_hash, False
     attributes = _attribute_fields(b, spans, nodes, index, kinds)
     if attributes is None:
         return None
-    types, has_ref, attrs = attributes
-    return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name_hash
+    types, has_ref, attrs, hides = attributes
+    return tuple(ins), tuple(outs), op_type, domain, overload, types, has_ref, attrs, name_hash, hides
 
 
 def _attribute_fields(
     b: bytes, spans: list[tuple[int, int]], nodes: Sequence[NodeProto], index: int, kinds: dict
-) -> tuple[tuple[int, ...], bool, tuple[bytes, ...] | None] | None:
-    """(types, has a reference, serialized or ``None`` when large) of the attributes at ``spans``
-    of ``b`` (the ``index``-th node of ``nodes``); ``None`` for what this decoder leaves to protobuf.
+) -> tuple[tuple[int, ...], bool, tuple[bytes, ...] | None, bool] | None:
+    """(types, has a reference, serialized or ``None`` when large, hides a graph) of the
+    attributes at ``spans`` of ``b`` (the ``index``-th node of ``nodes``); ``None`` for what this
+    decoder leaves to protobuf.
 
-    ``kinds``: (type, has a reference) by serialized attribute, filled here for the next nodes.
+    ``kinds``: (type, has a reference, hides a graph) by serialized attribute, filled here for
+    the next nodes.
     """
     # The attributes are kept (for the memo's key) only when small in all.
     keep = sum(e - s for s, e in spans) <= LARGE_ATTRIBUTE
     found: list[int] = []
     kept: list[bytes] = []
-    has_ref = False
+    has_ref = hides = False
     for k, (s, e) in enumerate(spans):
         a = b[s:e] if keep or e - s <= _WALKED_ATTRIBUTE else None
         kind = kinds.get(a) if a is not None else None
@@ -655,26 +754,29 @@ def _attribute_fields(
                     return None
             else:  # protobuf holds it parsed: its type is a field read
                 proto = nodes[index].attribute[k]
-                kind = (proto.type, bool(proto.ref_attr_name))
+                kind = (proto.type, bool(proto.ref_attr_name), _hides_graph(proto))
             if a is not None and len(kinds) < _KINDS_KEPT:
                 kinds[a] = kind
         if keep and a is not None:  # (kept, a is every attribute's bytes)
             kept.append(a)
         found.append(kind[0])
         has_ref = has_ref or kind[1]
-    return tuple(found), has_ref, (tuple(kept) if keep else None)
+        hides = hides or kind[2]
+    return tuple(found), has_ref, (tuple(kept) if keep else None), hides
 
 
 # -- the light message ------------------------------------------------------------------------
 
-# AttributeProto field numbers (onnx.proto): ``type`` is a varint, ``ref_attr_name`` a string.
-_ATTR_TYPE, _ATTR_REF = 20, 21
+# AttributeProto field numbers (onnx.proto): ``type`` is a varint, ``ref_attr_name`` a string,
+# ``g`` and ``graphs`` messages.
+_ATTR_TYPE, _ATTR_REF, _ATTR_G, _ATTR_GRAPHS = 20, 21, 6, 11
 
 
-def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
-    """(``type``, has a non-empty ``ref_attr_name``) of one serialized ``AttributeProto``, read
-    from its top-level fields as protobuf reads them; ``None`` for what it would not parse."""
-    kind, ref, i, n = 0, False, 0, len(data)
+def _attribute_kind(data: bytes) -> tuple[int, bool, bool] | None:
+    """(``type``, has a non-empty ``ref_attr_name``, hides a graph: see ``Views``) of one
+    serialized ``AttributeProto``, read from its top-level fields as protobuf reads them;
+    ``None`` for what it would not parse."""
+    kind, ref, graph, i, n = 0, False, False, 0, len(data)
     try:
         while i < n:
             tag, i = read_varint(data, i)
@@ -687,6 +789,8 @@ def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
                 length, i = read_varint(data, i)
                 if field == _ATTR_REF:
                     ref = length > 0
+                elif field == _ATTR_G or field == _ATTR_GRAPHS:
+                    graph = True  # (an empty ``g`` is present all the same: ``HasField``)
                 i += length
             elif wire == 5:
                 i += 4
@@ -696,7 +800,7 @@ def _attribute_kind(data: bytes) -> tuple[int, bool] | None:
                 return None
     except IndexError:
         return None
-    return (kind, ref) if i == n else None
+    return (kind, ref, graph and kind in _GRAPH_UNREAD) if i == n else None
 
 
 @functools.cache
@@ -722,6 +826,13 @@ def _light_model_class() -> Any:
         message("Model", [("graph", 7, F.TYPE_MESSAGE, F.LABEL_OPTIONAL, ".onnx_infer_light.Graph")])
         pool = descriptor_pool.DescriptorPool()
         pool.Add(fdp)
+        # The graph's class held too: upb makes a sub-message's class as it is first read and
+        # holds it weakly, so each read would make one more, a cycle freed only by a full
+        # collection of the heap.
+        _LIGHT_CLASSES.append(message_factory.GetMessageClass(pool.FindMessageTypeByName("onnx_infer_light.Graph")))
         return message_factory.GetMessageClass(pool.FindMessageTypeByName("onnx_infer_light.Model"))
     except Exception:  # an unusual protobuf: the nodes are read from the model instead
         return None
+
+
+_LIGHT_CLASSES: list[Any] = []

@@ -17,7 +17,7 @@ from onnx import AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto
 from infer.core.dims.budget import RUN, NodeTimeout, run_seconds, tick
 from infer.core.limits import MAX_EXPANSION_BASE, MAX_EXPANSION_RATIO, MAX_TYPE_DEPTH, Limits
 from infer.core.scopes import MAIN, GraphPath
-from infer.load.nodeview import NodeBytes, NodeView, Views, read_light_nodes, read_nodes
+from infer.load.nodeview import SCALAR_TYPES, NodeBytes, NodeView, Views, read_light_nodes, read_nodes
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class Scan:
     renamed: dict[str, tuple[int, ...]] = field(default_factory=dict)  # graph path -> nodes named as an earlier one
     # A declared type holds a negative extent or a nameless opaque type (validation says which).
     odd_types: bool = False
+    # An attribute of a scalar or tensor type holds a graph, whose declarations the scan does
+    # not read (``Views.hidden_graphs``): ``dim_params`` may then miss some of the model's.
+    hidden_graphs: bool = False
 
 
 def _type_problem(tp: TypeProto, max_rank: int, out: Scan, of_input: bool = False) -> str | None:
@@ -86,12 +89,6 @@ def _type_problem(tp: TypeProto, max_rank: int, out: Scan, of_input: bool = Fals
         elif kind == "map_type" and t.map_type.HasField("value_type"):
             stack.append((t.map_type.value_type, depth + 1))
     return None
-
-
-_SCALAR_ATTRS = frozenset({
-    AttributeProto.FLOAT, AttributeProto.INT, AttributeProto.STRING, AttributeProto.FLOATS,
-    AttributeProto.INTS, AttributeProto.STRINGS, AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS,
-})  # fmt: skip
 
 
 def _graphs_of(node_attrs: Any) -> Iterator[tuple[str, GraphProto]]:
@@ -162,6 +159,7 @@ def _scan_model(out: Scan, model: ModelProto, limits: Limits, light: list[bytes 
             views = read_nodes(g.node)
         if views.renamed:
             out.renamed[path] = views.renamed
+        out.hidden_graphs = out.hidden_graphs or views.hidden_graphs
         if walkable:
             out.views[path] = views
         _scan_nodes(out, views, path, depth, walkable, max_rank, max_node_values, counted, plain_tensors, stack)
@@ -244,7 +242,7 @@ def _scan_nodes(
         # Inference reads an attribute's payload by its type: a scalar one carries nothing to
         # measure (whatever else a malformed one sets, nothing reads it).
         for k, kind in enumerate(n.attr_types):
-            if kind in _SCALAR_ATTRS:
+            if kind in SCALAR_TYPES:
                 continue
             if kind == AttributeProto.TENSOR:  # a Constant's value: the common case, kept cheap
                 if serialized is not None and serialized[k] in plain_tensors:

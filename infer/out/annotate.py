@@ -31,16 +31,23 @@ _GRAPH_VALUE_INFO, _VI_NAME, _VI_TYPE = b"\x6a", b"\x0a", b"\x12"
 _SHORT_VARINTS = [varint(n) for n in range(1 << 14)]  # the lengths of names and of most types
 
 
-def value_info_entry(name: str, type_bytes: bytes) -> bytes:
-    """A ``value_info`` entry (``name`` of the serialized type ``type_bytes``) as a GraphProto
+def type_field(type_bytes: bytes) -> bytes:
+    """The ``type`` field of a ``ValueInfoProto`` holding the serialized type ``type_bytes``: made
+    once per distinct type, shared by every entry of that type (``value_info_entry``)."""
+    n = len(type_bytes)
+    return _VI_TYPE + (_SHORT_VARINTS[n] if n < len(_SHORT_VARINTS) else varint(n)) + type_bytes
+
+
+def value_info_entry(name: str, field: bytes) -> bytes:
+    """A ``value_info`` entry (``name`` of the type ``field``, a ``type_field``) as a GraphProto
     fragment: merged into a graph, it is appended to its ``value_info``."""
-    raw = name.encode("utf-8")
     short = _SHORT_VARINTS
     limit = len(short)
-    head = _VI_NAME + (short[len(raw)] if len(raw) < limit else varint(len(raw)))
-    field = _VI_TYPE + (short[len(type_bytes)] if len(type_bytes) < limit else varint(len(type_bytes)))
-    size = len(head) + len(raw) + len(field) + len(type_bytes)
-    return b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else varint(size), head, raw, field, type_bytes))
+    raw = name.encode("utf-8")
+    n = len(raw)
+    head = _VI_NAME + (short[n] if n < limit else varint(n))
+    size = len(head) + n + len(field)
+    return b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else varint(size), head, raw, field))
 
 
 def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> bytes:
@@ -49,21 +56,14 @@ def _value_infos(typed: list[tuple[str, T.Type]], write_type: TypeWriter) -> byt
     Building ten thousand ``ValueInfoProto`` messages field by field from Python costs more than
     inference of a repeated layer; their bytes are a concatenation of cached pieces.
     """
-    short = _SHORT_VARINTS
-    limit = len(short)
-    type_fields: dict[T.Type, bytes] = {}  # a type's whole field, tag and length included
+    fields: dict[T.Type, bytes] = {}  # a type's whole field, tag and length included
     parts = []
     for name, t in typed:
         tick()  # the writer obeys the run's clock (``InferenceResult.model``)
-        field = type_fields.get(t)
+        field = fields.get(t)
         if field is None:
-            ty = write_type.serialized(t)
-            field = type_fields[t] = _VI_TYPE + (short[len(ty)] if len(ty) < limit else varint(len(ty))) + ty
-        raw = name.encode("utf-8")
-        n = len(raw)
-        head = _VI_NAME + (short[n] if n < limit else varint(n))
-        size = len(head) + n + len(field)
-        parts.append(b"".join((_GRAPH_VALUE_INFO, short[size] if size < limit else varint(size), head, raw, field)))
+            field = fields[t] = type_field(write_type.serialized(t))
+        parts.append(value_info_entry(name, field))
     return b"".join(parts)
 
 

@@ -42,12 +42,11 @@ _R = TypeVar("_R")
 def _paused(f: Callable[..., _R]) -> Callable[..., _R]:
     """``f`` run with Python's cyclic collector paused, as inference runs (``collector_paused``):
     a cost builds many small objects and no cycles, and a collection meanwhile would traverse
-    everything alive, the finished inference included (a third of the time on a large model).
-    A full collection inference's account finds due is left to the next run's start."""
+    everything alive, the finished inference included (a third of the time on a large model)."""
 
     @wraps(f)
     def paused(*args: Any, **kwargs: Any) -> _R:
-        with collector_paused(collect_due=False):
+        with collector_paused():
             return f(*args, **kwargs)
 
     return paused

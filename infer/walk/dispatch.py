@@ -14,13 +14,13 @@ In order of precedence:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from onnx import FunctionProto, NodeProto, defs
 
 from infer.contract import registry
-from infer.contract.signature import STANDARD_DOMAINS, Signature, bodies_of, function_body
+from infer.contract.signature import STANDARD_DOMAINS, Signature, bodies_of, function_body, signature
 from infer.core import types as T
 from infer.core.dimwriter import write_text
 from infer.core.values import Value
@@ -49,12 +49,10 @@ class Dispatcher:
         functions: Mapping[tuple[str, str, str], FunctionProto],
         function_domains: frozenset[str],
         custom_schemas: bool,
-        signature: Callable[[str, str, int], Signature | None],
     ):
         self.functions = functions
         self.function_domains = function_domains
         self.custom_schemas = custom_schemas
-        self.signature = signature
         self._resolved: dict[tuple, tuple[Signature | None, How]] = {}
 
     def resolve(self, domain: str, op_type: str, overload: str, opset: int | None) -> tuple[Signature | None, How]:
@@ -64,7 +62,7 @@ class Dispatcher:
         hit = self._resolved.get(key)
         if hit is None:
             registry.ensure(domain, op_type)  # its rules and declared signatures
-            sig = self.signature(domain, op_type, opset) if opset is not None else None
+            sig = signature(domain, op_type, opset) if opset is not None else None
             hit = self._resolved[key] = (sig, self._how(domain, op_type, overload, opset, sig))
         return hit
 

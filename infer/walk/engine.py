@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import gc
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from infer.check.validate import check_model, check_node
 from infer.contract import registry
 from infer.contract.attributes import rule_attributes
 from infer.contract.context import RuleContext, replay_effects, site_of
-from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain, current_signature, signature
+from infer.contract.signature import ONNX_OPSET, STANDARD_DOMAINS, canonical_domain
 from infer.core import diagnostics as diag
 from infer.core import limits
 from infer.core import types as T
@@ -85,22 +86,25 @@ class Options:
 
 
 class _Moved:
-    """The objects runs moved to the oldest generation since the last full collection.
+    """The objects that runs moved to the oldest generation and that may become garbage only a
+    full collection frees.
 
     Python collects the oldest generation when what reached it since its last full collection
     passes a quarter of what that collection left (``long_lived_pending > long_lived_total / 4``
     in CPython's gc). Objects moved there by ``gc.freeze``/``gc.unfreeze`` are not counted in
-    that: without this account a program that calls inference again and again, and does little
-    else, would never run a full collection and would keep every run's cyclic garbage (a run's
-    engine is a cycle: its parts call back through it). Here the moved objects are counted, and
-    a full collection made when they pass half of what the last one left: the garbage of
-    earlier runs stays below that, and the collections, which traverse everything alive, come
-    half as often as at a quarter (measured: 2.3 ms a call instead of 3.2 on
-    examples/bert_tiny.onnx inferred afresh each time, with resident memory within 3%).
+    that. A run's own objects need no count: a run holds no cycle (the engine's parts are handed
+    what calls back into it, never hold it), so what its caller drops is freed at once by
+    reference counting (tests/test_hostile_memory.py holds it). What the move takes along of the
+    program's own young objects may hold cycles: those are counted, every object moved when
+    another thread may have allocated meanwhile. Past half of what the last full collection left,
+    runs move nothing until Python's own rule makes a full collection: their objects then count
+    towards it, and no run makes a full collection of the heap itself (a full collection
+    traverses everything alive: made as runs started, when every moved object was counted, it was
+    7 to 14% of repeated calls' time).
     """
 
-    FRACTION: ClassVar[float] = 0.5  # a full collection when the moved objects pass this much of what the last left
-    pending: ClassVar[int] = 0  # objects moved by runs since the last full collection (ours or Python's)
+    FRACTION: ClassVar[float] = 0.5  # runs stop moving when the moved objects pass this much of what the last left
+    pending: ClassVar[int] = 0  # objects counted since the last full collection (ours, Python's, the program's)
     total: ClassVar[int] = 0  # objects alive after the last full collection (counted when one is seen)
     full_seen: ClassVar[int] = -1  # Python's count of full collections when ``total`` was last counted
 
@@ -112,35 +116,28 @@ class _Moved:
 
     @staticmethod
     def least() -> int:
-        """Fewest moved objects worth a full collection: those between two collections of the
-        middle generation at Python's thresholds (no collection for a few runs' crumbs)."""
+        """Fewest moved objects that stop the moves: those between two collections of the
+        middle generation at Python's thresholds (no stop for a few runs' crumbs)."""
         low, middle, _ = gc.get_threshold()
         return low * middle
 
     @classmethod
-    def collect_if_due(cls) -> None:
-        """A full collection if Python's rule calls for one with the moved objects counted.
-
-        Made as a run starts, not as one ends: the previous run's garbage (what its caller
-        dropped since) is then garbage, and a program that infers once never pays for it."""
-        if not cls.pending or gc.get_threshold()[0] == 0:  # nothing moved; automatic collection off
-            return
+    def due(cls) -> bool:
+        """Have the objects moved since the last full collection passed its bound?"""
         cls._seen()
-        if cls.pending > max(int(cls.total * cls.FRACTION), cls.least()):
-            gc.collect()
-            cls._seen()
+        return cls.pending > max(int(cls.total * cls.FRACTION), cls.least())
 
     @classmethod
     def _seen(cls) -> None:
-        """After a full collection (ours, Python's, the program's): count afresh (counting is
-        a list of pointers, a tenth of the cost of the collection)."""
+        """After a full collection (Python's or the program's): count afresh (counting is a list
+        of pointers, a tenth of the cost of the collection)."""
         full = gc.get_stats()[-1]["collections"]
         if full != cls.full_seen:
             cls.pending, cls.total, cls.full_seen = 0, len(gc.get_objects()), full
 
 
 @contextmanager
-def collector_paused(collect_due: bool = True) -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for the duration (restored as it was).
 
     Inference allocates many small objects and frees few: the collector would traverse all of
@@ -148,33 +145,35 @@ def collector_paused(collect_due: bool = True) -> Iterator[None]:
     more than linear in its size). Nothing inference builds needs it while it runs.
 
     On the way out, what was allocated meanwhile (by a run of more objects than make a young
-    collection) is moved to the oldest generation, as two
-    collections would have moved the objects that survive them; left in the youngest, the
-    first collection after the run would traverse all of them (as long again as a repeated
-    model's inference). The moved objects are counted (``_Moved``), and a full collection made
-    as a run starts when they are many, so that the garbage of many runs is collected
-    (docs/limits.md, "Repeated calls"). A client of a finished run (``result.cost``) passes
-    ``collect_due=False``: a collection due is then left to the next run's start.
+    collection) is moved to the oldest generation, as two collections would have moved the
+    objects that survive them; left in the youngest, the first collection after the run would
+    traverse all of them (as long again as a repeated model's inference). What may hold garbage
+    of it is counted (``_Moved``), and runs stop moving while that is past its bound, so that the
+    garbage of many runs is collected by Python (docs/limits.md, "Repeated calls"). No
+    collection is made here.
     """
     collecting = gc.isenabled()
-    if collecting and collect_due:
-        _Moved.collect_if_due()
     gc.disable()
     before = gc.get_count()[0]
+    alone = threading.active_count() == 1
     try:
         yield
     finally:
         if collecting:
             young = gc.get_count()[0]  # allocated less freed since the youngest was last emptied
             # A run of fewer objects than make a young collection leaves them young, to be
-            # collected as the program's own: no full collection is owed for them (a one-node
-            # model moved 94 objects a call, and paid a full collection every 75 calls, a sixth
-            # of its time). A larger run's would reach the oldest generation by Python's rules,
-            # uncounted, and stay there (+13% memory over 1,000 calls of bert_tiny at 7,000).
-            if young - before > gc.get_threshold()[0] and gc.get_freeze_count() == 0:  # (the program's frozen stay)
+            # collected as the program's own: nothing is counted for them (a one-node model
+            # moved 94 objects a call). A larger run's would reach the oldest generation by
+            # Python's rules, uncounted, and stay there (+13% memory over 1,000 calls of
+            # bert_tiny at 7,000).
+            if young - before > gc.get_threshold()[0] and gc.get_freeze_count() == 0 and not _Moved.due():
+                # (the program's frozen stay frozen)
+                program = (
+                    before + len(gc.get_objects(generation=1)) if alone and threading.active_count() == 1 else young
+                )
                 gc.freeze()  # every tracked object to the permanent generation (a list splice) ...
                 gc.unfreeze()  # ... and from there into the oldest one
-                _Moved.add(young)
+                _Moved.add(program)
             gc.enable()
 
 
@@ -201,8 +200,6 @@ class Engine:
         of the options' limits, whose clock starts with the scan."""
         o = options or Options()
         budget = budget or Budget(o.limits.max_expression_size, o.limits.max_seconds)
-        if o.custom_schemas:
-            signature.cache_clear()  # schemas registered or deregistered since the last run
         self.reuse_key: bytes | None = None  # what this run's result stands for (``infer.walk.reuse``)
         self.timed_out = False  # the run's clock (``max_seconds``) stopped the scan or the walk
         # Clause 15.4: the whole model is measured, without recursion, before anything walks it;
@@ -229,12 +226,10 @@ class Engine:
             directory,
         )
         function_domains = frozenset(d for d, _, _ in functions) - set(STANDARD_DOMAINS)
-        # With schemas registered at run time in play, signatures are read as the schemas are now.
-        lookup = current_signature if o.custom_schemas else signature
-        self.dispatcher = Dispatcher(functions, function_domains, o.custom_schemas, lookup)
+        self.dispatcher = Dispatcher(functions, function_domains, o.custom_schemas)
         self.uses = SubgraphUses()
         self.placement = Placement(st)
-        self.graphs = Graphs(st, self.placement, self.walk_nodes)
+        self.graphs = Graphs(st, self.placement)
         self.rules = RuleRunner(st.report, lambda: st.diagnostics, o.limits, lambda: st.records, budget)
         self._start_walk()
 
@@ -324,7 +319,7 @@ class Engine:
     def walk_subgraph(
         self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool = False, iterated: bool = False
     ) -> list[Value] | None:
-        return self.graphs.subgraph(ctx, attr_name, inputs, quiet, iterated)
+        return self.graphs.subgraph(self.walk_nodes, ctx, attr_name, inputs, quiet, iterated)
 
     # -- the pipeline ---------------------------------------------------------------------------
 
@@ -368,7 +363,7 @@ class Engine:
                 )
         # Past the node budget the walk stops; ``stopping`` keeps what is sound and reports it.
         with _stopping(self):
-            self.graphs.main()
+            self.graphs.main(self.walk_nodes)
 
     # -- nodes ----------------------------------------------------------------------------------
 
@@ -488,7 +483,7 @@ class Engine:
         check_node(self.state, ctx, loc, view)
         raw: list[Any] | None = None
         if how.kind == SCHEMA_BODY and (body := schema_body(domain, node, opset or 1, inputs)) is not None:
-            raw = self.rules.run(lambda c: self.graphs.function(frame, c, body), ctx, loc)
+            raw = self.rules.run(lambda c: self.graphs.function(self.walk_nodes, frame, c, body), ctx, loc)
         elif how.kind == SCHEMA_BODY:
             how = how.fallback  # type: ignore[assignment]
         if how.kind == RULE:
@@ -511,7 +506,7 @@ class Engine:
                 )
                 return self._remember(frame, ctx, view, sig, inputs, raw, key, rests_on)
         elif how.kind == FUNCTION:
-            raw = self.rules.run(lambda c: self.graphs.function(frame, c, how.target), ctx, loc)
+            raw = self.rules.run(lambda c: self.graphs.function(self.walk_nodes, frame, c, how.target), ctx, loc)
         elif how.kind == CUSTOM_SCHEMA:
             # (``outer``: what the node's graph attributes read from enclosing graphs)
             infer_custom = custom_schemas.infer_outputs

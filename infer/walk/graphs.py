@@ -36,17 +36,19 @@ WalkNodes = Callable[[Frame, "list[NodeView]", bool], None]  # (frame, views, co
 
 
 class Graphs:
-    """The graph-level part of one run's walk (the node-level part is the engine's)."""
+    """The graph-level part of one run's walk (the node-level part is the engine's).
 
-    def __init__(self, state: RunState, placement: Placement, walk_nodes: WalkNodes):
-        """``walk_nodes``: the engine's walk of a graph's nodes, which this part recurses into."""
+    Each walk is handed ``walk_nodes``, the engine's walk of a graph's nodes, which it recurses
+    into: held here, the engine's own method would make the run a cycle (engine -> graphs ->
+    engine), which only a full collection of the heap frees once its caller drops the result."""
+
+    def __init__(self, state: RunState, placement: Placement):
         self.state = state
         self.placement = placement
-        self._walk_nodes = walk_nodes
 
     # -- the main graph -------------------------------------------------------------------------
 
-    def main(self) -> None:
+    def main(self, walk_nodes: WalkNodes) -> None:
         """Bind the main graph's inputs and initializers, walk its nodes, check its outputs."""
         e = self.state
         graph = e.model.graph
@@ -58,7 +60,7 @@ class Graphs:
             frame.record.values[name] = v
             frame.record.initializers.add(name)
         views = e.scan.views.pop(MAIN, None)  # read by the scan, walked once
-        self._walk_nodes(frame, views or read_nodes(graph.node), True)
+        walk_nodes(frame, views or read_nodes(graph.node), True)
         self.finish_outputs(frame, graph)
         for path, sub in e.scan.graphs:  # structural checks of subgraphs no rule walked
             if path not in e.records:
@@ -201,7 +203,7 @@ class Graphs:
     # -- a node's graph attribute ---------------------------------------------------------------
 
     def subgraph(
-        self, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool, iterated: bool
+        self, walk_nodes: WalkNodes, ctx: RuleContext, attr_name: str, inputs: list[Value], quiet: bool, iterated: bool
     ) -> list[Value] | None:
         """Walk the graph attribute ``attr_name`` of ``ctx``'s node with ``inputs`` bound.
 
@@ -242,7 +244,7 @@ class Graphs:
             sub.record.values[name] = v
             sub.record.initializers.add(name)
         try:
-            self._walk_nodes(sub, e.scan.views.get(path) or read_nodes(graph.node), False)
+            walk_nodes(sub, e.scan.views.get(path) or read_nodes(graph.node), False)
             return self.finish_outputs(sub, graph)
         finally:
             if quiet:
@@ -291,7 +293,7 @@ class Graphs:
             return True
         return False
 
-    def function(self, frame: Frame, ctx: RuleContext, fn: FunctionProto) -> list[Any] | None:
+    def function(self, walk_nodes: WalkNodes, frame: Frame, ctx: RuleContext, fn: FunctionProto) -> list[Any] | None:
         """The outputs of calling ``fn`` with ``ctx``'s inputs and attributes (Clause 8.4)."""
         e = self.state
         key = (canonical_domain(fn.domain), fn.name, getattr(fn, "overload", ""))
@@ -338,7 +340,7 @@ class Graphs:
                 loc,
             )
         record.nodes = [_absent(n, omitted) for n in fn.node]
-        self._walk_nodes(sub, read_nodes(record.nodes), False)
+        walk_nodes(sub, read_nodes(record.nodes), False)
         out = []
         for name in fn.output:
             v = scope.lookup(name)

@@ -365,3 +365,47 @@ def test_a_formal_typed_by_a_bare_element_name() -> None:
         assert _dims(out.graph.output[0].type) == ["N", 3, 4]
     finally:
         defs.deregister_schema(op, 1, "")
+
+
+# -- signatures as the schemas are now ----------------------------------------------------------
+
+
+def test_signatures_of_shipped_schemas_are_kept_across_calls_of_both_entries(monkeypatch) -> None:
+    """Neither entry rebuilds the signature of a schema onnx ships once it has been built: the
+    drop-in no longer clears what ``infer_model`` reads (issue 42)."""
+    import infer
+    from infer import onnx_compat
+    from infer.contract import signature as S
+    from infer.walk import reuse
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Softmax", ["r"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 18)])
+    with reuse.disabled():
+        infer.infer_model(model)
+        built: list[str] = []
+        real = S._from_schema
+        monkeypatch.setattr(S, "_from_schema", lambda s: built.append(s.name) or real(s))
+        for _ in range(2):
+            onnx_compat.infer_shapes(model, data_prop=True)
+            infer.infer_model(model)
+    assert built == []
+
+
+def test_a_schema_registered_or_deregistered_is_seen_by_the_next_lookup() -> None:
+    """Nothing kept outlives the schema it was built from: ``signature`` asks onnx which schema
+    is in force at each lookup (an operator of the default domain registered at run time)."""
+    from infer.contract.signature import signature
+
+    op = "OnnxInferTestLate"
+    assert signature("", op, 18) is None
+    formal = {"inputs": [OpSchema.FormalParameter("x", "T")], "outputs": [OpSchema.FormalParameter("y", "T")]}
+    schema = OpSchema(op, "", 1, type_constraints=[("T", ["tensor(float)"], "")], **formal)
+    defs.register_schema(schema)
+    try:
+        sig = signature("", op, 18)
+        assert sig is not None and sig.name == op and sig.max_inputs == 1
+    finally:
+        defs.deregister_schema(op, 1, "")
+    assert signature("", op, 18) is None

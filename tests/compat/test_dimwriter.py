@@ -133,3 +133,78 @@ def test_onnx_style_does_not_give_an_unknown_extent_a_graph_inputs_name() -> Non
 def test_annotate_writes_what_inference_found_not_the_declaration() -> None:
     m = _declaring(KEEP, ("e", ["K", 3]))
     assert _written(infer.infer_model(m).model)["e"] == ["N", 3]
+
+
+# -- the names a model declares, from the limits scan (issue 42) ---------------------------------
+
+
+def _hidden_graph_model(light: bool) -> ModelProto:
+    """A node whose INT attribute also holds a graph declaring ``hidden``: protobuf keeps the
+    field, the limits scan does not read it (an INT's payload is its number). ``light``: the
+    attribute small enough to be decoded from its bytes, else read through protobuf."""
+    inner = helper.make_graph([], "inner", [], [helper.make_tensor_value_info("h", TensorProto.FLOAT, ["hidden"])])
+    attr = helper.make_attribute("axis", 0)
+    attr.g.CopyFrom(inner)
+    if not light:
+        attr.doc_string = "x" * 200  # (past the size whose fields the decoder walks)
+    node = helper.make_node("Softmax", ["x"], ["y"])
+    node.attribute.append(attr)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    return helper.make_model(helper.make_graph([node], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 18)])
+
+
+def _function_subgraph_model() -> ModelProto:
+    """A model-local function whose If holds branches declaring ``in_branch``, called once, and
+    an input defaulted by an initializer declaring ``defaulted``."""
+    out = helper.make_tensor_value_info("b", TensorProto.FLOAT, ["in_branch"])
+    branch = helper.make_graph([helper.make_node("Identity", ["a"], ["b"])], "branch", [], [out])
+    body = [helper.make_node("If", ["c"], ["r"], then_branch=branch, else_branch=branch)]
+    fn = helper.make_function("local", "F", ["a", "c"], ["r"], body, [helper.make_opsetid("", 18)])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    c = helper.make_tensor_value_info("c", TensorProto.BOOL, ["defaulted"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    init = helper.make_tensor("c", TensorProto.BOOL, [], [True])
+    graph = helper.make_graph([helper.make_node("F", ["x", "c"], ["y"], domain="local")], "g", [x, c], [y], [init])
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)]
+    return helper.make_model(graph, opset_imports=opsets, functions=[fn])
+
+
+def _declared_by_the_writer(model: ModelProto, initializers_as_constants: bool = False) -> tuple[tuple, tuple]:
+    """What the drop-in's writer takes as declared (names taken, spellings of extents), told by the
+    scan and read from the whole model."""
+    from infer import onnx_compat
+
+    proto = ModelProto()
+    proto.CopyFrom(model)
+    engine = onnx_compat._engine(proto, None, True, initializers_as_constants)
+    told = onnx_compat._dim_writer(proto, engine)._names
+    read = DimWriter(engine.state.table, "onnx", proto, engine.placement.conflicts)._names
+    assert told is not None and read is not None
+    return (told.taken, told.spellings), (read.taken, read.spellings)
+
+
+@pytest.mark.parametrize("light", [True, False])
+def test_a_graph_hidden_in_a_scalar_attribute_sends_the_writer_to_the_model(light: bool) -> None:
+    from infer.core.limits import Limits
+    from infer.load.scan import scan
+
+    model = _hidden_graph_model(light)
+    assert scan(model, Limits()).hidden_graphs
+    told, read = _declared_by_the_writer(model)
+    assert "hidden" in told[0] and told == read
+
+
+@pytest.mark.parametrize("as_constants", [False, True])
+def test_names_declared_in_function_bodies_and_defaulted_inputs_are_taken(as_constants: bool) -> None:
+    told, read = _declared_by_the_writer(_function_subgraph_model(), as_constants)
+    assert {"in_branch", "defaulted", "N"} <= set(told[0]) and told == read
+
+
+def test_the_writer_takes_what_the_model_declares_on_every_corpus_model() -> None:
+    """The scan's names, completed, are the names reading every graph of the model gives."""
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).parents[1] / "models").glob("*.onnx")):
+        told, read = _declared_by_the_writer(onnx.load(str(path)))
+        assert told == read, path.name
