@@ -377,6 +377,30 @@ def test_a_graph_held_in_a_node_keeps_what_it_reads_live_and_its_weights_count()
     assert again.weights.term == 24 and [w.subgraphs for w in again.nodes] == [False, False, False, True]
 
 
+def test_a_value_a_held_graph_outputs_as_it_is_stays_live_until_its_node():
+    """Branches with no nodes whose outputs are outer values (``x``, ``r``): the If reads them,
+    so both live until it (node 3), as the walk orders by them (``SubgraphUses``); reading only
+    the branches' nodes' inputs ended them at nodes 0 and 1, and the peak at node 3 left them out."""
+
+    def branch(name, out):
+        return helper.make_graph([], name, [], [helper.make_tensor_value_info(out, TensorProto.FLOAT, ["N"])])
+
+    m = _model(
+        [
+            helper.make_node("Relu", ["x"], ["r"]),
+            helper.make_node("ReduceMax", ["r"], ["c"], keepdims=0),
+            helper.make_node("Cast", ["c"], ["b"], to=TensorProto.BOOL),
+            helper.make_node("If", ["b"], ["y"], then_branch=branch("then", "x"), else_branch=branch("else", "r")),
+        ],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N"])],
+    )
+    cost = infer.infer_model(m).cost
+    spans = {s.name: (s.start, s.end) for s in cost.spans}
+    assert spans["x"] == (0, 3) and spans["r"] == (0, 3)
+    assert cost.at({"N": 10}).live[3] == 4 * 10 * 3 + 1  # x, r and y, and the bool b
+
+
 def test_hostile_a_value_of_a_quintillion_elements():
     m = _model(
         [helper.make_node("Relu", ["x"], ["y"])],

@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from onnx import AttributeProto, GraphProto
-
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.dims import Dim
@@ -25,6 +23,7 @@ from infer.core.dimscope import DimScope
 from infer.core.scopes import GraphRecord
 from infer.out.noderead import NodeRead
 from infer.out.sizes import Amount, evaluated, tensor_bytes
+from infer.walk.order import SubgraphUses
 
 Sized = int | D.Expr  # a size that is known, as an integer or a term
 
@@ -39,18 +38,6 @@ MAX_PROOFS = 20_000
 # succeeded, each among the first 13 its model tried, and a failed one costs a hundred times
 # the term-by-term test (two differences built and bounded).
 MAX_FAILED_IN_A_ROW = 32
-
-
-def _outer_names(g: GraphProto) -> set[str]:
-    """Names the nodes of ``g`` (and graphs nested in them) read: a node holding ``g`` consumes
-    those of them its own graph defines."""
-    out: set[str] = set()
-    for node in g.node:
-        out.update(n for n in node.input if n)
-        for a in node.attribute:
-            for sub in [a.g] if a.type == AttributeProto.GRAPH else a.graphs:
-                out |= _outer_names(sub)
-    return out
 
 
 @dataclass(slots=True)  # not frozen: a frozen one takes four times as long to make, once per node
@@ -80,15 +67,15 @@ def lifetimes(
         if name not in weights:
             start.setdefault(name, 0)
     end = dict(start)
+    uses = SubgraphUses()
     for i, node in enumerate(nodes):
         for name in node.inputs:
             if end.get(name, i) < i:
                 end[name] = i
-        if node.held:
-            for g in node.subgraphs():
-                for name in _outer_names(g):
-                    if end.get(name, i) < i:
-                        end[name] = i
+        if node.held:  # what its graphs read of this one, as the walk orders by it (outputs too)
+            for name in uses.of(node.node):
+                if end.get(name, i) < i:
+                    end[name] = i
     for name in rec.outputs:
         if name in end:
             end[name] = max(len(nodes) - 1, 0)

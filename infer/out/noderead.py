@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from onnx import AttributeProto, GraphProto, NodeProto
+from onnx import NodeProto
 
 from infer.load.nodeview import has_subgraph
 
@@ -27,17 +27,6 @@ class NodeRead:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     held: bool
-
-    def subgraphs(self) -> list[GraphProto]:
-        """The graphs the node holds, in attribute order."""
-        out: list[GraphProto] = []
-        if self.held:
-            for a in self.node.attribute:
-                if a.type == AttributeProto.GRAPH:
-                    out.append(a.g)
-                elif a.type == AttributeProto.GRAPHS:
-                    out.extend(a.graphs)
-        return out
 
 
 def read_nodes(nodes: Sequence[NodeProto], holders: Collection[int] | None) -> list[NodeRead]:
