@@ -345,8 +345,8 @@ def test_hostile_a_loop_with_a_huge_trip_count():
 def test_a_graph_held_in_a_node_keeps_what_it_reads_live_and_its_weights_count():
     """An If whose branches read ``x`` from outside and hold an initializer: ``x`` lives until the
     If (node 2), not its last reader outside (node 0), and the branch's weight counts. The nodes
-    that hold graphs come from the walk (``GraphRecord.holders``); read from every node's
-    attributes instead (``None``: a record no walk set), the answer is the same."""
+    that hold graphs and every node's names come from the walk (``GraphRecord.holders``,
+    ``node_io``); read from protobuf instead (``None``: a record no walk set), the answer is the same."""
 
     def branch(name):
         w = numpy_helper.from_array(np.ones(3, np.float32), f"{name}_w")
@@ -370,9 +370,9 @@ def test_a_graph_held_in_a_node_keeps_what_it_reads_live_and_its_weights_count()
     assert (x.start, x.end) == (0, 3)
     assert cost.weights.term == 24 and cost.weight_count == 2
     walked = [(s.name, s.start, s.end) for s in cost.spans]
-    cost.rec.holders = None
+    assert cost.rec.node_io is not None and cost.rec.node_io[3] == ("If", "", ("b",), ("y",))
     again = infer.infer_model(m).cost
-    again.rec.holders = None
+    again.rec.holders = again.rec.node_io = None
     assert [(s.name, s.start, s.end) for s in again.spans] == walked
     assert again.weights.term == 24 and [w.subgraphs for w in again.nodes] == [False, False, False, True]
 

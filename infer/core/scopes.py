@@ -176,6 +176,9 @@ class ContentNote:
     causes: tuple[str, ...] = ()
 
 
+NodeIO = tuple[str, str, tuple[str, ...], tuple[str, ...]]  # (op_type, domain, inputs, outputs)
+
+
 @dataclass
 class GraphRecord:
     """What inference found in one graph (or one function body at one call site)."""
@@ -190,6 +193,9 @@ class GraphRecord:
     initializers: set[str] = field(default_factory=set)
     notes: dict[str, ContentNote] = field(default_factory=dict)  # why type, rank or contents unknown
     holders: list[int] | None = None  # the nodes that hold a graph (set as the walk starts; None: not walked)
+    # Each node's operator, domain, inputs and outputs as the walk read them (set with ``holders``):
+    # a client that passes over every node (``result.cost``) reads these, not protobuf's fields again.
+    node_io: list[NodeIO] | None = None
 
     def copy(self) -> GraphRecord:
         """A record whose containers are this one's copied (their items shared): changing one
@@ -205,6 +211,7 @@ class GraphRecord:
             set(self.initializers),
             dict(self.notes),
             self.holders,
+            self.node_io,
         )
 
 

@@ -21,7 +21,7 @@ from infer.core import types as T
 from infer.core.dims import Dim
 from infer.core.dimscope import DimScope
 from infer.core.scopes import GraphRecord
-from infer.out.noderead import NodeRead
+from infer.out.noderead import NodeReads
 from infer.out.sizes import Amount, evaluated, tensor_bytes
 from infer.walk.order import SubgraphUses
 
@@ -51,15 +51,13 @@ class Lifetime:
     produced: bool  # a node's output (else a graph input)
 
 
-def lifetimes(
-    rec: GraphRecord, nodes: Sequence[NodeRead], size: Callable[[T.Type], Amount] = tensor_bytes
-) -> list[Lifetime]:
+def lifetimes(rec: GraphRecord, nodes: NodeReads, size: Callable[[T.Type], Amount] = tensor_bytes) -> list[Lifetime]:
     """The live span of every non-weight value of ``rec`` along its node order (``nodes``, its
     nodes as read), its bytes by ``size`` (``tensor_bytes``, or a memo of it)."""
     weights = rec.initializers
     start: dict[str, int] = {}
-    for i, node in enumerate(nodes):
-        for o in node.outputs:
+    for i, outs in enumerate(nodes.outputs):
+        for o in outs:
             if o and o not in start and o not in weights:
                 start[o] = i
     produced = len(start)
@@ -67,15 +65,15 @@ def lifetimes(
         if name not in weights:
             start.setdefault(name, 0)
     end = dict(start)
-    uses = SubgraphUses()
-    for i, node in enumerate(nodes):
-        for name in node.inputs:
+    for i, ins in enumerate(nodes.inputs):
+        for name in ins:
             if end.get(name, i) < i:
                 end[name] = i
-        if node.held:  # what its graphs read of this one, as the walk orders by it (outputs too)
-            for name in uses.of(node.node):
-                if end.get(name, i) < i:
-                    end[name] = i
+    uses = SubgraphUses()
+    for i in sorted(nodes.held):  # what its graphs read of this one, as the walk orders by it (outputs too)
+        for name in uses.of(nodes.node(i)):
+            if end.get(name, i) < i:
+                end[name] = i
     for name in rec.outputs:
         if name in end:
             end[name] = max(len(nodes) - 1, 0)

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from onnx import AttributeProto, helper
+from onnx import AttributeProto, NodeProto, helper
 
 from infer.core import dims as D
 from infer.core import types as T
 from infer.core.dims import Dim
 from infer.core.scopes import GraphRecord
-from infer.out.noderead import NodeRead
+from infer.out.noderead import NodeReads
 
 ELEMENTWISE = frozenset(
     "Abs Acos Acosh Add And Asin Asinh Atan Atanh BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor Cast "
@@ -68,32 +68,53 @@ class NodeWork:
     """One node of the main graph: its multiply-accumulates and FLOPs, or why not known."""
 
     index: int
-    name: str
     op_type: str
     domain: str
     macs: Dim
     flops: Dim
     why: str = ""  # why the work is unknown
     subgraphs: bool = False  # holds a graph (If, Loop, Scan): its values are not in the peak
+    # The graph's nodes, for the name: read from protobuf when asked for (the walk keeps no names).
+    source: Sequence[NodeProto] = field(default=(), repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.source[self.index].name if self.index < len(self.source) else ""
 
     @property
     def known(self) -> bool:
         return self.flops is not None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, text: Callable[[Dim], str | None] | None = None, name: str | None = None) -> dict[str, Any]:
+        """``text``: a term's text (a caller writing many nodes passes a memo of ``_text``, since
+        a repeated layer repeats its terms); ``name``: the node's, where the caller has read it."""
+        text = text or _text
         return {
             "node": self.index,
-            "name": self.name,
+            "name": self.name if name is None else name,
             "op_type": self.op_type,
             "domain": self.domain,
-            "macs": _text(self.macs),
-            "flops": _text(self.flops),
+            "macs": text(self.macs),
+            "flops": text(self.flops),
             "why": self.why or None,
         }
 
 
 def _text(d: Dim) -> str | None:
     return None if d is None else D.to_str(d)
+
+
+def texts() -> Callable[[Dim], str | None]:
+    """``_text`` with a memo, for one statement's terms."""
+    seen: dict[Dim, str | None] = {}
+
+    def text(d: Dim) -> str | None:
+        if d in seen:
+            return seen[d]
+        out = seen[d] = _text(d)
+        return out
+
+    return text
 
 
 Counter = Callable[[tuple[Dim, ...]], Dim]  # the element count of a fully known shape
@@ -103,10 +124,11 @@ class _Shapes:
     """A node's input and output shapes (``None`` when absent or not fully known), attributes,
     and the element count of a shape (``count``: the caller's, memoized across nodes)."""
 
-    __slots__ = ("_attrs", "count", "node", "rec")
+    __slots__ = ("_attrs", "count", "index", "inputs", "nodes", "outputs", "rec")
 
-    def __init__(self, rec: GraphRecord, node: NodeRead, count: Counter):
-        self.rec, self.node, self.count = rec, node, count
+    def __init__(self, rec: GraphRecord, nodes: NodeReads, index: int, count: Counter):
+        self.rec, self.nodes, self.index, self.count = rec, nodes, index, count
+        self.inputs, self.outputs = nodes.inputs[index], nodes.outputs[index]
         self._attrs: dict[str, AttributeProto] | None = None
 
     def _shape(self, names: Sequence[str], k: int) -> tuple[Dim, ...] | None:
@@ -117,17 +139,17 @@ class _Shapes:
         return t.shape
 
     def inp(self, k: int) -> tuple[Dim, ...] | None:
-        return self._shape(self.node.inputs, k)
+        return self._shape(self.inputs, k)
 
     def out(self, k: int) -> tuple[Dim, ...] | None:
-        return self._shape(self.node.outputs, k)
+        return self._shape(self.outputs, k)
 
     def has_input(self, k: int) -> bool:
-        return k < len(self.node.inputs) and bool(self.node.inputs[k])
+        return k < len(self.inputs) and bool(self.inputs[k])
 
     def attr(self, name: str, default: Any = None) -> Any:
         if self._attrs is None:
-            self._attrs = {a.name: a for a in self.node.node.attribute}
+            self._attrs = {a.name: a for a in self.nodes.node(self.index).attribute}
         a = self._attrs.get(name)
         return default if a is None or a.ref_attr_name else helper.get_attribute_value(a)
 
@@ -235,7 +257,7 @@ def _einsum(s: _Shapes) -> tuple[Dim, Dim] | str:
     eq = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw or "")).replace(" ", "")
     lhs = eq.split("->")[0]
     terms = lhs.split(",")
-    if not eq or any("." in t for t in terms) or len(terms) != len(s.node.inputs):
+    if not eq or any("." in t for t in terms) or len(terms) != len(s.inputs):
         return "an equation with an ellipsis or not matching its inputs is not costed"
     extents: dict[str, Dim] = {}
     for k, letters in enumerate(terms):
@@ -311,30 +333,33 @@ _MOVES: Formula = _moves  # operators that only move data: no shape read
 def _per_element(pick: str, per: int) -> Formula:
     def formula(s: _Shapes) -> tuple[Dim, Dim] | str:
         n = s.elements(s.out(0) if pick == "out" else s.inp(0))
-        return (0, D.mul(n, per)) if n is not None else "a shape it needs is not fully known"
+        if n is None:
+            return "a shape it needs is not fully known"
+        return 0, n if per == 1 else D.mul(n, per)
 
     return formula
 
 
-def node_work(rec: GraphRecord, index: int, node: NodeRead, count: Counter = D.product) -> NodeWork:
-    """The work of ``node``, the ``index``-th of ``rec`` (as read), by the conventions of this
+def node_work(rec: GraphRecord, index: int, nodes: NodeReads, count: Counter = D.product) -> NodeWork:
+    """The work of the ``index``-th of ``nodes`` (``rec``'s, as read), by the conventions of this
     module; ``count`` gives a shape's element count (``D.product``, or a memo of it)."""
-    op, dom = node.op_type, node.domain
-    base = (index, node.name, op, dom)
-    if node.held or op in CONTROL:
-        return NodeWork(*base, None, None, "control flow: the work of its body is not counted", subgraphs=node.held)
+    op, dom, src = nodes.op_types[index], nodes.domains[index], nodes.source
+    held = index in nodes.held
+    if held or op in CONTROL:
+        why = "control flow: the work of its body is not counted"
+        return NodeWork(index, op, dom, None, None, why, held, src)
     formula = _formula(op) if dom in ("", "ai.onnx", "com.microsoft") else None
     if formula is None:
-        return NodeWork(*base, None, None, f"no cost formula for {dom + '::' if dom else ''}{op}")
+        return NodeWork(index, op, dom, None, None, f"no cost formula for {dom + '::' if dom else ''}{op}", False, src)
     if formula is _MOVES:
-        return NodeWork(*base, 0, 0)
-    got = formula(_Shapes(rec, node, count))
+        return NodeWork(index, op, dom, 0, 0, "", False, src)
+    got = formula(_Shapes(rec, nodes, index, count))
     if isinstance(got, str):
-        return NodeWork(*base, None, None, got)
+        return NodeWork(index, op, dom, None, None, got, False, src)
     macs, flops = got
     if macs is None or flops is None:
-        return NodeWork(*base, None, None, "past the bound of extent arithmetic")
-    return NodeWork(*base, macs, flops)
+        return NodeWork(index, op, dom, None, None, "past the bound of extent arithmetic", False, src)
+    return NodeWork(index, op, dom, macs, flops, "", False, src)
 
 
 def total(nodes: Sequence[NodeWork], what: str) -> tuple[Dim, int]:

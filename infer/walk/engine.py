@@ -373,8 +373,9 @@ class Engine:
         scope, values, producers = frame.scope, frame.record.values, frame.record.producers
         nested = scope.parent is not None
         progress = self.state.options.progress if frame.path == MAIN else None
-        # Every node's, before any is walked: a walk stopped part way (a time limit) leaves it whole.
+        # Every node's, before any is walked: a walk stopped part way (a time limit) leaves them whole.
         frame.record.holders = [i for i, v in enumerate(views) if v.has_subgraph]
+        frame.record.node_io = [(v.op_type, v.domain, v.inputs, v.outputs) for v in views]
         for done, idx in enumerate(order(frame, views, self.uses, self.state.report), 1):
             view = views[idx]
             if consume:
