@@ -82,3 +82,11 @@ def test_the_cost_benchmark_times_inference_and_the_cost_on_its_result():
 
     infer_s, (at_s, computed_s, whole_s) = measure(onnx.load(str(MODELS / "resnet_dynamo.onnx")), repeat=1)
     assert infer_s > 0 and 0 < at_s <= computed_s <= whole_s  # each stage includes the one before
+
+
+def test_the_cost_benchmark_times_each_part_of_the_statement_apart():
+    from benchmarks.cost import MODELS, PARTS, shares_of_parts
+
+    shares = shares_of_parts(onnx.load(str(MODELS / "resnet_dynamo.onnx")), repeat=1)
+    assert len(shares) == len(PARTS) and all(s >= 0 for s in shares)
+    assert shares[[name for name, _ in PARTS].index("peak term")] > 0  # the peak is built there, not before
