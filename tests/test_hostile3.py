@@ -139,20 +139,26 @@ def test_verify_takes_any_integer_as_a_seed(tmp_path):
 
 def _interrupt(args: list[str], delay: float) -> subprocess.CompletedProcess:
     """The console script's entry (``infer.start``) in a child, sent SIGINT after ``delay``
-    seconds: while ``onnx`` and the package import (a second or more).
+    seconds: while ``onnx`` and the package import (a few tenths of a second).
 
-    On a loaded machine the signal can arrive before ``infer.start`` has installed its handler (in
-    the interpreter's own start-up, ``site``, or while ``python -m`` imports the package face
-    first), which no code of ours can handle: such a run (a ``KeyboardInterrupt`` raised outside
-    ``infer/start.py``) is tried again later in the start."""
+    The signal can miss that window either way, which no code of ours can help: on a loaded
+    machine it can arrive before ``infer.start`` has installed its handler (in the interpreter's
+    own start-up, ``site``, or while ``python -m`` imports the package face first: a
+    ``KeyboardInterrupt`` raised outside ``infer/start.py``), and on a quick one after the command
+    has done its work and printed it (then it may end the interpreter as it exits). Such a run is
+    tried again, later or sooner."""
     env = {**os.environ, "PYTHONPATH": str(C.ROOT)}
     cmd = [sys.executable, "-m", "infer.start", *args]
-    for attempt in range(4):
+    for _ in range(6):
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=C.ROOT, env=env)
-        time.sleep(delay * 2**attempt)
+        time.sleep(delay)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
-        if not ("KeyboardInterrupt" in err and f"{os.sep}start.py" not in err):
+        if "KeyboardInterrupt" in err and f"{os.sep}start.py" not in err:
+            delay *= 2  # before our handler
+        elif out:
+            delay /= 2  # after the command printed what it found: it had finished
+        else:
             break
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
