@@ -7,6 +7,6 @@ from pathlib import Path
 from setuptools import setup
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "build_backend"))
-from onnx_infer_build import ext_modules  # (found through the path above)
+from onnx_infer_build import ext_modules, setup_options  # (found through the path above)
 
-setup(ext_modules=ext_modules())
+setup(ext_modules=ext_modules(), options=setup_options())

@@ -13,7 +13,10 @@ module beside it would shadow.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,7 +112,25 @@ def ext_modules() -> list[Any]:
     from mypyc.build import mypycify  # only here: a pure build does not need mypy
 
     # Strict dunder typing off, asserts kept: the compiled build must behave as the pure one.
-    return mypycify([source_path(m) for m in MODULES], opt_level="3", group_name="onnx_infer")
+    return mypycify([source_path(m) for m in MODULES], opt_level="3", group_name="onnx_infer", target_dir=_scratch("c"))
+
+
+def setup_options() -> dict[str, Any]:
+    """setuptools' options: a compiled build works in a directory of its own, made afresh. In
+    the tree's build/ a module compiled by an earlier build (since taken off the list) would be
+    packed into the wheel and imported in place of its source."""
+    return {"build": {"build_base": _scratch("build")}} if requested() else {}
+
+
+_SCRATCH: list[str] = []
+
+
+def _scratch(name: str) -> str:
+    """A directory of this build's own, removed when the build process ends."""
+    if not _SCRATCH:
+        _SCRATCH.append(tempfile.mkdtemp(prefix="onnx-infer-compiled-"))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return os.path.join(_SCRATCH[0], name)
 
 
 @contextmanager

@@ -44,6 +44,24 @@ def test_the_modules_are_all_compiled_or_none():
         assert compiled in ([], build.MODULES), f"a partly compiled install: {compiled}"
 
 
+def test_no_module_off_the_list_is_compiled():
+    """A module compiled by an earlier build, since taken off the list, would be imported in place
+    of its source (the backend builds in a directory of its own for this)."""
+    import infer
+    import signatures
+
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    found = set()
+    for package in (infer, signatures):
+        base = Path(package.__file__ or "").parent
+        for path in base.rglob("*"):
+            if path.name.endswith(suffixes):
+                stem = path.name.split(".")[0]
+                parts = path.parent.relative_to(base.parent).parts
+                found.add(".".join(parts if stem == "__init__" else (*parts, stem)))
+    assert not found - set(build.MODULES), sorted(found - set(build.MODULES))
+
+
 def test_the_switch_decides_the_build_requirements(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(build.SWITCH, raising=False)
     assert not build.requested() and build.ext_modules() == []  # no mypy needed, none imported
