@@ -44,8 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # - infer.load.nodeview (8%): Views subclasses list, which mypyc cannot compile;
 # - infer.contract.context, reading, effects, proving (6%): RuleContext has four bases, where
 #   mypyc allows one and traits (mypy_extensions.trait, not a dependency of the package);
-# - infer.core.dims.terms (2%): infer.core.dims binds Python's operators to its Expr after the
-#   class is made (`Expr.__add__ = add`), which a compiled (native) class refuses;
+# - infer.core.dims.terms (2%) and infer.core.dims itself (3%): the package binds Python's
+#   operators to Expr after the class is made (`Expr.__add__ = add`), which a compiled class
+#   refuses, and which binds nothing where `add` is compiled (a compiled function is no method:
+#   `e + 1` called add(1));
 # - rule families (signatures.ai_onnx.tensor, 5%, ...): they register with
 #   signatures.kit.registry.shape_rule and unsupported, which read the calling module from its
 #   frame, and compiled code has none;
@@ -68,7 +70,6 @@ MODULES = [
     "infer.load.utf8",
     "infer.load.wire",
     # the dims core, values and types
-    "infer.core.dims",
     "infer.core.dims.poly",
     "infer.core.dims.budget",
     "infer.core.dims.canon",
@@ -126,10 +127,13 @@ _SCRATCH: list[str] = []
 
 
 def _scratch(name: str) -> str:
-    """A directory of this build's own, removed when the build process ends."""
+    """A directory of this build's own under build/, removed when the build process ends; relative
+    to the project root (setuptools refuses an absolute path to a source)."""
     if not _SCRATCH:
-        _SCRATCH.append(tempfile.mkdtemp(prefix="onnx-infer-compiled-"))
-        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+        (ROOT / "build").mkdir(exist_ok=True)
+        path = tempfile.mkdtemp(prefix="compiled-", dir=ROOT / "build")
+        atexit.register(shutil.rmtree, path, True)
+        _SCRATCH.append(os.path.relpath(path, ROOT))
     return os.path.join(_SCRATCH[0], name)
 
 
