@@ -51,7 +51,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # - rule families (signatures.ai_onnx.tensor, 5%, ...): they register with
 #   signatures.kit.registry.shape_rule and unsupported, which read the calling module from its
 #   frame, and compiled code has none;
-# - infer/__init__.py (a module __getattr__ that imports on first use; never hot).
+# - infer/__init__.py (a module __getattr__ that imports on first use; never hot);
+# - infer.run (infer_model) and infer.core.limits (Limits): what a caller passes is checked there
+#   and refused with the ValueError their docstrings promise, where a compiled function or
+#   dataclass refuses an argument of the wrong type with a TypeError of its own before the check
+#   runs (infer_model(limits={...}), Limits(max_nodes="5")); each runs once a call, never hot.
 # Tests that replace a function or method of a listed module (monkeypatch), which compiled callers
 # do not see, are marked `incompatible_with_mypyc` (pyproject.toml) and left out of the compiled
 # CI job (.ci/compiled); the pure-Python job runs them.
@@ -79,14 +83,12 @@ MODULES = [
     "infer.core.types",
     "infer.core.dimscope",
     "infer.core.dimtable",
-    "infer.core.limits",
     # the contract: claims, attributes, signatures and the registry
     "infer.contract.claims",
     "infer.contract.attributes",
     "infer.contract.signature",
     "infer.contract.registry",
     "infer.check.validate",
-    "infer.run",
     # the rules' kit
     "signatures.kit.helpers",
     "signatures.kit.valueops",
