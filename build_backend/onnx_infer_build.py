@@ -51,6 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # - rule families (signatures.ai_onnx.tensor, 5%, ...): they register with
 #   signatures.kit.registry.shape_rule and unsupported, which read the calling module from its
 #   frame, and compiled code has none;
+# - infer.core.dims.slot: the thread's budget, a subclass of threading.local; compiled, its class
+#   would be native, its attribute stored in the object past threading.local's per-thread storage
+#   (one budget shared by every thread, and a crash where Python code read it);
 # - infer/__init__.py (a module __getattr__ that imports on first use; never hot);
 # - infer.run (infer_model) and infer.core.limits (Limits): what a caller passes is checked there
 #   and refused with the ValueError their docstrings promise, where a compiled function or
