@@ -245,6 +245,10 @@ def test_limits_validate_names_and_values():
         with pytest.raises(ValueError, match=name):
             Limits.from_overrides({name: bad})
     assert Limits(max_node_seconds=None).max_node_seconds is None and Limits(max_node_visits=None)
+    # Made directly too, in either build (compiled, the dataclass would refuse it with a TypeError
+    # before its check: infer.core.limits stays pure, build_backend/onnx_infer_build.py).
+    with pytest.raises(ValueError, match="max_nodes"):
+        Limits(max_nodes="5")  # type: ignore[arg-type]
     with pytest.raises(FrozenInstanceError):
         Limits().max_depth = 3  # type: ignore[misc]
 
