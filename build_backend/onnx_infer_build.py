@@ -32,7 +32,15 @@ SWITCH = "ONNX_INFER_COMPILE"
 # (pyproject.toml's, the same ranges; tests/test_compiled.py compares) and the `ir` extra, whose
 # onnx_ir infer.load.loader names. Without their hints mypy would refuse the imports, or compile
 # their names as Any.
-MYPYC_REQUIRES = ["mypy==2.4.1", "onnx>=1.16", "sympy>=1.12", "networkx>=3.0", "numpy>=1.24", "onnx-ir>=0.1"]
+MYPYC_REQUIRES = [
+    "mypy==2.4.1",
+    "onnx>=1.16",
+    "sympy>=1.12",
+    "networkx>=3.0",
+    "numpy>=1.24",
+    "ml_dtypes>=0.5,<0.7",
+    "onnx-ir>=0.1",
+]
 ROOT = Path(__file__).resolve().parents[1]
 
 # The compiled modules. Chosen by profiling a first call (cProfile's own time per file) on
