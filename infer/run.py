@@ -72,7 +72,20 @@ def infer_model(
     recent call gets that call's result again (of models up to ``infer.reuse.MAX_KEPT_BYTES``),
     as does one equal to ``previous``, an earlier result the caller passes (of any size).
     """
-    given = {k: v for k, v in locals().items() if k.startswith("max_")}  # (the keyword limits above)
+    # Named one by one, not read from locals(): compiled with mypyc, locals() is not this
+    # function's frame, and the keywords were silently dropped.
+    given: dict[str, Any] = {
+        "max_depth": max_depth,
+        "max_rank": max_rank,
+        "max_nodes": max_nodes,
+        "max_node_visits": max_node_visits,
+        "max_expression_size": max_expression_size,
+        "max_model_bytes": max_model_bytes,
+        "max_node_seconds": max_node_seconds,
+        "max_seconds": max_seconds,
+        "max_node_values": max_node_values,
+        "max_graph_values": max_graph_values,
+    }
     run_limits = _checked_options(dims_style, limits, given)
     # The run's budget (its clock counts the reading too); the collector waits (collector_paused).
     with collector_paused(), Budget(run_limits.max_expression_size, run_limits.max_seconds).active() as b:

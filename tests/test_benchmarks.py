@@ -90,3 +90,18 @@ def test_the_cost_benchmark_times_each_part_of_the_statement_apart():
     shares = shares_of_parts(onnx.load(str(MODELS / "resnet_dynamo.onnx")), repeat=1)
     assert len(shares) == len(PARTS) and all(s >= 0 for s in shares)
     assert shares[[name for name, _ in PARTS].index("peak term")] > 0  # the peak is built there, not before
+
+
+def test_the_output_digests_compare_two_builds(tmp_path):
+    """``benchmarks.outputs``: the same model gives the same digests in two runs, and ``--compare``
+    names an output that differs."""
+    from benchmarks.corpus import CORPUS
+    from benchmarks.outputs import main, model_digests
+
+    first, again = (model_digests(CORPUS / "resnet_dynamo.onnx") for _ in range(2))
+    assert first == again and {"infer_model", "annotated", "drop-in", "renamed", "inserted"} <= set(first)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"compiled": False, "digests": first}))
+    b.write_text(json.dumps({"compiled": True, "digests": {**first, "annotated": "0"}}))
+    assert main(["--compare", str(a), str(a)]) == 0
+    assert main(["--compare", str(a), str(b)]) == 1

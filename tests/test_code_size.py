@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 60
 EXEMPT = {
     "infer/out/conformance.py:markdown": "builds the generated conformance statement, one section after another",
+    "infer/run.py:infer_model": "the public entry: a signature and docstring of every limit keyword, and a body "
+    "that names each again (locals() does not see them where the module is compiled with mypyc)",
 }
 # Still too long, with the length they may not exceed until they are split.
 TO_SPLIT: dict[str, int] = {}  # none left

@@ -245,6 +245,10 @@ def test_limits_validate_names_and_values():
         with pytest.raises(ValueError, match=name):
             Limits.from_overrides({name: bad})
     assert Limits(max_node_seconds=None).max_node_seconds is None and Limits(max_node_visits=None)
+    # Made directly too, in either build (compiled, the dataclass would refuse it with a TypeError
+    # before its check: infer.core.limits stays pure, build_backend/onnx_infer_build.py).
+    with pytest.raises(ValueError, match="max_nodes"):
+        Limits(max_nodes="5")  # type: ignore[arg-type]
     with pytest.raises(FrozenInstanceError):
         Limits().max_depth = 3  # type: ignore[misc]
 
@@ -259,6 +263,24 @@ def test_infer_model_reads_limits_and_its_keywords_override_them():
         infer.infer_model(model, max_rank=-1)
     with pytest.raises(ValueError, match=r"infer\.Limits"):
         infer.infer_model(model, limits={"max_nodes": 5})  # type: ignore[arg-type]
+
+
+def test_every_limit_keyword_of_infer_model_reaches_the_run():
+    """Each ``max_*`` keyword is a limit and is read: a negative value is refused naming it (the
+    keywords once went through ``locals()``, which a build compiled with mypyc does not fill, and
+    every one of them was dropped there). Values of the wrong type are a ``ValueError`` too."""
+    import inspect
+
+    keywords = [p for p in inspect.signature(infer.infer_model).parameters if p.startswith("max_")]
+    assert keywords == list(Limits.names())
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [X], [helper.make_tensor_value_info("y", 1, None)])
+    for name in keywords:
+        with pytest.raises(ValueError, match=name):
+            infer.infer_model(model, **{name: -1})
+        with pytest.raises(ValueError, match=name):
+            infer.infer_model(model, **{name: "1"})
+    limited = infer.infer_model(model, max_node_visits=0)
+    assert any("max_node_visits" in d.message for d in limited.diagnostics if d.code == "limit")
 
 
 def test_the_table_and_the_command_line_read_the_dataclass():

@@ -144,6 +144,12 @@ class Limits:
         unknown = [name for name in overrides if name not in cls.names()]
         if unknown:
             raise ValueError(f"{unknown[0]!r} is not a limit; the limits are {', '.join(cls.names())}")
+        # Each value checked here, before the dataclass is made: a value of the wrong type must be
+        # the ValueError the docstring promises, and a class compiled with mypyc would refuse it
+        # with a TypeError of its own before ``__post_init__`` ran.
+        kinds = {f.name: f.metadata["kind"] for f in fields(cls)}
+        for name, value in overrides.items():
+            _check(name, kinds[name], value)
         return dataclasses.replace(base or cls(), **overrides)
 
     def replace(self, **overrides: Any) -> Limits:

@@ -16,6 +16,10 @@ from infer.core.limits import Limits
 from infer.core.scopes import GraphPath
 
 DEBUG = bool(os.environ.get("ONNX_INFER_DEBUG"))
+# A TypeError in a rule raised, not reported as `rule-crash`: where the build compiled with mypyc
+# is tested (.ci/compiled), a value that contradicts a hint is such a TypeError, and must fail the
+# test that met it rather than quietly leave outputs unknown.
+RAISE_TYPE_ERRORS = bool(os.environ.get("ONNX_INFER_RAISE_TYPE_ERRORS"))
 
 Report = Callable[..., None]  # (code, message, location, suggestion=None)
 
@@ -113,7 +117,7 @@ class RuleRunner:
             self.report(e.code, f"{ctx.op_type} with inputs {ctx.input_types_str()}: {e}", loc, e.suggestion)
             ctx.because(f"the node is malformed: {e}")
         except Exception as e:  # a bug in a rule must not stop the walk: report it, go on
-            if DEBUG:
+            if DEBUG or (RAISE_TYPE_ERRORS and isinstance(e, TypeError)):
                 raise
             self.report("rule-crash", f"rule for {ctx.op_type} failed: {type(e).__name__}: {e}", loc)
             ctx.because("its inference rule failed")

@@ -527,21 +527,25 @@ def where(cond: Known | None, x: Known | None, y: Known | None, facts: Facts, sh
     """Where on contents: the chosen element, or where the condition is unknown, the element both
     branches hold (two integers the run proves equal). ``shape`` is the output's: a condition
     whose contents are all unknown gives contents only where it does not broadcast the branches."""
-
-    def same(a: Elem, b: Elem) -> Elem:
-        if (_is_sym(a) or type(a) is int) and (_is_sym(b) or type(b) is int) and facts.equal(a, b) is True:
-            return a
-        return None
-
-    def pick(c: Elem, a: Elem, b: Elem) -> Elem:
-        return same(a, b) if c is None or _is_sym(c) else a if c else b
-
     if cond is None:
         if x is None or y is None or x.shape != y.shape or tuple(shape or ()) != x.shape or shape is None:
             return None
-        elems = tuple(same(a, b) for a, b in zip(x.elems, y.elems))
+        elems = tuple(_both_hold(facts, a, b) for a, b in zip(x.elems, y.elems))
         return Known(x.shape, elems) if any(e is not None for e in elems) else None
-    return elementwise(pick, cond, x, y)
+    return elementwise(functools.partial(_pick, facts), cond, x, y)
+
+
+# Functions of the module, not nested in ``where``: compiled with mypyc, a nested function that
+# another one calls is kept in their shared environment, which then refers to itself through it,
+# a cycle holding ``facts`` and with it the whole run until a full collection of the heap.
+def _both_hold(facts: Facts, a: Elem, b: Elem) -> Elem:
+    if (_is_sym(a) or type(a) is int) and (_is_sym(b) or type(b) is int) and facts.equal(a, b) is True:
+        return a
+    return None
+
+
+def _pick(facts: Facts, c: Elem, a: Elem, b: Elem) -> Elem:
+    return _both_hold(facts, a, b) if c is None or _is_sym(c) else a if c else b
 
 
 def fill(shape: Sequence[int], value: Elem) -> Known | None:

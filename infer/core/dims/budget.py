@@ -13,16 +13,18 @@ every ``_TICKS`` units counted; past a deadline it raises ``NodeTimeout``, which
 turns into a diagnosis of that node, or the run's caller (the scan, the walk, the writer) into a
 ``limit`` diagnostic of the run.
 
-This module sits at the bottom of the package: it imports nothing of ``infer``.
+This module sits at the bottom of the package: it imports nothing of ``infer`` but the slot of
+the thread's budget (``infer.core.dims.slot``).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+
+from infer.core.dims.slot import Slot
 
 _TICKS = 32  # units of work counted between two readings of the clock (a reading costs ~50 ns)
 MAX_EXPRESSION_SIZE = 256  # terms of one symbolic extent; a larger one becomes a fresh variable
@@ -110,16 +112,8 @@ class Budget:
             outer.ops += self.ops - ops  # (the thread's count of work, ``operations``, goes on)
 
 
-class _Slot(threading.local):
-    """The active budget of this thread (a thread-local, not a context variable: setting one
-    replaces the context's mapping, which frees objects a program may have frozen with
-    ``gc.freeze``). Outside any run, a default budget without clocks."""
-
-    def __init__(self) -> None:
-        self.budget = Budget()
-
-
-_slot = _Slot()
+# The active budget of this thread (a thread-local: infer/core/dims/slot.py says why there).
+_slot: Slot[Budget] = Slot(Budget)
 
 
 def current() -> Budget:
