@@ -4,8 +4,9 @@ Importing the package takes seconds (``onnx``, ``numpy``, ``sympy``), and a Ctrl
 print a Python traceback and kill the process by the signal. Importing this module imports only
 the package face (``infer/__init__.py``, which imports nothing heavy: its names load on first
 use) and the standard library; it installs a SIGINT handler that says ``onnx-infer: interrupted`` and exits 2 (the
-status of every interrupted run, docs/cli.md), imports the command, restores the handler and hands
-over to ``infer.cli.main``, which handles Ctrl-C from then on.
+status of every interrupted run, docs/cli.md), imports the command and hands over to
+``infer.cli.main``, which handles Ctrl-C from then on (a run it ended so exits at once, with that
+status, and the handler found at the start is put back).
 """
 
 from __future__ import annotations
@@ -29,6 +30,29 @@ def _interrupted_at_start(signum: int, frame: FrameType | None) -> None:
     os._exit(EXIT_FAILED)
 
 
+_INTERRUPTED: list[bool] = []  # a Ctrl-C came while the command ran (``_interrupted_in_run``)
+
+
+def _interrupted_in_run(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C while the command runs: Python's own answer (a ``KeyboardInterrupt``, which the
+    command turns into its one line and status 2), noted, so that the process then ends with
+    that status at once (``_exit_now``): left to the interpreter's exit, such a run has been seen
+    to end by the signal itself after printing its line (once, `report` on a loaded machine; the
+    status is the interpreter's to decide after our code has returned)."""
+    _INTERRUPTED.append(True)
+    raise KeyboardInterrupt
+
+
+def _exit_now(status: int) -> None:
+    """End the process with ``status``, what it printed flushed first."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+            pass
+    os._exit(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``onnx-infer ARGS``: ``infer.cli.main`` behind a start-up that Ctrl-C ends in one line."""
     previous = signal.getsignal(signal.SIGINT)
@@ -44,7 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if guard:
             signal.signal(signal.SIGINT, previous)
-    return cli.main(argv)
+    if guard:
+        signal.signal(signal.SIGINT, _interrupted_in_run)
+    try:
+        status = cli.main(argv)
+    finally:
+        if guard:
+            signal.signal(signal.SIGINT, previous)
+    if _INTERRUPTED:
+        _exit_now(status)
+    return status
 
 
 if __name__ == "__main__":
