@@ -343,23 +343,22 @@ def _per_element(pick: str, per: int) -> Formula:
 def node_work(rec: GraphRecord, index: int, nodes: NodeReads, count: Counter = D.product) -> NodeWork:
     """The work of the ``index``-th of ``nodes`` (``rec``'s, as read), by the conventions of this
     module; ``count`` gives a shape's element count (``D.product``, or a memo of it)."""
-    op, dom, src = nodes.op_types[index], nodes.domains[index], nodes.source
+    op, dom = nodes.op_types[index], nodes.domains[index]
     held = index in nodes.held
+    got: tuple[Dim, Dim] | str
     if held or op in CONTROL:
-        why = "control flow: the work of its body is not counted"
-        return NodeWork(index, op, dom, None, None, why, held, src)
-    formula = _formula(op) if dom in ("", "ai.onnx", "com.microsoft") else None
-    if formula is None:
-        return NodeWork(index, op, dom, None, None, f"no cost formula for {dom + '::' if dom else ''}{op}", False, src)
-    if formula is _MOVES:
-        return NodeWork(index, op, dom, 0, 0, "", False, src)
-    got = formula(_Shapes(rec, nodes, index, count))
+        got = "control flow: the work of its body is not counted"
+    elif (formula := _formula(op) if dom in ("", "ai.onnx", "com.microsoft") else None) is None:
+        got = f"no cost formula for {dom + '::' if dom else ''}{op}"
+    elif formula is _MOVES:
+        got = (0, 0)
+    else:
+        got = formula(_Shapes(rec, nodes, index, count))
+        if not isinstance(got, str) and (got[0] is None or got[1] is None):
+            got = "past the bound of extent arithmetic"
     if isinstance(got, str):
-        return NodeWork(index, op, dom, None, None, got, False, src)
-    macs, flops = got
-    if macs is None or flops is None:
-        return NodeWork(index, op, dom, None, None, "past the bound of extent arithmetic", False, src)
-    return NodeWork(index, op, dom, macs, flops, "", False, src)
+        return NodeWork(index, op, dom, None, None, got, held, nodes.source)
+    return NodeWork(index, op, dom, got[0], got[1], "", held, nodes.source)
 
 
 def total(nodes: Sequence[NodeWork], what: str) -> tuple[Dim, int]:
